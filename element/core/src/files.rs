@@ -1,0 +1,333 @@
+//! The den's file map: the memory store, and the working copy of an IndexedDB store.
+//!
+//! Every change goes through [`FileMap::apply`], which checks a whole batch first
+//! (paths, folder/file conflicts, the size cap) and then applies all of it or nothing.
+
+use crate::paths::{normalize_file_path, PathError};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One stored file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileEntry {
+    /// The content.
+    pub data: Arc<[u8]>,
+    /// SHA-256 of `data`.
+    pub sha256: [u8; 32],
+    /// Last modification, milliseconds since the Unix epoch.
+    pub mtime_ms: f64,
+}
+
+impl FileEntry {
+    /// Builds an entry, hashing the data.
+    pub fn new(data: impl Into<Arc<[u8]>>, mtime_ms: f64) -> Self {
+        let data = data.into();
+        let sha256 = crate::sha256(&data);
+        FileEntry {
+            data,
+            sha256,
+            mtime_ms,
+        }
+    }
+}
+
+/// One change in a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Create or replace a file.
+    Put {
+        /// File path (normalized again by `apply`).
+        path: String,
+        /// The new entry.
+        entry: FileEntry,
+    },
+    /// Delete a file; deleting a missing file is not an error and changes nothing.
+    Delete {
+        /// File path.
+        path: String,
+    },
+}
+
+/// What a batch changed, each list sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangeSet {
+    /// Files that did not exist before.
+    pub created: Vec<String>,
+    /// Files whose content changed.
+    pub changed: Vec<String>,
+    /// Files that were removed.
+    pub deleted: Vec<String>,
+}
+
+impl ChangeSet {
+    /// True when nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.created.is_empty() && self.changed.is_empty() && self.deleted.is_empty()
+    }
+}
+
+/// Why a batch was refused. A refused batch changes nothing.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StorageError {
+    /// A path broke a rule.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// The den would exceed its size cap.
+    #[error("the den would hold {needed} bytes, over its cap of {cap} bytes (maxDenBytes); nothing was changed")]
+    CapExceeded {
+        /// Size the den would have.
+        needed: u64,
+        /// The cap.
+        cap: u64,
+    },
+    /// A file and a folder would share a path (`/work/a` a file and `/work/a/b` a file).
+    #[error("{path:?} conflicts with existing {other:?}: a path cannot be both a file and a folder; nothing was changed")]
+    Conflict {
+        /// The path being written.
+        path: String,
+        /// The existing path it conflicts with.
+        other: String,
+    },
+}
+
+/// All files of a den, by normalized path.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileMap {
+    files: BTreeMap<String, FileEntry>,
+    total: u64,
+}
+
+impl FileMap {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The entry at a normalized path.
+    pub fn get(&self, path: &str) -> Option<&FileEntry> {
+        self.files.get(path)
+    }
+
+    /// All files, sorted by path.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &FileEntry)> {
+        self.files.iter()
+    }
+
+    /// Number of files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// True when there are no files.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Total bytes of all files.
+    pub fn total_bytes(&self) -> u64 {
+        self.total
+    }
+
+    /// Checks a batch without applying it; returns the normalized batch and what it would change.
+    pub fn check(&self, ops: Vec<Op>, cap: u64) -> Result<(Vec<Op>, ChangeSet), StorageError> {
+        // Later ops on the same path win; resolve to a final state per path first.
+        let mut last: BTreeMap<String, Option<FileEntry>> = BTreeMap::new();
+        for op in ops {
+            match op {
+                Op::Put { path, entry } => {
+                    last.insert(normalize_file_path(&path)?, Some(entry));
+                }
+                Op::Delete { path } => {
+                    last.insert(normalize_file_path(&path)?, None);
+                }
+            }
+        }
+        let mut total = self.total as i128;
+        let mut changes = ChangeSet::default();
+        let mut normalized = Vec::with_capacity(last.len());
+        for (path, new) in &last {
+            let old = self.files.get(path);
+            match (old, new) {
+                (None, None) => continue,
+                (Some(o), None) => {
+                    total -= o.data.len() as i128;
+                    changes.deleted.push(path.clone());
+                }
+                (old, Some(n)) => {
+                    if let Some(o) = old {
+                        if o.sha256 == n.sha256 {
+                            continue;
+                        }
+                        total -= o.data.len() as i128;
+                        changes.changed.push(path.clone());
+                    } else {
+                        changes.created.push(path.clone());
+                    }
+                    total += n.data.len() as i128;
+                }
+            }
+            normalized.push(match new {
+                Some(entry) => Op::Put {
+                    path: path.clone(),
+                    entry: entry.clone(),
+                },
+                None => Op::Delete { path: path.clone() },
+            });
+        }
+        // Folder/file conflicts against the state after the batch.
+        for path in &changes.created {
+            let exists_after = |p: &str| match last.get(p) {
+                Some(state) => state.is_some(),
+                None => self.files.contains_key(p),
+            };
+            // An ancestor that is a file.
+            let mut idx = path.len();
+            while let Some(pos) = path[..idx].rfind('/') {
+                if pos == 0 {
+                    break;
+                }
+                let ancestor = &path[..pos];
+                if exists_after(ancestor) {
+                    return Err(StorageError::Conflict {
+                        path: path.clone(),
+                        other: ancestor.to_owned(),
+                    });
+                }
+                idx = pos;
+            }
+            // A descendant that is a file.
+            let prefix = format!("{path}/");
+            let below = self
+                .files
+                .range(prefix.clone()..)
+                .take_while(|(k, _)| k.starts_with(&prefix))
+                .map(|(k, _)| k.clone())
+                .chain(
+                    last.range(prefix.clone()..)
+                        .take_while(|(k, _)| k.starts_with(&prefix))
+                        .map(|(k, _)| k.clone()),
+                )
+                .find(|k| exists_after(k));
+            if let Some(other) = below {
+                return Err(StorageError::Conflict {
+                    path: path.clone(),
+                    other,
+                });
+            }
+        }
+        let needed = total.max(0) as u64;
+        if needed > cap && needed > self.total {
+            return Err(StorageError::CapExceeded { needed, cap });
+        }
+        Ok((normalized, changes))
+    }
+
+    /// Applies a batch: all of it, or (on error) nothing.
+    pub fn apply(&mut self, ops: Vec<Op>, cap: u64) -> Result<ChangeSet, StorageError> {
+        let (ops, changes) = self.check(ops, cap)?;
+        self.apply_checked(ops);
+        Ok(changes)
+    }
+
+    /// Applies a batch returned by [`FileMap::check`] on this same map.
+    pub fn apply_checked(&mut self, ops: Vec<Op>) {
+        for op in ops {
+            match op {
+                Op::Put { path, entry } => {
+                    self.total += entry.data.len() as u64;
+                    if let Some(old) = self.files.insert(path, entry) {
+                        self.total -= old.data.len() as u64;
+                    }
+                }
+                Op::Delete { path } => {
+                    if let Some(old) = self.files.remove(&path) {
+                        self.total -= old.data.len() as u64;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The batch that turns this map into `other` (used by restore).
+    pub fn diff_to(&self, other: &FileMap) -> Vec<Op> {
+        let mut ops = Vec::new();
+        for path in self.files.keys() {
+            if !other.files.contains_key(path) {
+                ops.push(Op::Delete { path: path.clone() });
+            }
+        }
+        for (path, entry) in &other.files {
+            if self.files.get(path).map(|e| e.sha256) != Some(entry.sha256) {
+                ops.push(Op::Put {
+                    path: path.clone(),
+                    entry: entry.clone(),
+                });
+            }
+        }
+        ops
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(p: &str, d: &[u8]) -> Op {
+        Op::Put {
+            path: p.into(),
+            entry: FileEntry::new(d.to_vec(), 1.0),
+        }
+    }
+
+    #[test]
+    fn apply_reports_changes() {
+        let mut m = FileMap::new();
+        let c = m.apply(vec![put("/drop/a", b"1"), put("/work//b/", b"22")], 100).unwrap();
+        assert_eq!(c.created, vec!["/drop/a", "/work/b"]);
+        assert_eq!(m.total_bytes(), 3);
+        let c = m.apply(vec![put("/drop/a", b"1"), put("/work/b", b"3")], 100).unwrap();
+        assert!(c.created.is_empty() && c.deleted.is_empty());
+        assert_eq!(c.changed, vec!["/work/b"]);
+        let c = m.apply(vec![Op::Delete { path: "/drop/a".into() }, Op::Delete { path: "/drop/zz".into() }], 100).unwrap();
+        assert_eq!(c.deleted, vec!["/drop/a"]);
+        assert_eq!(m.total_bytes(), 1);
+    }
+
+    #[test]
+    fn cap_and_atomicity() {
+        let mut m = FileMap::new();
+        m.apply(vec![put("/drop/a", b"12345")], 10).unwrap();
+        let before = m.clone();
+        let e = m.apply(vec![put("/drop/b", b"1"), put("/drop/c", b"123456")], 10).unwrap_err();
+        assert!(matches!(e, StorageError::CapExceeded { needed: 12, cap: 10 }));
+        assert_eq!(m, before);
+        let e = m.apply(vec![put("/drop/b", b"1"), put("/etc/x", b"1")], 10).unwrap_err();
+        assert!(matches!(e, StorageError::Path(_)));
+        assert_eq!(m, before);
+        // Shrinking is always allowed even when over a (lowered) cap.
+        m.apply(vec![put("/drop/a", b"1")], 0).unwrap();
+    }
+
+    #[test]
+    fn conflicts() {
+        let mut m = FileMap::new();
+        m.apply(vec![put("/work/a", b"1")], 100).unwrap();
+        assert!(matches!(m.apply(vec![put("/work/a/b", b"1")], 100), Err(StorageError::Conflict { .. })));
+        m.apply(vec![put("/work/c/d", b"1")], 100).unwrap();
+        assert!(matches!(m.apply(vec![put("/work/c", b"1")], 100), Err(StorageError::Conflict { .. })));
+        // Replacing a file by a folder in one batch is fine.
+        m.apply(vec![Op::Delete { path: "/work/a".into() }, put("/work/a/b", b"1")], 100).unwrap();
+    }
+
+    #[test]
+    fn diff_round_trip() {
+        let mut a = FileMap::new();
+        a.apply(vec![put("/drop/a", b"1"), put("/drop/b", b"2")], 100).unwrap();
+        let mut b = FileMap::new();
+        b.apply(vec![put("/drop/b", b"3"), put("/out/c", b"4")], 100).unwrap();
+        let mut x = a.clone();
+        x.apply(a.diff_to(&b), 100).unwrap();
+        assert_eq!(x.iter().map(|(k, v)| (k.clone(), v.sha256)).collect::<Vec<_>>(),
+                   b.iter().map(|(k, v)| (k.clone(), v.sha256)).collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,55 @@
+//! Defaults and limits from the product sheet, in one place.
+
+/// Default run timeout (ms).
+pub const DEFAULT_TIMEOUT_MS: u32 = 30_000;
+/// Default cap on stdout + stderr of one run (bytes).
+pub const DEFAULT_MAX_OUTPUT_BYTES: u32 = 1 << 20;
+/// Default cap on the total size of a den's files (bytes).
+pub const DEFAULT_MAX_DEN_BYTES: u64 = 256 << 20;
+/// How long leftover asyncio tasks or JS timers may live after a run before the worker restarts (ms).
+pub const DEFAULT_KILL_GRACE_MS: u32 = 200;
+/// How long `openDen` waits for the runtime to become ready (ms).
+pub const DEFAULT_LOAD_TIMEOUT_MS: u32 = 60_000;
+/// Largest accepted run timeout (ms): one hour.
+pub const MAX_TIMEOUT_MS: u32 = 3_600_000;
+
+/// A den name that breaks the naming rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid den name {name:?}: a name is 1-64 ASCII letters, digits, '-' or '_'")]
+pub struct DenNameError {
+    /// The rejected name.
+    pub name: String,
+}
+
+/// Checks a den name: 1-64 ASCII letters, digits, `-` or `_`.
+pub fn validate_den_name(name: &str) -> Result<(), DenNameError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(DenNameError {
+            name: name.to_owned(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(validate_den_name("notes").is_ok());
+        assert!(validate_den_name("a-b_C9").is_ok());
+        assert!(validate_den_name(&"x".repeat(64)).is_ok());
+        assert!(validate_den_name(&"x".repeat(65)).is_err());
+        assert!(validate_den_name("").is_err());
+        assert!(validate_den_name("a b").is_err());
+        assert!(validate_den_name("é").is_err());
+        assert!(validate_den_name("a/b").is_err());
+    }
+}

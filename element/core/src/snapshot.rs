@@ -1,0 +1,1 @@
+//! The snapshot codec (being written; see issue 3).

@@ -1,1 +1,143 @@
+//! foxden: the `<foxden-den>` element and the ES-module API, compiled to WebAssembly.
+//!
+//! The JavaScript in `js/` is only what Rust cannot be: the error classes and (in `dist/foxden.js`)
+//! the module wrapper and the custom element class shim. Everything else is here or in
+//! `foxden-core`.
 
+mod callback;
+mod den;
+mod errors;
+mod idb;
+mod js;
+mod leak_check;
+mod locks;
+mod runtime;
+mod store;
+
+use crate::js::{bytes_to_js, get, get_f64, obj};
+use den::DenOptions;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+pub use den::Den;
+
+/// Called once by foxden.js with `import.meta.url`.
+#[wasm_bindgen(js_name = __setModuleBase)]
+pub fn set_module_base(url: String) {
+    runtime::set_module_base(url);
+}
+
+/// The error classes (`PathError`, `SnapshotError`, `DenError`, `DenLoadError`).
+#[wasm_bindgen(js_name = __errorClasses)]
+pub fn error_classes() -> JsValue {
+    errors::error_classes()
+}
+
+/// Live Rust-owned listeners and den connections (for leak tests).
+#[wasm_bindgen(js_name = __liveCounts)]
+pub fn live_counts() -> JsValue {
+    let (l, c) = leak_check::counts();
+    obj(&[("listeners", (l as f64).into()), ("connections", (c as f64).into())]).into()
+}
+
+/// Opens a den: `openDen({ name, runtime, store?, snapshot?, maxDenBytes?, killGraceMs?, onProgress? })`.
+#[wasm_bindgen(js_name = openDen)]
+pub async fn open_den(opts: JsValue) -> Result<Den, JsValue> {
+    let o = DenOptions::from_js(&opts)?;
+    let snap = get(&opts, "snapshot");
+    let snapshot = if js::is_absent(&snap) {
+        None
+    } else {
+        Some(js::data_to_bytes(&snap).ok_or_else(|| errors::option_error("snapshot", "snapshot must be Uint8Array or ArrayBuffer bytes"))?)
+    };
+    let progress: runtime::Progress = match get(&opts, "onProgress").dyn_into::<js_sys::Function>() {
+        Ok(f) => Rc::new(move |loaded, total| {
+            let _ = f.call1(&JsValue::UNDEFINED, &obj(&[("loaded", loaded.into()), ("total", total.into())]));
+        }),
+        Err(_) => Rc::new(|_, _| {}),
+    };
+    den::open(o, snapshot, progress, None).await
+}
+
+/// The default runtime: `iframeRuntime({ denUrl?, pyodideUrl?, isolation?, loadTimeoutMs?, container? })`.
+#[wasm_bindgen(js_name = iframeRuntime)]
+pub fn iframe_runtime(opts: JsValue) -> Result<JsValue, JsValue> {
+    Ok(runtime::RuntimeOptions::from_js(&opts)?.to_js())
+}
+
+/// Files in memory (the default).
+#[wasm_bindgen(js_name = memoryStore)]
+pub fn memory_store() -> JsValue {
+    store::StoreSpec::Memory.to_js()
+}
+
+/// Files in IndexedDB (database `dbName`, default "foxden").
+#[wasm_bindgen(js_name = idbStore)]
+pub fn idb_store(db_name: Option<String>) -> Result<JsValue, JsValue> {
+    let name = db_name.unwrap_or_else(|| store::DEFAULT_DB.into());
+    if name.is_empty() {
+        return Err(errors::option_error("dbName", "dbName must not be empty"));
+    }
+    Ok(store::StoreSpec::Idb(name).to_js())
+}
+
+/// Normalizes a den path or throws `PathError`.
+#[wasm_bindgen(js_name = normalizePath)]
+pub fn normalize_path(path: &str) -> Result<String, JsValue> {
+    foxden_core::normalize_path(path).map_err(|e| errors::path_error(&e))
+}
+
+/// Runs the shell and shapes its result as `{ stdout, stderr, code, truncated }`.
+pub(crate) fn shell(command: &str, files: &foxden_core::FileMap, max: usize) -> JsValue {
+    // TEMPORARY until foxden_core::shell lands (issue 4, being written now).
+    let _ = (command, files, max);
+    obj(&[("stdout", "".into()), ("stderr", "sh: not built yet\n".into()), ("code", 2.into()), ("truncated", false.into())]).into()
+}
+
+/// Runs the read-only shell over `files` (`{ "/drop/a.csv": string | Uint8Array }`), no den needed.
+#[wasm_bindgen(js_name = runShell)]
+pub fn run_shell(command: &str, files: JsValue, opts: JsValue) -> Result<JsValue, JsValue> {
+    let map = files_from_object(&files)?;
+    let max = get_f64(&opts, "maxOutputBytes").unwrap_or(foxden_core::limits::DEFAULT_MAX_OUTPUT_BYTES as f64);
+    Ok(shell(command, &map, max as usize))
+}
+
+fn files_from_object(files: &JsValue) -> Result<foxden_core::FileMap, JsValue> {
+    let mut ops = Vec::new();
+    if !js::is_absent(files) {
+        let entries = js_sys::Object::entries(files.unchecked_ref());
+        for e in entries.iter() {
+            let pair: js_sys::Array = e.unchecked_into();
+            let path = pair.get(0).as_string().unwrap_or_default();
+            let data = js::data_to_bytes(&pair.get(1))
+                .ok_or_else(|| errors::den_error("bad-data", &format!("{path}: data must be a string or bytes")))?;
+            ops.push(foxden_core::Op::Put { path, entry: foxden_core::FileEntry::new(data, 0.0) });
+        }
+    }
+    let mut map = foxden_core::FileMap::new();
+    map.apply(ops, u64::MAX).map_err(|e| den::storage_to_js(&e))?;
+    Ok(map)
+}
+
+/// Packs `{ path: string | bytes }` into snapshot bytes.
+#[wasm_bindgen(js_name = encodeSnapshot)]
+pub fn encode_snapshot(files: JsValue) -> Result<js_sys::Uint8Array, JsValue> {
+    let map = files_from_object(&files)?;
+    Ok(bytes_to_js(&foxden_core::snapshot::encode_snapshot(&map)))
+}
+
+/// Checks and unpacks snapshot bytes into `{ path: Uint8Array }`; throws `SnapshotError`.
+#[wasm_bindgen(js_name = decodeSnapshot)]
+pub fn decode_snapshot(bytes: JsValue, opts: JsValue) -> Result<JsValue, JsValue> {
+    let data = js::data_to_bytes(&bytes)
+        .filter(|_| bytes.as_string().is_none())
+        .ok_or_else(|| errors::snapshot_error("format", "decodeSnapshot needs Uint8Array or ArrayBuffer bytes"))?;
+    let max = get_f64(&opts, "maxDenBytes").unwrap_or(foxden_core::limits::DEFAULT_MAX_DEN_BYTES as f64) as u64;
+    let map = foxden_core::snapshot::decode_snapshot(&data, max).map_err(|e| errors::snapshot_error(e.code(), &e.to_string()))?;
+    let out = js_sys::Object::new();
+    for (path, e) in map.iter() {
+        let _ = js_sys::Reflect::set(&out, &path.as_str().into(), &bytes_to_js(&e.data));
+    }
+    Ok(out.into())
+}

@@ -1,0 +1,106 @@
+// Shared harness for the browser tests: launches Debian's Chromium or Firefox ESR through
+// puppeteer-core with every non-loopback request sent to the logging proxy that xtask runs,
+// and reads the server and proxy logs to check that probe markers never reached them.
+import puppeteer from "puppeteer-core";
+import { readFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const BROWSER = process.env.FOXDEN_BROWSER || "chromium";
+export const BASE = process.env.FOXDEN_BASE;
+export const COI_BASE = process.env.FOXDEN_COI_BASE;
+const PROXY = process.env.FOXDEN_PROXY;
+if (!BASE || !PROXY) throw new Error("run the browser tests through `cargo xtask e2e` (it starts the servers)");
+
+export async function launch() {
+  const profile = mkdtempSync(join(tmpdir(), `foxden-${BROWSER}-`));
+  let browser;
+  if (BROWSER === "firefox") {
+    const [host, port] = PROXY.split(":");
+    browser = await puppeteer.launch({
+      browser: "firefox",
+      executablePath: "/usr/bin/firefox-esr",
+      headless: true,
+      userDataDir: profile,
+      extraPrefsFirefox: {
+        "network.proxy.type": 1,
+        "network.proxy.http": host,
+        "network.proxy.http_port": Number(port),
+        "network.proxy.ssl": host,
+        "network.proxy.ssl_port": Number(port),
+        "network.proxy.share_proxy_settings": true,
+        "network.proxy.allow_hijacking_localhost": false,
+        "network.proxy.no_proxies_on": "",
+        "network.dns.disableIPv6": true,
+      },
+    });
+  } else {
+    browser = await puppeteer.launch({
+      executablePath: "/usr/bin/chromium",
+      headless: true,
+      userDataDir: profile,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        `--proxy-server=http://${PROXY}`,
+      ],
+    });
+  }
+  const close = async () => {
+    await browser.close().catch(() => {});
+    rmSync(profile, { recursive: true, force: true });
+  };
+  return { browser, close };
+}
+
+/** Opens a page and collects its errors (and, in Chromium, those of its frames and workers). */
+export async function openPage(browser, path = "/e2e/index.html", base = BASE) {
+  const page = await browser.newPage();
+  const errors = [];
+  const logs = [];
+  page.on("pageerror", (e) => errors.push(String(e && e.message ? e.message : e)));
+  page.on("console", (m) => logs.push(`${m.type()}: ${m.text()}`));
+  await page.goto(base + path, { waitUntil: "load" });
+  await page.waitForFunction(() => window.foxdenLoaded === true, { timeout: 30000 });
+  return { page, errors, logs };
+}
+
+export function readLog(which) {
+  const file = which === "proxy" ? process.env.FOXDEN_PROXY_LOG : process.env.FOXDEN_SERVER_LOG;
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export function marker(tag) {
+  return `fxprobe-${tag}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Opens the quickstart den in the page (memory store, default runtime). */
+export async function openQuickDen(page, name = "notes", extra = {}) {
+  return page.evaluate(
+    async (name, extra) => {
+      const { openDen, iframeRuntime, memoryStore } = window.foxden;
+      window.dens = window.dens || {};
+      const den = await openDen({
+        name,
+        store: memoryStore(),
+        runtime: iframeRuntime({ denUrl: "/den/den.html", pyodideUrl: "/pyodide/", ...(extra.runtime || {}) }),
+        ...(extra.den || {}),
+      });
+      window.dens[name] = den;
+      return den.info;
+    },
+    name,
+    extra,
+  );
+}

@@ -1,0 +1,140 @@
+// Types of the foxden ES module (dist/foxden.js). The functions are implemented in Rust
+// (see foxden_wasm.d.ts for the raw wasm-bindgen declarations); these are the precise shapes.
+
+export type Isolation = "auto" | "manifest-sandbox" | "iframe-sandbox";
+
+export interface IframeRuntimeOptions {
+  /** URL of den.html. Default: `./den/den.html` next to foxden.js. */
+  denUrl?: string;
+  /** Folder with pyodide.asm.wasm, python_stdlib.zip, pyodide-lock.json (314.0.7). Default: `./pyodide/` next to foxden.js. */
+  pyodideUrl?: string;
+  /** Default "auto": manifest-sandbox on an extension page, else iframe-sandbox. */
+  isolation?: Isolation;
+  /** How long openDen waits for the runtime (ms). Default 60000. */
+  loadTimeoutMs?: number;
+  /** Where the (invisible) iframe goes. Default: document.body. */
+  container?: Element;
+}
+
+export interface IframeRuntime extends Required<Omit<IframeRuntimeOptions, "container">> {
+  readonly kind: "iframe";
+  readonly container: Element | null;
+}
+
+export interface MemoryStore { readonly kind: "memory" }
+export interface IdbStore { readonly kind: "idb"; readonly dbName: string }
+export type Store = MemoryStore | IdbStore;
+
+export interface OpenDenOptions {
+  /** 1-64 ASCII letters, digits, '-' or '_'. One name can be open once per page. */
+  name: string;
+  runtime?: IframeRuntime;
+  /** Default memoryStore(). */
+  store?: Store;
+  /** Start from snapshot bytes (replaces the store's files). */
+  snapshot?: Uint8Array | ArrayBuffer;
+  /** Cap on the total size of the den's files. Default 256 MiB. */
+  maxDenBytes?: number;
+  /** How long asyncio tasks / JS timers left by a run may live before the worker restarts (ms). Default 200. */
+  killGraceMs?: number;
+  /** Asset loading progress (bytes). */
+  onProgress?: (p: { loaded: number; total: number }) => void;
+}
+
+export interface OutputChunk { runId: number; stream: "stdout" | "stderr"; text: string }
+
+export interface RunOptions {
+  /** Default 30000. On timeout the worker is killed and restarted: files kept, variables lost. */
+  timeoutMs?: number;
+  /** Cap on stdout + stderr bytes. Default 1 MiB. */
+  maxOutputBytes?: number;
+  /** Called with each chunk of output as it is printed. */
+  onOutput?: (chunk: OutputChunk) => void;
+}
+
+export type RunErrorKind = "python" | "timeout" | "crashed" | "storage";
+
+export interface RunError {
+  kind: RunErrorKind;
+  /** Python exception class name for kind "python" (e.g. "ZeroDivisionError"). */
+  type: string;
+  message: string;
+  /** Python traceback text (kind "python"), else "". */
+  traceback: string;
+}
+
+export interface FileChanges { created: string[]; changed: string[]; deleted: string[] }
+
+export interface RunResult {
+  stdout: string;
+  stderr: string;
+  /** repr() of the last expression, or null when the code does not end with an expression. */
+  result: string | null;
+  error: RunError | null;
+  /** Output was cut at maxOutputBytes. */
+  truncated: boolean;
+  files: FileChanges;
+  durationMs: number;
+  /** The worker was restarted after this run (timeout, crash, or leftover tasks/timers). */
+  restarted: boolean;
+}
+
+export interface ShellResult { stdout: string; stderr: string; code: number; truncated: boolean }
+
+export interface FileInfo { path: string; size: number; sha256: string; mtime: number }
+
+export interface DenInfo { kind: "iframe"; isolation: Exclude<Isolation, "auto">; loadMs: number }
+
+export declare class Den {
+  private constructor();
+  readonly name: string;
+  readonly info: DenInfo;
+  readonly closed: boolean;
+  run(code: string, opts?: RunOptions): Promise<RunResult>;
+  sh(command: string): Promise<ShellResult>;
+  writeFile(path: string, data: string | Uint8Array | ArrayBuffer | ArrayBufferView): Promise<FileChanges>;
+  readFile(path: string): Promise<Uint8Array>;
+  readFile(path: string, opts: "utf-8" | { encoding: "utf-8" }): Promise<string>;
+  readText(path: string): Promise<string>;
+  deleteFile(path: string): Promise<FileChanges>;
+  list(): Promise<FileInfo[]>;
+  snapshot(): Promise<Uint8Array>;
+  restore(bytes: Uint8Array | ArrayBuffer): Promise<FileChanges>;
+  fork(opts: { name: string }): Promise<Den>;
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export declare function openDen(opts: OpenDenOptions): Promise<Den>;
+export declare function iframeRuntime(opts?: IframeRuntimeOptions): IframeRuntime;
+export declare function memoryStore(): MemoryStore;
+export declare function idbStore(dbName?: string): IdbStore;
+export declare function normalizePath(path: string): string;
+export declare function runShell(
+  command: string,
+  files: Record<string, string | Uint8Array>,
+  opts?: { maxOutputBytes?: number },
+): ShellResult;
+export declare function encodeSnapshot(files: Record<string, string | Uint8Array>): Uint8Array;
+export declare function decodeSnapshot(bytes: Uint8Array | ArrayBuffer, opts?: { maxDenBytes?: number }): Record<string, Uint8Array>;
+export declare function liveCounts(): { listeners: number; connections: number };
+
+export declare class FoxdenError extends Error {}
+export declare class PathError extends FoxdenError {
+  readonly name: "PathError";
+  readonly path: string;
+  readonly rule: "empty" | "nul" | "control" | "backslash" | "absolute" | "too-long" | "dotdot" | "root" | "segment-too-long" | "too-deep" | "folder";
+}
+export declare class SnapshotError extends FoxdenError {
+  readonly name: "SnapshotError";
+  readonly code: string;
+}
+export declare class DenError extends FoxdenError {
+  readonly name: "DenError";
+  readonly code: string;
+  readonly option?: string;
+}
+export declare class DenLoadError extends FoxdenError {
+  readonly name: "DenLoadError";
+  readonly stage: string;
+}

@@ -1,0 +1,21 @@
+// foxden: the ES module users import. It loads the WebAssembly module (top-level await, so no
+// init() call is needed), re-exports the API built in Rust, and defines <foxden-den>.
+import init, * as wasm from "./foxden_wasm.js";
+
+await init({ module_or_path: new URL("./foxden_wasm_bg.wasm", import.meta.url) });
+wasm.__setModuleBase(import.meta.url);
+
+export const {
+  openDen,
+  iframeRuntime,
+  memoryStore,
+  idbStore,
+  normalizePath,
+  runShell,
+  encodeSnapshot,
+  decodeSnapshot,
+} = wasm;
+export const { FoxdenError, PathError, SnapshotError, DenError, DenLoadError } = wasm.__errorClasses();
+export const Den = wasm.Den;
+/** Live Rust-owned listeners and den connections in this page (for leak checks). */
+export const liveCounts = () => wasm.__liveCounts();

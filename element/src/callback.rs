@@ -1,0 +1,97 @@
+//! RAII ownership of every JS callback Rust registers: dropping the Rust value removes it.
+
+use futures::channel::oneshot;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::EventTarget;
+
+/// An event listener; `Drop` removes it.
+pub struct Listener {
+    target: EventTarget,
+    kind: &'static str,
+    closure: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+impl Listener {
+    /// Adds `f` as a listener of `kind` on `target`.
+    pub fn new(target: &EventTarget, kind: &'static str, f: impl FnMut(web_sys::Event) + 'static) -> Self {
+        let closure = Closure::<dyn FnMut(web_sys::Event)>::new(f);
+        let _ = target.add_event_listener_with_callback(kind, closure.as_ref().unchecked_ref());
+        crate::leak_check::listener_created();
+        Listener {
+            target: target.clone(),
+            kind,
+            closure,
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        let _ = self
+            .target
+            .remove_event_listener_with_callback(self.kind, self.closure.as_ref().unchecked_ref());
+        crate::leak_check::listener_dropped();
+    }
+}
+
+/// A one-shot timer usable as a future; `Drop` clears it.
+pub struct Sleep {
+    id: Option<i32>,
+    _closure: Closure<dyn FnMut()>,
+    rx: oneshot::Receiver<()>,
+}
+
+/// Resolves after `ms` milliseconds.
+pub fn sleep(ms: f64) -> Sleep {
+    let (tx, rx) = oneshot::channel();
+    let mut tx = Some(tx);
+    let closure = Closure::<dyn FnMut()>::new(move || {
+        if let Some(tx) = tx.take() {
+            let _ = tx.send(());
+        }
+    });
+    let id = web_sys::window().and_then(|w| {
+        w.set_timeout_with_callback_and_timeout_and_arguments_0(
+            closure.as_ref().unchecked_ref(),
+            ms.clamp(0.0, 2_147_483_647.0) as i32,
+        )
+        .ok()
+    });
+    Sleep {
+        id,
+        _closure: closure,
+        rx,
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match Pin::new(&mut self.rx).poll(cx) {
+            Poll::Ready(_) => Poll::Ready(()),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if let (Some(id), Some(w)) = (self.id, web_sys::window()) {
+            w.clear_timeout_with_handle(id);
+        }
+    }
+}
+
+/// Runs `fut` with a deadline: `None` when `ms` passed first.
+pub async fn with_timeout<F: Future>(fut: F, ms: f64) -> Option<F::Output> {
+    use futures::future::{select, Either};
+    let fut = std::pin::pin!(fut);
+    match select(fut, sleep(ms)).await {
+        Either::Left((v, _)) => Some(v),
+        Either::Right(_) => None,
+    }
+}

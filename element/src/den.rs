@@ -1,0 +1,681 @@
+//! A den: host-owned files plus a runtime that runs Python over them.
+
+use crate::callback::with_timeout;
+use crate::errors::{den_error, option_error, path_error, snapshot_error};
+use crate::js::{self, bytes_to_js, get, get_f64, get_str, is_absent, obj, str_array};
+use crate::runtime::{self, Connection, OutputHandler, Progress, RuntimeOptions};
+use crate::store::StoreSpec;
+use foxden_core::files::{ChangeSet, FileEntry, FileMap, Op, StorageError};
+use foxden_core::limits;
+use foxden_core::paths::normalize_file_path;
+use foxden_core::sync::SyncState;
+use js_sys::{Array, Function, Object, Promise, Uint8Array};
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+thread_local! {
+    /// Names of the dens open in this page.
+    static OPEN_NAMES: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+}
+
+/// Options of `openDen`, validated.
+#[derive(Clone)]
+pub struct DenOptions {
+    pub name: String,
+    pub runtime: RuntimeOptions,
+    pub store: StoreSpec,
+    pub max_den_bytes: u64,
+    pub kill_grace_ms: u32,
+}
+
+fn positive(v: &JsValue, key: &str, default: f64, max: f64) -> Result<f64, JsValue> {
+    let raw = get(v, key);
+    if is_absent(&raw) {
+        return Ok(default);
+    }
+    match raw.as_f64() {
+        Some(n) if n.is_finite() && n >= 0.0 && n <= max && n.fract() == 0.0 => Ok(n),
+        _ => Err(option_error(key, &format!("{key} must be a whole number from 0 to {max}"))),
+    }
+}
+
+impl DenOptions {
+    pub fn from_js(v: &JsValue) -> Result<Self, JsValue> {
+        if !v.is_object() {
+            return Err(option_error("options", "openDen needs an options object with at least a name"));
+        }
+        let name = get_str(v, "name").ok_or_else(|| option_error("name", "name is required: 1-64 ASCII letters, digits, '-' or '_'"))?;
+        limits::validate_den_name(&name).map_err(|e| option_error("name", &e.to_string()))?;
+        let rt = get(v, "runtime");
+        let runtime = if is_absent(&rt) {
+            RuntimeOptions::from_js(&JsValue::UNDEFINED)?
+        } else {
+            if get_str(&rt, "kind").as_deref() != Some("iframe") {
+                return Err(option_error("runtime", "runtime must come from iframeRuntime()"));
+            }
+            RuntimeOptions::from_js(&rt)?
+        };
+        let store = StoreSpec::from_js(&get(v, "store"))?;
+        let max_den_bytes = positive(v, "maxDenBytes", limits::DEFAULT_MAX_DEN_BYTES as f64, 4_294_967_296.0 * 16.0)? as u64;
+        let kill_grace_ms = positive(v, "killGraceMs", limits::DEFAULT_KILL_GRACE_MS as f64, 60_000.0)? as u32;
+        Ok(DenOptions {
+            name,
+            runtime,
+            store,
+            max_den_bytes,
+            kill_grace_ms,
+        })
+    }
+}
+
+/// A listener for den-level events (the element turns them into DOM events).
+pub type EventSink = Rc<dyn Fn(&str, JsValue)>;
+
+pub(crate) struct Inner {
+    pub opts: DenOptions,
+    files: RefCell<FileMap>,
+    sync: RefCell<SyncState>,
+    conn: RefCell<Option<Rc<Connection>>>,
+    closed: Cell<bool>,
+    busy: RefCell<Option<Promise>>,
+    run_seq: Cell<u32>,
+    persist: Option<crate::store::Persist>,
+    pub sink: RefCell<Option<EventSink>>,
+    info: RefCell<JsValue>,
+}
+
+/// An open den. See the README for the API.
+#[wasm_bindgen]
+pub struct Den {
+    pub(crate) inner: Rc<Inner>,
+}
+
+fn claim_name(name: &str) -> Result<(), JsValue> {
+    OPEN_NAMES.with(|n| {
+        if n.borrow_mut().insert(name.to_owned()) {
+            Ok(())
+        } else {
+            Err(den_error("name-in-use", &format!("a den named {name:?} is already open in this page; close it first")))
+        }
+    })
+}
+
+fn release_name(name: &str) {
+    OPEN_NAMES.with(|n| n.borrow_mut().remove(name));
+}
+
+/// Opens a den (used by `openDen`, `fork` and the element).
+pub async fn open(opts: DenOptions, snapshot: Option<Vec<u8>>, progress: Progress, sink: Option<EventSink>) -> Result<Den, JsValue> {
+    claim_name(&opts.name)?;
+    let name = opts.name.clone();
+    let result = open_claimed(opts, snapshot, progress, sink).await;
+    if result.is_err() {
+        release_name(&name);
+    }
+    result
+}
+
+async fn open_claimed(opts: DenOptions, snapshot: Option<Vec<u8>>, progress: Progress, sink: Option<EventSink>) -> Result<Den, JsValue> {
+    let (persist, mut files) = crate::store::open(&opts.store, &opts.name).await?;
+    if let Some(bytes) = snapshot {
+        let restored = foxden_core::snapshot::decode_snapshot(&bytes, opts.max_den_bytes).map_err(|e| snapshot_error(e.code(), &e.to_string()))?;
+        let ops = files.diff_to(&restored);
+        let (ops, _) = files.check(ops, opts.max_den_bytes).map_err(|e| storage_to_js(&e))?;
+        if let Some(p) = &persist {
+            p.commit(&ops).await?;
+        }
+        files.apply_checked(ops);
+    }
+    let conn = runtime::start(&opts.runtime, progress).await?;
+    let info = info_object(&conn);
+    let inner = Rc::new(Inner {
+        opts,
+        files: RefCell::new(files),
+        sync: RefCell::new(SyncState::new()),
+        conn: RefCell::new(Some(Rc::new(conn))),
+        closed: Cell::new(false),
+        busy: RefCell::new(None),
+        run_seq: Cell::new(0),
+        persist,
+        sink: RefCell::new(sink),
+        info: RefCell::new(info),
+    });
+    Ok(Den { inner })
+}
+
+fn info_object(conn: &Connection) -> JsValue {
+    let o = obj(&[
+        ("kind", "iframe".into()),
+        ("isolation", conn.isolation.as_str().into()),
+        ("loadMs", conn.load_ms.into()),
+    ]);
+    Object::freeze(&o).into()
+}
+
+pub fn storage_to_js(e: &StorageError) -> JsValue {
+    match e {
+        StorageError::Path(p) => path_error(p),
+        StorageError::CapExceeded { .. } => den_error("cap", &e.to_string()),
+        StorageError::Conflict { .. } => den_error("conflict", &e.to_string()),
+    }
+}
+
+fn changes_js(c: &ChangeSet) -> JsValue {
+    obj(&[
+        ("created", str_array(&c.created).into()),
+        ("changed", str_array(&c.changed).into()),
+        ("deleted", str_array(&c.deleted).into()),
+    ])
+    .into()
+}
+
+impl Inner {
+    fn check_open(&self) -> Result<(), JsValue> {
+        if self.closed.get() {
+            Err(den_error("closed", &format!("the den {:?} is closed", self.opts.name)))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn emit(&self, kind: &str, detail: JsValue) {
+        let sink = self.sink.borrow().clone();
+        if let Some(s) = sink {
+            s(kind, detail);
+        }
+    }
+
+    /// Serializes operations on the den: runs and file operations never interleave.
+    async fn exclusive(&self) -> Exclusive<'_> {
+        loop {
+            let pending = self.busy.borrow().clone();
+            match pending {
+                Some(p) => {
+                    let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+                }
+                None => break,
+            }
+        }
+        let mut resolve: Option<Function> = None;
+        let p = Promise::new(&mut |res, _| resolve = Some(res));
+        *self.busy.borrow_mut() = Some(p);
+        Exclusive { inner: self, resolve }
+    }
+
+    /// Commits a batch: checks it, persists it (one IndexedDB transaction), then applies it.
+    async fn commit(&self, ops: Vec<Op>, source: &str) -> Result<ChangeSet, StorageError> {
+        let (ops, changes) = self.files.borrow().check(ops, self.opts.max_den_bytes)?;
+        if changes.is_empty() {
+            return Ok(changes);
+        }
+        if let Some(p) = &self.persist {
+            if let Err(e) = p.commit(&ops).await {
+                return Err(StorageError::Conflict {
+                    path: "(IndexedDB)".into(),
+                    other: js::describe(&e),
+                });
+            }
+        }
+        self.files.borrow_mut().apply_checked(ops);
+        let detail = changes_js(&changes);
+        let _ = js_sys::Reflect::set(&detail, &"source".into(), &source.into());
+        self.emit("file-change", detail);
+        Ok(changes)
+    }
+
+    fn connection(&self) -> Option<Rc<Connection>> {
+        self.conn.borrow().clone()
+    }
+
+    async fn ensure_connection(&self) -> Result<Rc<Connection>, JsValue> {
+        if let Some(c) = self.connection() {
+            return Ok(c);
+        }
+        // The previous den page stopped answering: start a fresh one (files are host-owned).
+        let conn = Rc::new(runtime::start(&self.opts.runtime, Rc::new(|_, _| {})).await?);
+        *self.info.borrow_mut() = info_object(&conn);
+        self.sync.borrow_mut().reset();
+        *self.conn.borrow_mut() = Some(conn.clone());
+        Ok(conn)
+    }
+}
+
+struct Exclusive<'a> {
+    inner: &'a Inner,
+    resolve: Option<Function>,
+}
+
+impl Drop for Exclusive<'_> {
+    fn drop(&mut self) {
+        *self.inner.busy.borrow_mut() = None;
+        if let Some(r) = self.resolve.take() {
+            let _ = r.call0(&JsValue::UNDEFINED);
+        }
+    }
+}
+
+struct RunOptions {
+    timeout_ms: f64,
+    max_output_bytes: f64,
+    on_output: Option<Function>,
+}
+
+fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
+    Ok(RunOptions {
+        timeout_ms: {
+            let t = positive(v, "timeoutMs", limits::DEFAULT_TIMEOUT_MS as f64, limits::MAX_TIMEOUT_MS as f64)?;
+            if t == 0.0 {
+                return Err(option_error("timeoutMs", "timeoutMs must be at least 1"));
+            }
+            t
+        },
+        max_output_bytes: positive(v, "maxOutputBytes", limits::DEFAULT_MAX_OUTPUT_BYTES as f64, 1_073_741_824.0)?,
+        on_output: get(v, "onOutput").dyn_into::<Function>().ok(),
+    })
+}
+
+fn error_obj(kind: &str, ty: &str, message: &str) -> JsValue {
+    obj(&[
+        ("kind", kind.into()),
+        ("type", ty.into()),
+        ("message", message.into()),
+        ("traceback", "".into()),
+    ])
+    .into()
+}
+
+impl Den {
+    /// Shares the den (for the element, which keeps its own handle).
+    pub(crate) fn share(&self) -> Den {
+        Den {
+            inner: self.inner.clone(),
+        }
+    }
+
+    pub(crate) async fn run_impl(&self, code: String, opts: JsValue) -> Result<JsValue, JsValue> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        let ro = run_options(&opts)?;
+        let _guard = inner.exclusive().await;
+        inner.check_open()?;
+        let seq = inner.run_seq.get() + 1;
+        inner.run_seq.set(seq);
+        inner.emit(
+            "run",
+            obj(&[("id", seq.into()), ("phase", "start".into()), ("code", code.as_str().into())]).into(),
+        );
+        let conn = inner.ensure_connection().await?;
+        // Ship only what the worker does not already have.
+        let plan = inner.sync.borrow().plan(&inner.files.borrow());
+        let put = Array::new();
+        let transfer = Array::new();
+        for path in &plan.put {
+            if let Some(e) = inner.files.borrow().get(path) {
+                let data = bytes_to_js(&e.data);
+                transfer.push(&data.buffer());
+                put.push(&obj(&[("path", path.as_str().into()), ("data", data.into()), ("mtime", e.mtime_ms.into())]));
+            }
+        }
+        inner.sync.borrow_mut().delivered(&plan, &inner.files.borrow());
+        let msg = obj(&[
+            ("t", "run".into()),
+            ("code", code.as_str().into()),
+            ("timeoutMs", ro.timeout_ms.into()),
+            ("maxOutputBytes", ro.max_output_bytes.into()),
+            ("killGraceMs", inner.opts.kill_grace_ms.into()),
+            ("put", put.into()),
+            ("del", str_array(&plan.delete).into()),
+        ]);
+        let stdout = Rc::new(RefCell::new(String::new()));
+        let stderr = Rc::new(RefCell::new(String::new()));
+        let on_output: OutputHandler = {
+            let (stdout, stderr) = (stdout.clone(), stderr.clone());
+            let user = ro.on_output.clone();
+            let weak = Rc::downgrade(inner);
+            Rc::new(move |stream: &str, text: &str| {
+                if stream == "stderr" {
+                    stderr.borrow_mut().push_str(text);
+                } else {
+                    stdout.borrow_mut().push_str(text);
+                }
+                let detail: JsValue = obj(&[("runId", seq.into()), ("stream", stream.into()), ("text", text.into())]).into();
+                if let Some(f) = &user {
+                    let _ = f.call1(&JsValue::UNDEFINED, &detail);
+                }
+                if let Some(i) = weak.upgrade() {
+                    i.emit("output", detail);
+                }
+            })
+        };
+        // The den page answers a timeout itself; the watchdog only catches a den page that died.
+        let watchdog = ro.timeout_ms + inner.opts.kill_grace_ms as f64 + 10_000.0;
+        let done = conn.run(msg, transfer, on_output, watchdog).await;
+        let done = match done {
+            Some(d) => d,
+            None => {
+                *inner.conn.borrow_mut() = None;
+                inner.sync.borrow_mut().reset();
+                JsValue::from(obj(&[
+                    ("error", error_obj("crashed", "DenPageError", "the den page stopped answering; it will be restarted on the next run (files kept, Python variables lost)")),
+                    ("restarted", true.into()),
+                ]))
+            }
+        };
+        let mut error = get(&done, "error");
+        if is_absent(&error) {
+            error = JsValue::NULL;
+        }
+        let restarted = get(&done, "restarted").as_bool().unwrap_or(false);
+        // Files the run created, changed or deleted come back; the host checks and commits them.
+        let mut ops = Vec::new();
+        let mut touched: Vec<String> = Vec::new();
+        let mut notes = String::new();
+        let changed = get(&done, "changed");
+        if let Some(arr) = changed.dyn_ref::<Array>() {
+            for f in arr.iter() {
+                let raw = get_str(&f, "path").unwrap_or_default();
+                let path = match normalize_file_path(&raw) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        notes.push_str(&format!("foxden: {raw:?} was not kept: {e}\n"));
+                        continue;
+                    }
+                };
+                let data: Uint8Array = get(&f, "data").unchecked_into();
+                let entry = FileEntry::new(data.to_vec(), js::wall_ms());
+                if inner.files.borrow().get(&path).map(|e| e.sha256) == Some(entry.sha256) {
+                    inner.sync.borrow_mut().set(&path, Some(entry.sha256));
+                    continue;
+                }
+                touched.push(path.clone());
+                ops.push(Op::Put { path, entry });
+            }
+        }
+        let deleted = get(&done, "deleted");
+        if let Some(arr) = deleted.dyn_ref::<Array>() {
+            for p in arr.iter() {
+                if let Some(path) = p.as_string().and_then(|p| normalize_file_path(&p).ok()) {
+                    touched.push(path.clone());
+                    ops.push(Op::Delete { path });
+                }
+            }
+        }
+        let hashes: Vec<(String, Option<[u8; 32]>)> = ops
+            .iter()
+            .map(|op| match op {
+                Op::Put { path, entry } => (path.clone(), Some(entry.sha256)),
+                Op::Delete { path } => (path.clone(), None),
+            })
+            .collect();
+        let changes = match inner.commit(ops, "run").await {
+            Ok(c) => {
+                let mut sync = inner.sync.borrow_mut();
+                for (path, sha) in hashes {
+                    match sha {
+                        Some(s) => sync.set(&path, Some(s)),
+                        None => sync.remove(&path),
+                    }
+                }
+                c
+            }
+            Err(e) => {
+                // Nothing was kept; the worker holds files the store refused: resync them next run.
+                let mut sync = inner.sync.borrow_mut();
+                for path in &touched {
+                    sync.set(path, None);
+                }
+                let msg = format!("the run's file changes were not kept: {e}");
+                if error.is_null() {
+                    error = error_obj("storage", "StorageError", &msg);
+                } else {
+                    notes.push_str(&format!("foxden: {msg}\n"));
+                }
+                ChangeSet::default()
+            }
+        };
+        if restarted {
+            inner.sync.borrow_mut().reset();
+        }
+        let stderr_text = {
+            let mut s = stderr.borrow().clone();
+            s.push_str(&notes);
+            s
+        };
+        let result = get(&done, "result");
+        let result = if is_absent(&result) { JsValue::NULL } else { result };
+        let out = obj(&[
+            ("stdout", stdout.borrow().as_str().into()),
+            ("stderr", stderr_text.into()),
+            ("result", result),
+            ("error", error),
+            ("truncated", get(&done, "truncated").as_bool().unwrap_or(false).into()),
+            ("files", changes_js(&changes)),
+            ("durationMs", get_f64(&done, "durationMs").unwrap_or(0.0).into()),
+            ("restarted", restarted.into()),
+        ]);
+        let out: JsValue = out.into();
+        inner.emit(
+            "run",
+            obj(&[("id", seq.into()), ("phase", "end".into()), ("code", code.as_str().into()), ("result", out.clone())]).into(),
+        );
+        Ok(out)
+    }
+
+    pub(crate) async fn write_impl(&self, path: String, data: JsValue) -> Result<JsValue, JsValue> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        let path = normalize_file_path(&path).map_err(|e| path_error(&e))?;
+        let bytes = js::data_to_bytes(&data)
+            .ok_or_else(|| den_error("bad-data", "writeFile data must be a string, Uint8Array, ArrayBuffer or typed array"))?;
+        let _guard = inner.exclusive().await;
+        inner.check_open()?;
+        let changes = inner
+            .commit(vec![Op::Put { path, entry: FileEntry::new(bytes, js::wall_ms()) }], "write")
+            .await
+            .map_err(|e| storage_to_js(&e))?;
+        Ok(changes_js(&changes))
+    }
+
+    pub(crate) async fn delete_impl(&self, path: String) -> Result<JsValue, JsValue> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        let path = normalize_file_path(&path).map_err(|e| path_error(&e))?;
+        let _guard = inner.exclusive().await;
+        inner.check_open()?;
+        if inner.files.borrow().get(&path).is_none() {
+            return Err(den_error("not-found", &format!("no file at {path}")));
+        }
+        let changes = inner.commit(vec![Op::Delete { path }], "delete").await.map_err(|e| storage_to_js(&e))?;
+        Ok(changes_js(&changes))
+    }
+
+    pub(crate) fn read_impl(&self, path: String, opts: JsValue) -> Result<JsValue, JsValue> {
+        self.inner.check_open()?;
+        let path = normalize_file_path(&path).map_err(|e| path_error(&e))?;
+        let files = self.inner.files.borrow();
+        let entry = files.get(&path).ok_or_else(|| den_error("not-found", &format!("no file at {path}")))?;
+        let encoding = if let Some(s) = opts.as_string() { Some(s) } else { get_str(&opts, "encoding") };
+        match encoding.as_deref() {
+            None => Ok(bytes_to_js(&entry.data).into()),
+            Some("utf-8") | Some("utf8") | Some("text") => Ok(String::from_utf8_lossy(&entry.data).into_owned().into()),
+            Some(other) => Err(option_error("encoding", &format!("unsupported encoding {other:?}: use \"utf-8\" or none for bytes"))),
+        }
+    }
+
+    pub(crate) fn list_impl(&self) -> Result<JsValue, JsValue> {
+        self.inner.check_open()?;
+        let out = Array::new();
+        for (path, e) in self.inner.files.borrow().iter() {
+            out.push(&obj(&[
+                ("path", path.as_str().into()),
+                ("size", (e.data.len() as f64).into()),
+                ("sha256", foxden_core::hex(&e.sha256).into()),
+                ("mtime", e.mtime_ms.into()),
+            ]));
+        }
+        Ok(out.into())
+    }
+
+    pub(crate) fn sh_impl(&self, command: String) -> Result<JsValue, JsValue> {
+        self.inner.check_open()?;
+        Ok(crate::shell(&command, &self.inner.files.borrow(), limits::DEFAULT_MAX_OUTPUT_BYTES as usize))
+    }
+
+    pub(crate) fn snapshot_impl(&self) -> Result<JsValue, JsValue> {
+        self.inner.check_open()?;
+        let bytes = foxden_core::snapshot::encode_snapshot(&self.inner.files.borrow());
+        Ok(bytes_to_js(&bytes).into())
+    }
+
+    pub(crate) async fn restore_impl(&self, data: JsValue) -> Result<JsValue, JsValue> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        let bytes = js::data_to_bytes(&data)
+            .filter(|_| data.as_string().is_none())
+            .ok_or_else(|| snapshot_error("format", "restore needs the snapshot bytes (Uint8Array or ArrayBuffer)"))?;
+        let restored = foxden_core::snapshot::decode_snapshot(&bytes, inner.opts.max_den_bytes).map_err(|e| snapshot_error(e.code(), &e.to_string()))?;
+        let _guard = inner.exclusive().await;
+        inner.check_open()?;
+        let ops = inner.files.borrow().diff_to(&restored);
+        let changes = inner.commit(ops, "restore").await.map_err(|e| storage_to_js(&e))?;
+        Ok(changes_js(&changes))
+    }
+
+    pub(crate) async fn fork_impl(&self, opts: JsValue) -> Result<Den, JsValue> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        let name = get_str(&opts, "name").ok_or_else(|| option_error("name", "fork needs { name }"))?;
+        let mut o = inner.opts.clone();
+        o.name = name;
+        limits::validate_den_name(&o.name).map_err(|e| option_error("name", &e.to_string()))?;
+        // A forked idb den gets its own records (the store is keyed by den name).
+        let snapshot = foxden_core::snapshot::encode_snapshot(&inner.files.borrow());
+        open(o, Some(snapshot), Rc::new(|_, _| {}), None).await
+    }
+
+    pub(crate) async fn reset_impl(&self) -> Result<JsValue, JsValue> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        let _guard = inner.exclusive().await;
+        let conn = inner.ensure_connection().await?;
+        let r = conn.reset(inner.opts.runtime.load_timeout_ms).await;
+        inner.sync.borrow_mut().reset();
+        r.map_err(|e| den_error("reset", &format!("the interpreter did not restart: {e}")))?;
+        Ok(JsValue::UNDEFINED)
+    }
+
+    pub(crate) fn close_impl(&self) {
+        let inner = &self.inner;
+        if inner.closed.replace(true) {
+            return;
+        }
+        *inner.conn.borrow_mut() = None;
+        release_name(&inner.opts.name);
+        *inner.sink.borrow_mut() = None;
+    }
+}
+
+#[wasm_bindgen]
+impl Den {
+    /// The den's name.
+    #[wasm_bindgen(getter)]
+    pub fn name(&self) -> String {
+        self.inner.opts.name.clone()
+    }
+
+    /// `{ kind, isolation, loadMs }` of the current runtime.
+    #[wasm_bindgen(getter)]
+    pub fn info(&self) -> JsValue {
+        self.inner.info.borrow().clone()
+    }
+
+    /// True once `close()` was called.
+    #[wasm_bindgen(getter)]
+    pub fn closed(&self) -> bool {
+        self.inner.closed.get()
+    }
+
+    /// Runs Python. Resolves `{ stdout, stderr, result, error, truncated, files, durationMs, restarted }`.
+    pub fn run(&self, code: String, opts: JsValue) -> Promise {
+        let d = self.share();
+        wasm_bindgen_futures::future_to_promise(async move { d.run_impl(code, opts).await })
+    }
+
+    /// Runs the read-only shell over the den's files: `{ stdout, stderr, code, truncated }`.
+    pub fn sh(&self, command: String) -> Promise {
+        let r = self.sh_impl(command);
+        wasm_bindgen_futures::future_to_promise(async move { r })
+    }
+
+    /// Writes a file (string, Uint8Array or ArrayBuffer).
+    #[wasm_bindgen(js_name = writeFile)]
+    pub fn write_file(&self, path: String, data: JsValue) -> Promise {
+        let d = self.share();
+        wasm_bindgen_futures::future_to_promise(async move { d.write_impl(path, data).await })
+    }
+
+    /// Reads a file: bytes, or text with `{ encoding: "utf-8" }` (or the string "utf-8").
+    #[wasm_bindgen(js_name = readFile)]
+    pub fn read_file(&self, path: String, opts: JsValue) -> Promise {
+        let r = self.read_impl(path, opts);
+        wasm_bindgen_futures::future_to_promise(async move { r })
+    }
+
+    /// Reads a file as UTF-8 text.
+    #[wasm_bindgen(js_name = readText)]
+    pub fn read_text(&self, path: String) -> Promise {
+        self.read_file(path, "utf-8".into())
+    }
+
+    /// Deletes a file.
+    #[wasm_bindgen(js_name = deleteFile)]
+    pub fn delete_file(&self, path: String) -> Promise {
+        let d = self.share();
+        wasm_bindgen_futures::future_to_promise(async move { d.delete_impl(path).await })
+    }
+
+    /// Lists files: `[{ path, size, sha256, mtime }]`, sorted by path.
+    pub fn list(&self) -> Promise {
+        let r = self.list_impl();
+        wasm_bindgen_futures::future_to_promise(async move { r })
+    }
+
+    /// Packs every file into snapshot bytes (a tar archive with a manifest of SHA-256s).
+    pub fn snapshot(&self) -> Promise {
+        let r = self.snapshot_impl();
+        wasm_bindgen_futures::future_to_promise(async move { r })
+    }
+
+    /// Replaces all files with a snapshot's, after checking all of it.
+    pub fn restore(&self, bytes: JsValue) -> Promise {
+        let d = self.share();
+        wasm_bindgen_futures::future_to_promise(async move { d.restore_impl(bytes).await })
+    }
+
+    /// Opens a new den with a copy of the files.
+    pub fn fork(&self, opts: JsValue) -> Promise {
+        let d = self.share();
+        wasm_bindgen_futures::future_to_promise(async move { d.fork_impl(opts).await.map(JsValue::from) })
+    }
+
+    /// New interpreter (Python variables gone), files kept.
+    pub fn reset(&self) -> Promise {
+        let d = self.share();
+        wasm_bindgen_futures::future_to_promise(async move { d.reset_impl().await })
+    }
+
+    /// Removes the iframe and frees the name.
+    pub fn close(&self) -> Promise {
+        self.close_impl();
+        Promise::resolve(&JsValue::UNDEFINED)
+    }
+}
+
+/// Waits up to `ms` for `fut`; used by the element for bounded waits.
+#[allow(dead_code)]
+pub async fn bounded<F: std::future::Future>(fut: F, ms: f64) -> Option<F::Output> {
+    with_timeout(fut, ms).await
+}

@@ -1,0 +1,181 @@
+//! IndexedDB persistence: one object store `files`, keyed by `[den name, path]`.
+//!
+//! Every batch (one run's changes, one write, one restore) is written in one readwrite
+//! transaction, and the in-memory map changes only after that transaction completes, so a
+//! reload or crash leaves the store as it was before or after a batch, never between.
+//! Hashes are computed before the transaction opens (transactions auto-commit when control
+//! returns to the event loop without a pending request).
+
+use crate::callback::Listener;
+use crate::errors::den_error;
+use crate::js::{self, bytes_to_js, get, get_f64, get_str, obj};
+use foxden_core::files::{FileEntry, FileMap, Op};
+use futures::channel::oneshot;
+use js_sys::{Array, Uint8Array};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{IdbDatabase, IdbRequest, IdbTransactionMode};
+
+const STORE: &str = "files";
+const VERSION: u32 = 1;
+
+/// One den's records in one database.
+pub struct IdbDen {
+    db: IdbDatabase,
+    den: String,
+    _lock: Option<crate::locks::HeldLock>,
+}
+
+impl Drop for IdbDen {
+    fn drop(&mut self) {
+        self.db.close();
+    }
+}
+
+fn idb_err(what: &str, e: &JsValue) -> JsValue {
+    den_error("storage", &format!("IndexedDB {what} failed: {}", js::describe(e)))
+}
+
+/// Waits for a request's success (its result) or error, with listeners dropped afterwards.
+async fn request(req: &IdbRequest) -> Result<JsValue, JsValue> {
+    let (tx, rx) = oneshot::channel::<Result<(), ()>>();
+    let tx = Rc::new(RefCell::new(Some(tx)));
+    let t1 = tx.clone();
+    let _ok = Listener::new(req.as_ref(), "success", move |_| {
+        if let Some(t) = t1.borrow_mut().take() {
+            let _ = t.send(Ok(()));
+        }
+    });
+    let t2 = tx.clone();
+    let _err = Listener::new(req.as_ref(), "error", move |e| {
+        e.prevent_default();
+        if let Some(t) = t2.borrow_mut().take() {
+            let _ = t.send(Err(()));
+        }
+    });
+    match rx.await {
+        Ok(Ok(())) => req.result(),
+        _ => Err(req.error().ok().flatten().map(JsValue::from).unwrap_or_else(|| "request failed".into())),
+    }
+}
+
+fn key(den: &str, path: &str) -> JsValue {
+    Array::of2(&den.into(), &path.into()).into()
+}
+
+impl IdbDen {
+    /// Opens (creating if needed) the database and loads the den's files.
+    pub async fn open(db_name: &str, den: &str) -> Result<(IdbDen, FileMap), JsValue> {
+        // One tab at a time per den: a second page gets a clear DenError instead of racing.
+        let lock = crate::locks::acquire(&format!("foxden:{db_name}:{den}")).await?;
+        let window = web_sys::window().ok_or_else(|| den_error("storage", "no window"))?;
+        let factory = window
+            .indexed_db()
+            .map_err(|e| idb_err("access", &e))?
+            .ok_or_else(|| den_error("storage", "IndexedDB is not available in this page"))?;
+        let open_req = factory.open_with_u32(db_name, VERSION).map_err(|e| idb_err("open", &e))?;
+        let upgrade = Listener::new(open_req.as_ref(), "upgradeneeded", {
+            let r = open_req.clone();
+            move |_| {
+                if let Ok(db) = r.result() {
+                    let db: IdbDatabase = db.unchecked_into();
+                    if !db.object_store_names().contains(STORE) {
+                        let _ = db.create_object_store(STORE);
+                    }
+                }
+            }
+        });
+        let db: IdbDatabase = request(open_req.as_ref()).await.map_err(|e| idb_err("open", &e))?.unchecked_into();
+        drop(upgrade);
+        let me = IdbDen {
+            db,
+            den: den.to_owned(),
+            _lock: lock,
+        };
+        let files = me.load().await?;
+        Ok((me, files))
+    }
+
+    async fn load(&self) -> Result<FileMap, JsValue> {
+        let tx = self
+            .db
+            .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readonly)
+            .map_err(|e| idb_err("read", &e))?;
+        let store = tx.object_store(STORE).map_err(|e| idb_err("read", &e))?;
+        let range = web_sys::IdbKeyRange::bound(&key(&self.den, ""), &key(&self.den, "\u{10FFFF}")).map_err(|e| idb_err("read", &e))?;
+        let all = request(&store.get_all_with_key(&range).map_err(|e| idb_err("read", &e))?).await?;
+        let mut ops = Vec::new();
+        for rec in Array::from(&all).iter() {
+            let path = get_str(&rec, "path").unwrap_or_default();
+            let data: Uint8Array = get(&rec, "data").unchecked_into();
+            let entry = FileEntry::new(data.to_vec(), get_f64(&rec, "mtime").unwrap_or(0.0));
+            // Records are checked on load too: a record whose hash does not match is refused.
+            if get_str(&rec, "sha256").as_deref() != Some(foxden_core::hex(&entry.sha256).as_str()) {
+                return Err(den_error("storage", &format!("IndexedDB record {path} does not match its SHA-256; the store is damaged")));
+            }
+            ops.push(Op::Put { path, entry });
+        }
+        let mut files = FileMap::new();
+        files.apply(ops, u64::MAX).map_err(|e| den_error("storage", &format!("IndexedDB holds an invalid den: {e}")))?;
+        Ok(files)
+    }
+
+    /// Writes a checked batch in one transaction; resolves when it committed.
+    pub async fn commit(&self, ops: &[Op]) -> Result<(), JsValue> {
+        // Build every record (and its bytes) before the transaction opens.
+        let mut records = Vec::with_capacity(ops.len());
+        for op in ops {
+            match op {
+                Op::Put { path, entry } => records.push((
+                    key(&self.den, path),
+                    Some(obj(&[
+                        ("den", self.den.as_str().into()),
+                        ("path", path.as_str().into()),
+                        ("data", bytes_to_js(&entry.data).into()),
+                        ("sha256", foxden_core::hex(&entry.sha256).into()),
+                        ("mtime", entry.mtime_ms.into()),
+                    ])),
+                )),
+                Op::Delete { path } => records.push((key(&self.den, path), None)),
+            }
+        }
+        let tx = self
+            .db
+            .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
+            .map_err(|e| idb_err("write", &e))?;
+        let store = tx.object_store(STORE).map_err(|e| idb_err("write", &e))?;
+        for (k, rec) in &records {
+            let r = match rec {
+                Some(rec) => store.put_with_key(rec, k),
+                None => store.delete(k),
+            };
+            if let Err(e) = r {
+                let _ = tx.abort();
+                return Err(idb_err("write", &e));
+            }
+        }
+        let (sender, rx) = oneshot::channel::<Result<(), String>>();
+        let sender = Rc::new(RefCell::new(Some(sender)));
+        let s1 = sender.clone();
+        let _done = Listener::new(tx.as_ref(), "complete", move |_| {
+            if let Some(s) = s1.borrow_mut().take() {
+                let _ = s.send(Ok(()));
+            }
+        });
+        let s2 = sender.clone();
+        let t2 = tx.clone();
+        let _abort = Listener::new(tx.as_ref(), "abort", move |_| {
+            if let Some(s) = s2.borrow_mut().take() {
+                let why = t2.error().map(|e| e.message()).unwrap_or_else(|| "aborted".into());
+                let _ = s.send(Err(why));
+            }
+        });
+        match rx.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(why)) => Err(den_error("storage", &format!("IndexedDB transaction aborted: {why}; nothing was changed"))),
+            Err(_) => Err(den_error("storage", "IndexedDB transaction vanished")),
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Small helpers for building and reading plain JavaScript objects.
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+
+/// Builds a plain object from key/value pairs.
+pub fn obj(pairs: &[(&str, JsValue)]) -> Object {
+    let o = Object::new();
+    for (k, v) in pairs {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+    }
+    o
+}
+
+/// Reads `target[key]` (undefined when absent or when `target` is not an object).
+pub fn get(target: &JsValue, key: &str) -> JsValue {
+    if !target.is_object() {
+        return JsValue::UNDEFINED;
+    }
+    Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// Reads a string field.
+pub fn get_str(target: &JsValue, key: &str) -> Option<String> {
+    get(target, key).as_string()
+}
+
+/// Reads a number field.
+pub fn get_f64(target: &JsValue, key: &str) -> Option<f64> {
+    get(target, key).as_f64()
+}
+
+/// True for `undefined` and `null`.
+pub fn is_absent(v: &JsValue) -> bool {
+    v.is_undefined() || v.is_null()
+}
+
+/// A fresh JS copy of Rust bytes (its buffer can be transferred).
+pub fn bytes_to_js(bytes: &[u8]) -> Uint8Array {
+    let out = Uint8Array::new_with_length(bytes.len() as u32);
+    out.copy_from(bytes);
+    out
+}
+
+/// Converts string / Uint8Array / ArrayBuffer / typed array view to bytes.
+pub fn data_to_bytes(v: &JsValue) -> Option<Vec<u8>> {
+    if let Some(s) = v.as_string() {
+        return Some(s.into_bytes());
+    }
+    if let Some(u) = v.dyn_ref::<Uint8Array>() {
+        return Some(u.to_vec());
+    }
+    if let Some(b) = v.dyn_ref::<js_sys::ArrayBuffer>() {
+        return Some(Uint8Array::new(b).to_vec());
+    }
+    if ArrayBufferViewLike::is(v) {
+        let buf = get(v, "buffer");
+        let off = get_f64(v, "byteOffset").unwrap_or(0.0) as u32;
+        let len = get_f64(v, "byteLength").unwrap_or(0.0) as u32;
+        if let Some(b) = buf.dyn_ref::<js_sys::ArrayBuffer>() {
+            return Some(Uint8Array::new_with_byte_offset_and_length(b, off, len).to_vec());
+        }
+    }
+    None
+}
+
+struct ArrayBufferViewLike;
+impl ArrayBufferViewLike {
+    fn is(v: &JsValue) -> bool {
+        js_sys::ArrayBuffer::is_view(v)
+    }
+}
+
+/// A JS array of strings.
+pub fn str_array<S: AsRef<str>>(items: &[S]) -> Array {
+    items.iter().map(|s| JsValue::from_str(s.as_ref())).collect()
+}
+
+/// `performance.now()` or 0.
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// Wall-clock milliseconds since the epoch.
+pub fn wall_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+/// A readable message from any thrown JS value (which need not be an Error).
+pub fn describe(v: &JsValue) -> String {
+    if let Some(s) = v.as_string() {
+        return s;
+    }
+    if let Some(m) = get_str(v, "message") {
+        let name = get_str(v, "name").unwrap_or_default();
+        return if name.is_empty() { m } else { format!("{name}: {m}") };
+    }
+    js_sys::JSON::stringify(v)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_else(|| "unknown error".into())
+}

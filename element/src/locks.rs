@@ -1,0 +1,67 @@
+//! Web Locks: one page at a time holds an IndexedDB den, so two tabs never silently lose a write.
+//!
+//! `acquire` asks for the lock with `ifAvailable`: a second page that opens the same den name
+//! gets a `DenError` with code `locked` at once, and can open it after the first page closes
+//! the den (or is closed). Without the Web Locks API (an insecure context), no lock is taken.
+
+use crate::errors::den_error;
+use crate::js::{get, is_absent, obj};
+use futures::channel::oneshot;
+use js_sys::{Function, Promise, Reflect};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// A held lock; dropping it releases the lock.
+pub struct HeldLock {
+    release: Option<Function>,
+    _callback: Closure<dyn FnMut(JsValue) -> Promise>,
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        if let Some(r) = self.release.take() {
+            let _ = r.call0(&JsValue::UNDEFINED);
+        }
+    }
+}
+
+pub async fn acquire(name: &str) -> Result<Option<HeldLock>, JsValue> {
+    let Some(window) = web_sys::window() else {
+        return Ok(None);
+    };
+    let locks = get(&window.navigator(), "locks");
+    if is_absent(&locks) {
+        return Ok(None);
+    }
+    let request: Function = match get(&locks, "request").dyn_into() {
+        Ok(f) => f,
+        Err(_) => return Ok(None),
+    };
+    let (tx, rx) = oneshot::channel::<(bool, Option<Function>)>();
+    let tx = Rc::new(RefCell::new(Some(tx)));
+    let callback = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |lock: JsValue| {
+        let granted = !is_absent(&lock);
+        let mut release = None;
+        // Keep the lock until `release` is called (by HeldLock::drop).
+        let p = if granted {
+            Promise::new(&mut |res, _| release = Some(res))
+        } else {
+            Promise::resolve(&JsValue::UNDEFINED)
+        };
+        if let Some(t) = tx.borrow_mut().take() {
+            let _ = t.send((granted, release));
+        }
+        p
+    });
+    let opts = obj(&[("ifAvailable", true.into())]);
+    let _ = Reflect::apply(&request, &locks, &js_sys::Array::of3(&name.into(), &opts, callback.as_ref()));
+    match rx.await {
+        Ok((true, release)) => Ok(Some(HeldLock { release, _callback: callback })),
+        _ => Err(den_error(
+            "locked",
+            &format!("the den {name:?} is open in another tab or window; close it there first (two pages never write one den at once)"),
+        )),
+    }
+}

@@ -1,0 +1,64 @@
+//! Where a den's files live between page loads: memory (default) or IndexedDB.
+
+use crate::errors::option_error;
+use crate::js::{get_str, is_absent, obj};
+use foxden_core::files::{FileMap, Op};
+use wasm_bindgen::prelude::*;
+
+/// Which store a den uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreSpec {
+    /// Files live in this page's memory only.
+    Memory,
+    /// Files live in the IndexedDB database of this name (one record set per den name).
+    Idb(String),
+}
+
+/// Default IndexedDB database name.
+pub const DEFAULT_DB: &str = "foxden";
+
+impl StoreSpec {
+    pub fn from_js(v: &JsValue) -> Result<Self, JsValue> {
+        if is_absent(v) {
+            return Ok(StoreSpec::Memory);
+        }
+        match get_str(v, "kind").as_deref() {
+            Some("memory") => Ok(StoreSpec::Memory),
+            Some("idb") => Ok(StoreSpec::Idb(get_str(v, "dbName").unwrap_or_else(|| DEFAULT_DB.into()))),
+            _ => Err(option_error("store", "store must come from memoryStore() or idbStore()")),
+        }
+    }
+
+    pub fn to_js(&self) -> JsValue {
+        let o = match self {
+            StoreSpec::Memory => obj(&[("kind", "memory".into())]),
+            StoreSpec::Idb(db) => obj(&[("kind", "idb".into()), ("dbName", db.as_str().into())]),
+        };
+        js_sys::Object::freeze(&o).into()
+    }
+}
+
+/// Write-through persistence of a den's files.
+pub enum Persist {
+    Idb(crate::idb::IdbDen),
+}
+
+impl Persist {
+    /// Persists one checked batch in one transaction.
+    pub async fn commit(&self, ops: &[Op]) -> Result<(), JsValue> {
+        match self {
+            Persist::Idb(db) => db.commit(ops).await,
+        }
+    }
+}
+
+/// Opens the store of a den and loads its files.
+pub async fn open(spec: &StoreSpec, den: &str) -> Result<(Option<Persist>, FileMap), JsValue> {
+    match spec {
+        StoreSpec::Memory => Ok((None, FileMap::new())),
+        StoreSpec::Idb(db) => {
+            let (idb, files) = crate::idb::IdbDen::open(db, den).await?;
+            Ok((Some(Persist::Idb(idb)), files))
+        }
+    }
+}

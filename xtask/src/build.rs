@@ -1,0 +1,218 @@
+//! Builds `dist/`: the wasm module and its wrapper, the self-contained den page, the Pyodide
+//! files, types and package.json.
+
+use crate::setup::{pinned_wasm_bindgen, tool_path};
+use crate::{output, root, run};
+use sha2::{Digest, Sha256};
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+pub const PYODIDE_FILES: [&str; 3] = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
+
+fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+    fs::create_dir_all(to).map_err(|e| e.to_string())?;
+    for entry in fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let dest = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &dest)?;
+        } else {
+            fs::copy(entry.path(), &dest).map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<(), String> {
+    if let Some(p) = path.parent() {
+        fs::create_dir_all(p).map_err(|e| e.to_string())?;
+    }
+    fs::write(path, data).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Escapes a script so it can sit inside an inline `<script>` element: every `<` becomes `\x3c`
+/// inside strings and regexes, which is the same character to JavaScript. Outside strings a
+/// `<` is an operator; `\u003c` is not valid there, so the build refuses such sources unless
+/// they are followed by a space or `=` (comparisons), which cannot start `</script` or `<!--`.
+pub fn escape_inline_script(src: &str) -> String {
+    src.replace("</", "<\\/").replace("<!--", "<\\!--")
+}
+
+pub fn build(dev: bool) -> Result<(), String> {
+    let r = root();
+    let dist = r.join("dist");
+    let want = pinned_wasm_bindgen()?;
+    let path = tool_path();
+    let have = output(Command::new("wasm-bindgen").env("PATH", &path).arg("--version"))?;
+    if !have.trim().ends_with(&want) {
+        return Err(format!(
+            "wasm-bindgen-cli is {:?} but the crate is pinned to {want}; run `cargo xtask setup`",
+            have.trim()
+        ));
+    }
+    // 1. The wasm module (wasm-pack: cargo + wasm-bindgen --target web + wasm-opt from binaryen).
+    let pkg = r.join("target/wasm-pkg");
+    let mut wp = Command::new("wasm-pack");
+    wp.env("PATH", &path).current_dir(r.join("element")).args([
+        "build",
+        "--target",
+        "web",
+        "--out-dir",
+        pkg.to_str().unwrap_or("../target/wasm-pkg"),
+        "--out-name",
+        "foxden_wasm",
+        "--no-pack",
+    ]);
+    wp.arg(if dev { "--dev" } else { "--release" });
+    run(&mut wp)?;
+    if dist.exists() {
+        fs::remove_dir_all(&dist).map_err(|e| e.to_string())?;
+    }
+    fs::create_dir_all(&dist).map_err(|e| e.to_string())?;
+    for f in ["foxden_wasm.js", "foxden_wasm_bg.wasm", "foxden_wasm.d.ts", "foxden_wasm_bg.wasm.d.ts"] {
+        if pkg.join(f).exists() {
+            fs::copy(pkg.join(f), dist.join(f)).map_err(|e| format!("{f}: {e}"))?;
+        }
+    }
+    if pkg.join("snippets").exists() {
+        copy_dir(&pkg.join("snippets"), &dist.join("snippets"))?;
+    }
+    fs::copy(r.join("element/js/foxden.js"), dist.join("foxden.js")).map_err(|e| e.to_string())?;
+    fs::copy(r.join("element/js/foxden.d.ts"), dist.join("foxden.d.ts")).map_err(|e| e.to_string())?;
+
+    // 2. The worker bundle: worker.js + Pyodide's loader, one classic-worker IIFE.
+    let worker_bundle = r.join("target/den/worker.bundle.js");
+    let mut esb = Command::new("esbuild");
+    esb.env("PATH", &path).current_dir(&r).args([
+        "den-page/worker.js",
+        "--bundle",
+        "--format=iife",
+        "--platform=browser",
+        "--target=es2022",
+        "--log-level=error",
+        // Node-only branches of Pyodide's loader; never taken in a browser worker.
+        "--external:node:*",
+        "--external:ws",
+        // pyodide.asm.mjs reads import.meta.url only to locate files we hand over ourselves.
+        "--define:import.meta.url=\"https://pyodide.invalid/pyodide.asm.mjs\"",
+    ]);
+    if !dev {
+        esb.arg("--minify");
+    }
+    esb.arg(format!("--outfile={}", worker_bundle.display()));
+    run(&mut esb)?;
+    let worker_src = read(&worker_bundle)?;
+
+    // 3. The den page: den.js with the worker embedded as a string, inlined by hash.
+    let den_js = read(&r.join("den-page/den.js"))?;
+    let worker_literal = js_string_literal(&worker_src);
+    let den_js = den_js.replacen("__FOXDEN_WORKER_SOURCE__", &worker_literal, 1);
+    let den_js = escape_inline_script(&den_js);
+    let hash = base64(&Sha256::digest(den_js.as_bytes()));
+    let html = read(&r.join("den-page/den.html"))?
+        .replacen("__FOXDEN_SCRIPT_HASH__", &format!("'sha256-{hash}'"), 1)
+        .replacen("__FOXDEN_DEN_SCRIPT__", &den_js, 1);
+    write(&dist.join("den/den.html"), html)?;
+
+    // 4. Pyodide's three runtime files, of exactly the pinned version.
+    let pyo = r.join("node_modules/pyodide");
+    let pkg_json = read(&pyo.join("package.json"))?;
+    if !pkg_json.contains("\"version\": \"314.0.7\"") {
+        return Err("node_modules/pyodide is not 314.0.7; run `npm ci`".into());
+    }
+    for f in PYODIDE_FILES {
+        fs::create_dir_all(dist.join("pyodide")).map_err(|e| e.to_string())?;
+        fs::copy(pyo.join(f), dist.join("pyodide").join(f)).map_err(|e| format!("{f}: {e}"))?;
+    }
+
+    // 5. package.json so dist/ is an npm-style package.
+    let version = env!("CARGO_PKG_VERSION");
+    write(
+        &dist.join("package.json"),
+        format!(
+            r#"{{
+  "name": "foxden",
+  "version": "{version}",
+  "description": "A browser Python sandbox (Pyodide in an isolated iframe and worker, no network) as the <foxden-den> element and ES-module functions.",
+  "license": "MIT",
+  "type": "module",
+  "main": "./foxden.js",
+  "module": "./foxden.js",
+  "types": "./foxden.d.ts",
+  "exports": {{
+    ".": {{ "types": "./foxden.d.ts", "import": "./foxden.js" }},
+    "./den/den.html": "./den/den.html",
+    "./pyodide/*": "./pyodide/*",
+    "./package.json": "./package.json"
+  }},
+  "files": ["foxden.js", "foxden.d.ts", "foxden_wasm.js", "foxden_wasm.d.ts", "foxden_wasm_bg.wasm", "snippets/", "den/", "pyodide/"],
+  "dependencies": {{ "pyodide": "314.0.7" }},
+  "sideEffects": true
+}}
+"#
+        ),
+    )?;
+    eprintln!("xtask: built {}", dist.display());
+    Ok(())
+}
+
+/// A JSON string literal (valid JavaScript) for `s`.
+fn js_string_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + s.len() / 8 + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' => out.push_str("\\x3c"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        out.push(T[(n >> 18) as usize & 63] as char);
+        out.push(T[(n >> 12) as usize & 63] as char);
+        out.push(if chunk.len() > 1 { T[(n >> 6) as usize & 63] as char } else { '=' });
+        out.push(if chunk.len() > 2 { T[n as usize & 63] as char } else { '=' });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_known() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+    }
+
+    #[test]
+    fn literal_has_no_script_end() {
+        let l = js_string_literal("a</script><!-- \"x\"\n");
+        assert!(!l.contains("</"));
+        assert!(!l.contains("<!--"));
+    }
+}

@@ -1,0 +1,190 @@
+//! A small static file server (127.0.0.1) and a logging proxy that refuses everything.
+//! Both log every request line to a file, so tests can look for their probe markers.
+
+use crate::{flag_value, root};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+/// Where files are served from: (URL prefix, folder), tried in order.
+pub type Mounts = Vec<(String, PathBuf)>;
+
+#[derive(Clone)]
+pub struct Log(Arc<Mutex<std::fs::File>>);
+
+impl Log {
+    pub fn create(path: &Path) -> Result<Log, String> {
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
+        }
+        let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Log(Arc::new(Mutex::new(f))))
+    }
+    fn line(&self, s: &str) {
+        if let Ok(mut f) = self.0.lock() {
+            let _ = writeln!(f, "{s}");
+        }
+    }
+}
+
+fn content_type(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "wasm" => "application/wasm",
+        "json" => "application/json",
+        "zip" => "application/zip",
+        "css" => "text/css; charset=utf-8",
+        "ts" => "text/plain; charset=utf-8",
+        "csv" => "text/csv; charset=utf-8",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        _ => "application/octet-stream",
+    }
+}
+
+fn safe_join(base: &Path, rel: &str) -> Option<PathBuf> {
+    let rel = Path::new(rel.trim_start_matches('/'));
+    if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    Some(base.join(rel))
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() + 0 && i + 2 <= b.len() - 1 {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn handle_static(mut stream: TcpStream, mounts: &Mounts, log: &Log, coi: bool) {
+    let mut reader = BufReader::new(match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return,
+    });
+    let mut first = String::new();
+    if reader.read_line(&mut first).is_err() {
+        return;
+    }
+    let mut line = String::new();
+    while reader.read_line(&mut line).map(|n| n > 2).unwrap_or(false) {
+        line.clear();
+    }
+    log.line(first.trim_end());
+    let mut parts = first.split_whitespace();
+    let method = parts.next().unwrap_or("");
+    let target = parts.next().unwrap_or("/");
+    let path_part = target.split(['?', '#']).next().unwrap_or("/");
+    let path = percent_decode(path_part);
+    let mut found: Option<PathBuf> = None;
+    for (prefix, dir) in mounts {
+        if let Some(rest) = path.strip_prefix(prefix.as_str()) {
+            if let Some(mut p) = safe_join(dir, rest) {
+                if p.is_dir() {
+                    p = p.join("index.html");
+                }
+                if p.is_file() {
+                    found = Some(p);
+                    break;
+                }
+            }
+        }
+    }
+    let mut headers = String::from("Cache-Control: no-store\r\nConnection: close\r\n");
+    if coi {
+        headers.push_str("Cross-Origin-Opener-Policy: same-origin\r\nCross-Origin-Embedder-Policy: require-corp\r\nCross-Origin-Resource-Policy: cross-origin\r\n");
+    }
+    let resp = match (method, found) {
+        ("GET" | "HEAD", Some(p)) => match std::fs::read(&p) {
+            Ok(body) => {
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\n{headers}\r\n",
+                    content_type(&p),
+                    body.len()
+                );
+                let _ = stream.write_all(head.as_bytes());
+                if method == "GET" {
+                    let _ = stream.write_all(&body);
+                }
+                return;
+            }
+            Err(_) => "HTTP/1.1 500 Internal Server Error\r\n".to_owned(),
+        },
+        ("GET" | "HEAD", None) => "HTTP/1.1 404 Not Found\r\n".to_owned(),
+        _ => "HTTP/1.1 405 Method Not Allowed\r\n".to_owned(),
+    };
+    let _ = stream.write_all(format!("{resp}Content-Length: 0\r\n{headers}\r\n").as_bytes());
+}
+
+/// Starts the static server on 127.0.0.1:`port` (0: any); returns the port.
+pub fn start_static(port: u16, mounts: Mounts, log: Log, coi: bool) -> Result<u16, String> {
+    let listener = TcpListener::bind(("127.0.0.1", port)).map_err(|e| format!("bind 127.0.0.1:{port}: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let mounts = Arc::new(mounts);
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (m, l) = (mounts.clone(), log.clone());
+            thread::spawn(move || handle_static(stream, &m, &l, coi));
+        }
+    });
+    Ok(port)
+}
+
+/// Starts the logging proxy: it records each request line (and CONNECT target) and refuses it.
+pub fn start_proxy(log: Log) -> Result<u16, String> {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let log = log.clone();
+            thread::spawn(move || {
+                let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+                let mut buf = [0u8; 4096];
+                let n = stream.read(&mut buf).unwrap_or(0);
+                let text = String::from_utf8_lossy(&buf[..n]);
+                let first = text.lines().next().unwrap_or("").to_owned();
+                if !first.is_empty() {
+                    log.line(&first);
+                }
+                let _ = stream.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            });
+        }
+    });
+    Ok(port)
+}
+
+/// The mounts of the demo: the demo page at `/`, the built package beside it.
+pub fn demo_mounts() -> Mounts {
+    let r = root();
+    vec![
+        ("/".into(), r.join("demo")),
+        ("/".into(), r.join("dist")),
+    ]
+}
+
+pub fn demo(args: &[String]) -> Result<(), String> {
+    let port: u16 = flag_value(args, "--port")
+        .map(|p| p.parse().map_err(|_| format!("bad port {p}")))
+        .transpose()?
+        .unwrap_or(8000);
+    let log = Log::create(&root().join("target/serve.log"))?;
+    let port = start_static(port, demo_mounts(), log, false)?;
+    println!("foxden demo: http://127.0.0.1:{port}/  (Ctrl-C to stop; requests logged to target/serve.log)");
+    loop {
+        thread::park();
+    }
+}

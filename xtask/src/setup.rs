@@ -1,0 +1,96 @@
+//! Installs what the build and the tests need, only when missing.
+
+use crate::{cargo, output, root, run};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The wasm-bindgen crate version pinned in the workspace (`=0.2.N`).
+pub fn pinned_wasm_bindgen() -> Result<String, String> {
+    let toml = std::fs::read_to_string(root().join("Cargo.toml")).map_err(|e| e.to_string())?;
+    toml.lines()
+        .find_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("wasm-bindgen = \"=")
+                .and_then(|v| v.strip_suffix('"'))
+                .map(str::to_owned)
+        })
+        .ok_or_else(|| "Cargo.toml must pin wasm-bindgen = \"=X.Y.Z\"".into())
+}
+
+fn cargo_bin(name: &str) -> PathBuf {
+    let home = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo"));
+    home.join("bin").join(name)
+}
+
+fn has(cmd: &str, arg: &str) -> Option<String> {
+    Command::new(cmd)
+        .arg(arg)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+}
+
+/// PATH with the npm binaries (wasm-opt from binaryen, esbuild) and cargo's bin first.
+pub fn tool_path() -> String {
+    let mut parts = vec![
+        root().join("node_modules/.bin").display().to_string(),
+        cargo_bin("").display().to_string(),
+    ];
+    if let Ok(p) = std::env::var("PATH") {
+        parts.push(p);
+    }
+    parts.join(":")
+}
+
+pub fn setup(browsers_only: bool) -> Result<(), String> {
+    let r = root();
+    if !browsers_only {
+        // The wasm target.
+        let targets = output(Command::new("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
+        if !targets.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
+            run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))?;
+        }
+        // wasm-bindgen-cli must equal the crate version exactly.
+        let want = pinned_wasm_bindgen()?;
+        let have = has(cargo_bin("wasm-bindgen").to_str().unwrap_or("wasm-bindgen"), "--version").unwrap_or_default();
+        if !have.ends_with(&want) {
+            eprintln!("xtask: wasm-bindgen-cli {want} needed (found {have:?}); installing");
+            // Without --locked: the registry here may lack the newest patch of a dependency.
+            run(cargo().args(["install", "wasm-bindgen-cli", "--version", &want, "--force"]))?;
+        }
+        if has(cargo_bin("wasm-pack").to_str().unwrap_or("wasm-pack"), "--version").is_none() {
+            run(cargo().args(["install", "wasm-pack"]))?;
+        }
+        // npm packages (pyodide pinned exactly, esbuild, binaryen's wasm-opt, puppeteer-core).
+        let stamp = r.join("node_modules/.package-lock.json");
+        let lock = r.join("package-lock.json");
+        let fresh = match (std::fs::metadata(&stamp), std::fs::metadata(&lock)) {
+            (Ok(s), Ok(l)) => s.modified().ok() >= l.modified().ok(),
+            _ => false,
+        };
+        if !fresh {
+            run(Command::new("npm").current_dir(&r).args(["ci", "--no-audit", "--no-fund"]))?;
+        }
+    }
+    // Browsers and drivers come from Debian; nothing downloads a browser at run time.
+    let need_apt = ["chromium", "chromedriver", "firefox-esr"]
+        .iter()
+        .any(|b| has(b, "--version").is_none());
+    if need_apt {
+        let is_root = output(Command::new("id").arg("-u")).map(|s| s.trim() == "0").unwrap_or(false);
+        if !is_root {
+            return Err("install the browsers: sudo apt-get install -y chromium chromium-driver firefox-esr".into());
+        }
+        run(Command::new("apt-get").args(["update", "-qq"]))?;
+        run(Command::new("apt-get")
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(["install", "-y", "-qq", "chromium", "chromium-driver", "firefox-esr"]))?;
+    }
+    if !browsers_only && has(cargo_bin("geckodriver").to_str().unwrap_or("geckodriver"), "--version").is_none() {
+        run(cargo().args(["install", "geckodriver"]))?;
+    }
+    Ok(())
+}

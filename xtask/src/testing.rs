@@ -1,0 +1,93 @@
+//! `test`, `e2e` and `bench`: native checks, then the browser suites in real Chromium and
+//! Firefox ESR against pages on 127.0.0.1, with all other traffic sent to a logging proxy.
+
+use crate::serve::{start_proxy, start_static, Log, Mounts};
+use crate::setup::tool_path;
+use crate::{cargo, flag_value, root, run};
+use std::process::Command;
+
+pub const BROWSERS: [&str; 2] = ["chromium", "firefox"];
+
+pub fn test_all(args: &[String]) -> Result<(), String> {
+    crate::setup::setup(false)?;
+    let r = root();
+    run(cargo().current_dir(&r).args(["fmt", "--all", "--check"]))?;
+    run(cargo().current_dir(&r).args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    run(cargo()
+        .current_dir(&r)
+        .args(["clippy", "-p", "foxden", "--target", "wasm32-unknown-unknown", "--", "-D", "warnings"]))?;
+    run(cargo().current_dir(&r).args(["test", "--workspace"]))?;
+    crate::build::build(false)?;
+    e2e(args)?;
+    Ok(())
+}
+
+fn e2e_mounts() -> Mounts {
+    let r = root();
+    vec![
+        ("/e2e/".into(), r.join("e2e/pages")),
+        ("/demo/".into(), r.join("demo")),
+        ("/".into(), r.join("dist")),
+    ]
+}
+
+/// Starts the servers and runs `node <script>` once per browser with their addresses.
+fn with_servers(args: &[String], script_args: &[&str], artifacts: &str) -> Result<(), String> {
+    let r = root();
+    let art = r.join("e2e/artifacts").join(artifacts);
+    std::fs::create_dir_all(&art).map_err(|e| e.to_string())?;
+    let server_log = art.join("server.log");
+    let proxy_log = art.join("proxy.log");
+    let port = start_static(0, e2e_mounts(), Log::create(&server_log)?, false)?;
+    let coi_port = start_static(0, e2e_mounts(), Log::create(&art.join("server-coi.log"))?, true)?;
+    let proxy = start_proxy(Log::create(&proxy_log)?)?;
+    let browsers: Vec<String> = match flag_value(args, "--browser") {
+        Some(b) => vec![b],
+        None => BROWSERS.iter().map(|s| s.to_string()).collect(),
+    };
+    let mut failures = Vec::new();
+    for b in &browsers {
+        let mut cmd = Command::new("node");
+        cmd.current_dir(&r)
+            .env("PATH", tool_path())
+            .env("FOXDEN_BROWSER", b)
+            .env("FOXDEN_BASE", format!("http://127.0.0.1:{port}"))
+            .env("FOXDEN_COI_BASE", format!("http://127.0.0.1:{coi_port}"))
+            .env("FOXDEN_PROXY", format!("127.0.0.1:{proxy}"))
+            .env("FOXDEN_SERVER_LOG", &server_log)
+            .env("FOXDEN_PROXY_LOG", &proxy_log)
+            .env("FOXDEN_ARTIFACTS", &art)
+            .args(script_args);
+        if let Some(g) = flag_value(args, "--grep") {
+            cmd.env("FOXDEN_GREP", g);
+        }
+        if let Err(e) = run(&mut cmd) {
+            failures.push(format!("{b}: {e}"));
+        }
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("; "))
+    }
+}
+
+pub fn e2e(args: &[String]) -> Result<(), String> {
+    let r = root();
+    if !r.join("dist/foxden.js").exists() {
+        return Err("dist/ is missing: run `cargo xtask build` first".into());
+    }
+    with_servers(
+        args,
+        &["--test", "--test-concurrency=1", "--test-reporter=spec", "e2e/tests/"],
+        "e2e",
+    )
+}
+
+pub fn bench(args: &[String]) -> Result<(), String> {
+    crate::setup::setup(false)?;
+    if !root().join("dist/foxden.js").exists() {
+        crate::build::build(false)?;
+    }
+    with_servers(args, &["e2e/bench.mjs"], "bench")
+}

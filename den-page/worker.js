@@ -303,7 +303,7 @@ async function boot({ module, stdlib, lock }) {
   if (py.version !== "314.0.7") throw new Error(`Pyodide core is ${py.version}, expected 314.0.7`);
   py.setStdout({ write: (b) => capture("stdout", b) });
   py.setStderr({ write: (b) => capture("stderr", b) });
-  py.runPython(PY_HELPERS);
+  py.runPython(PY_HELPERS, { filename: "<foxden>" });
   pyRun = py.globals.get("_foxden_run");
   pyPending = py.globals.get("_foxden_pending_tasks");
   return performance.now() - started;
@@ -337,7 +337,8 @@ async function run(msg) {
     return;
   }
   const runStart = Date.now();
-  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, pending: { stdout: "", stderr: "" }, last: performance.now() };
+  // last = 0: the first chunk of a run is sent at once; later ones at most every 15 ms or 8 KiB.
+  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, pending: { stdout: "", stderr: "" }, last: 0 };
   decoders.stdout = new TextDecoder();
   decoders.stderr = new TextDecoder();
   try {

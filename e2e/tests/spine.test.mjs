@@ -1,7 +1,7 @@
-// The spine: element module -> den page -> worker -> Pyodide, in a real browser.
-import { test, before, after } from "node:test";
+// The spine: module -> den page -> worker -> Pyodide, in a real browser (issue 2).
+import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { launch, openPage, openQuickDen, BROWSER } from "../lib.mjs";
+import { launch, openPage, openQuickDen, BROWSER, sleep } from "../lib.mjs";
 
 let ctx, page, errors;
 
@@ -14,14 +14,20 @@ before(async () => {
   assert.ok(info.loadMs > 0 && info.loadMs < 60000, `loadMs ${info.loadMs}`);
 });
 
+let seen = 0;
+afterEach((t) => {
+  if (errors.length > seen) console.log(`# page errors after "${t.name}": ${errors.slice(seen).join(" | ")}`);
+  seen = errors.length;
+});
+
 after(async () => {
   await ctx?.close();
 });
 
-const run = (code, opts) =>
-  page.evaluate((code, opts) => window.dens.notes.run(code, opts), code, opts || {});
+const run = (code, opts) => page.evaluate((code, opts) => window.dens.notes.run(code, opts), code, opts || {});
+const B = BROWSER;
 
-test(`${BROWSER}: quickstart CSV sum gives "30.0"`, async () => {
+test(`${B}: quickstart CSV sum gives "30.0"`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.notes;
     await den.writeFile("/drop/sales.csv", "region,amount\nnorth,10\nsouth,20\n");
@@ -36,4 +42,193 @@ sum(float(row["amount"]) for row in rows)
   });
   assert.equal(r.error, null, JSON.stringify(r.error));
   assert.equal(r.result, "30.0");
+  assert.equal(r.truncated, false);
+  assert.ok(r.durationMs >= 0);
+});
+
+test(`${B}: stdout and stderr are captured in order, result is the last expression's repr`, async () => {
+  const r = await run(`import sys\nprint("hello")\nprint("oops", file=sys.stderr)\nprint("é ✓")\n"a" * 3`);
+  assert.equal(r.stdout, "hello\né ✓\n");
+  assert.equal(r.stderr, "oops\n");
+  assert.equal(r.result, "'aaa'");
+  assert.equal(r.error, null);
+});
+
+test(`${B}: result is null for a statement, "None" for an expression that is None`, async () => {
+  assert.equal((await run("x = 1")).result, null);
+  assert.equal((await run("None")).result, "None");
+  assert.equal((await run("")).result, null);
+});
+
+test(`${B}: a Python exception gives error.kind "python" with a traceback`, async () => {
+  const r = await run(`def f():\n    return 1 / 0\nprint("before")\nf()`);
+  assert.equal(r.stdout, "before\n");
+  assert.equal(r.error.kind, "python");
+  assert.equal(r.error.type, "ZeroDivisionError");
+  assert.match(r.error.message, /division by zero/);
+  assert.match(r.error.traceback, /Traceback \(most recent call last\)/);
+  assert.match(r.error.traceback, /line 2, in f/);
+  assert.doesNotMatch(r.error.traceback, /_foxden_run|pyodide/);
+  assert.equal(r.result, null);
+  const s = await run("def broken(:\n  pass");
+  assert.equal(s.error.kind, "python");
+  assert.equal(s.error.type, "SyntaxError");
+});
+
+test(`${B}: Python variables persist from run to run`, async () => {
+  await run("counter = 41");
+  const r = await run("counter += 1\ncounter");
+  assert.equal(r.result, "42");
+});
+
+test(`${B}: top-level await works`, async () => {
+  const r = await run("import asyncio\nawait asyncio.sleep(0.01)\n'slept'");
+  assert.equal(r.result, "'slept'");
+  assert.equal(r.restarted, false);
+});
+
+test(`${B}: files written by Python come back to the host and are listed in run.files`, async () => {
+  const r = await page.evaluate(async () => {
+    const den = window.dens.notes;
+    await den.writeFile("/work/gone.txt", "bye");
+    const r = await den.run(`
+import os
+os.makedirs("/out/sub", exist_ok=True)
+open("/out/sub/new.txt", "w").write("fresh")
+open("/drop/sales.csv", "a").write("east,5\\n")
+os.remove("/work/gone.txt")
+`);
+    const list = (await den.list()).map((f) => f.path);
+    return { r, list, text: await den.readFile("/out/sub/new.txt", "utf-8"), csv: await den.readText("/drop/sales.csv") };
+  });
+  assert.equal(r.r.error, null, JSON.stringify(r.r.error));
+  assert.deepEqual(r.r.files, { created: ["/out/sub/new.txt"], changed: ["/drop/sales.csv"], deleted: ["/work/gone.txt"] });
+  assert.equal(r.text, "fresh");
+  assert.equal(r.csv, "region,amount\nnorth,10\nsouth,20\neast,5\n");
+  assert.ok(r.list.includes("/out/sub/new.txt") && !r.list.includes("/work/gone.txt"));
+  // Nothing changed: nothing reported.
+  const again = await run("1");
+  assert.deepEqual(again.files, { created: [], changed: [], deleted: [] });
+});
+
+test(`${B}: binary content round-trips byte for byte through Python`, async () => {
+  const ok = await page.evaluate(async () => {
+    const den = window.dens.notes;
+    const bytes = new Uint8Array(256 * 3);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7) % 256;
+    await den.writeFile("/drop/blob.bin", bytes);
+    const r = await den.run(`
+data = open("/drop/blob.bin", "rb").read()
+assert len(data) == 768 and data[:4] == bytes([0, 7, 14, 21]), data[:4]
+open("/out/rev.bin", "wb").write(data[::-1])
+len(data)
+`);
+    const back = await den.readFile("/out/rev.bin");
+    const same = back.length === bytes.length && back.every((b, i) => b === bytes[bytes.length - 1 - i]);
+    return { r, same, isBytes: back instanceof Uint8Array };
+  });
+  assert.equal(ok.r.error, null, JSON.stringify(ok.r.error));
+  assert.equal(ok.r.result, "768");
+  assert.ok(ok.same && ok.isBytes);
+});
+
+test(`${B}: a run past its timeout is killed; files kept, variables gone, next run fine`, async () => {
+  await run("survivor = 'here'");
+  const t0 = Date.now();
+  const r = await run("while True: pass", { timeoutMs: 500 });
+  const took = Date.now() - t0;
+  assert.equal(r.error.kind, "timeout");
+  assert.equal(r.restarted, true);
+  assert.ok(took < 5000, `timeout answered after ${took} ms`);
+  const after = await run("'survivor' in globals()");
+  assert.equal(after.error, null);
+  assert.equal(after.result, "False");
+  const files = await run("open('/drop/sales.csv').read().count('\\n')");
+  assert.equal(files.result, "4");
+});
+
+test(`${B}: a leftover asyncio task restarts the worker after the grace period`, async () => {
+  await run("marker_var = 1");
+  const r = await run("import asyncio\nasync def forever():\n    while True:\n        await asyncio.sleep(0.05)\nt = asyncio.ensure_future(forever())\n'started'");
+  assert.equal(r.result, "'started'");
+  // The task is cancelled at the end of the run; cancelling it ends it, so no restart is needed.
+  const r2 = await run("'marker_var' in globals()");
+  assert.equal(r2.result, r.restarted ? "False" : "True");
+  // A task that refuses cancellation survives the grace period: the worker restarts.
+  const stubborn = await run(`
+import asyncio
+async def stubborn():
+    while True:
+        try:
+            await asyncio.sleep(0.05)
+        except asyncio.CancelledError:
+            pass
+t = asyncio.ensure_future(stubborn())
+`);
+  assert.equal(stubborn.restarted, true);
+  const r3 = await run("'marker_var' in globals()");
+  assert.equal(r3.result, "False");
+});
+
+test(`${B}: a leftover JS timer restarts the worker`, async () => {
+  await run("keep = 1");
+  const r = await run("import js\nfrom pyodide.ffi import create_proxy\nh = js.setInterval(create_proxy(lambda: None), 1000)\n'timer'");
+  assert.equal(r.result, "'timer'");
+  assert.equal(r.restarted, true);
+  assert.equal((await run("'keep' in globals()")).result, "False");
+  // A timer that ends within the grace period does not restart it.
+  await run("keep = 2");
+  const ok = await run("import js\nfrom pyodide.ffi import create_proxy\njs.setTimeout(create_proxy(lambda: None), 20)\n'short'");
+  assert.equal(ok.restarted, false);
+  assert.equal((await run("keep")).result, "2");
+});
+
+test(`${B}: output past maxOutputBytes is cut and flagged`, async () => {
+  const r = await run("for i in range(1000):\n    print('x' * 99)", { maxOutputBytes: 1000 });
+  assert.equal(r.truncated, true);
+  assert.equal(new TextEncoder().encode(r.stdout + r.stderr).length, 1000);
+  const small = await run("print('ok')", { maxOutputBytes: 1000 });
+  assert.equal(small.truncated, false);
+  // Defaults to 1 MiB.
+  const big = await run("import sys\nsys.stdout.write('y' * (2 * 1024 * 1024))");
+  assert.equal(big.truncated, true);
+  assert.equal(big.stdout.length, 1024 * 1024);
+});
+
+test(`${B}: output streams to onOutput while the run is still going`, async () => {
+  const r = await page.evaluate(async () => {
+    const chunks = [];
+    const res = await window.dens.notes.run("import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(0.1)", {
+      onOutput: (c) => chunks.push({ ...c, at: performance.now() }),
+    });
+    return { chunks, end: performance.now(), stdout: res.stdout };
+  });
+  assert.equal(r.chunks.map((c) => c.text).join(""), "0\n1\n2\n");
+  assert.equal(r.stdout, "0\n1\n2\n");
+  assert.ok(r.chunks.length >= 3, `chunks: ${r.chunks.length}`);
+  assert.ok(r.chunks[0].at < r.chunks[r.chunks.length - 1].at - 150, "first chunk arrived before the loop ended");
+});
+
+test(`${B}: bad paths throw PathError naming the path and the rule`, async () => {
+  const e = await page.evaluate(async () => {
+    try {
+      await window.dens.notes.writeFile("/drop/../etc/passwd", "x");
+      return null;
+    } catch (err) {
+      return { name: err.name, rule: err.rule, path: err.path, isPathError: err instanceof window.foxden.PathError, message: err.message };
+    }
+  });
+  assert.equal(e.name, "PathError");
+  assert.equal(e.rule, "dotdot");
+  assert.equal(e.path, "/drop/../etc/passwd");
+  assert.ok(e.isPathError);
+});
+
+test(`${B}: no page errors`, async () => {
+  await sleep(100);
+  // Firefox reports one "uncaught exception: undefined" when a worker that is running Python is
+  // terminated for a timeout (a bare JS busy loop terminated the same way reports nothing).
+  // It is logged above with the test that caused it; every other error fails this test.
+  const unexpected = errors.filter((e) => !(BROWSER === "firefox" && e === "uncaught exception: undefined"));
+  assert.deepEqual(unexpected, [], unexpected.join("\n"));
 });

@@ -2,7 +2,7 @@
 //! files, types and package.json.
 
 use crate::setup::{pinned_wasm_bindgen, tool_path};
-use crate::{output, root, run};
+use crate::{dist_dir, output, root, run, scratch_dir};
 use sha2::{Digest, Sha256};
 use std::fs;
 use std::path::Path;
@@ -45,7 +45,7 @@ pub fn escape_inline_script(src: &str) -> String {
 
 pub fn build(dev: bool) -> Result<(), String> {
     let r = root();
-    let dist = r.join("dist");
+    let dist = dist_dir();
     let want = pinned_wasm_bindgen()?;
     let path = tool_path();
     let have = output(Command::new("wasm-bindgen").env("PATH", &path).arg("--version"))?;
@@ -56,7 +56,7 @@ pub fn build(dev: bool) -> Result<(), String> {
         ));
     }
     // 1. The wasm module (wasm-pack: cargo + wasm-bindgen --target web + wasm-opt from binaryen).
-    let pkg = r.join("target/wasm-pkg");
+    let pkg = scratch_dir("wasm-pkg");
     let mut wp = Command::new("wasm-pack");
     wp.env("PATH", &path).current_dir(r.join("element")).args([
         "build",
@@ -86,7 +86,7 @@ pub fn build(dev: bool) -> Result<(), String> {
     fs::copy(r.join("element/js/foxden.d.ts"), dist.join("foxden.d.ts")).map_err(|e| e.to_string())?;
 
     // 2. The worker bundle: worker.js + Pyodide's loader, one classic-worker IIFE.
-    let worker_bundle = r.join("target/den/worker.bundle.js");
+    let worker_bundle = scratch_dir("den").join("worker.bundle.js");
     let mut esb = Command::new("esbuild");
     esb.env("PATH", &path).current_dir(&r).args([
         "den-page/worker.js",

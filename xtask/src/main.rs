@@ -25,6 +25,23 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// The build output folder: `dist/`, or `$FOXDEN_DIST` (lets parallel work build side by side).
+pub fn dist_dir() -> PathBuf {
+    match std::env::var("FOXDEN_DIST") {
+        Ok(d) if !d.is_empty() => PathBuf::from(d),
+        _ => root().join("dist"),
+    }
+}
+
+/// A scratch folder under target/ that belongs to this dist folder.
+pub fn scratch_dir(what: &str) -> PathBuf {
+    let tag = dist_dir()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dist".into());
+    root().join("target").join(format!("{what}-{tag}"))
+}
+
 /// `cargo`, as the one that runs us.
 pub fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))

@@ -172,7 +172,7 @@ pub fn demo_mounts() -> Mounts {
     let r = root();
     vec![
         ("/".into(), r.join("demo")),
-        ("/".into(), r.join("dist")),
+        ("/".into(), crate::dist_dir()),
     ]
 }
 

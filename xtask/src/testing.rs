@@ -3,7 +3,7 @@
 
 use crate::serve::{start_proxy, start_static, Log, Mounts};
 use crate::setup::tool_path;
-use crate::{cargo, flag_value, root, run};
+use crate::{cargo, dist_dir, flag_value, root, run};
 use std::process::Command;
 
 pub const BROWSERS: [&str; 2] = ["chromium", "firefox"];
@@ -27,14 +27,14 @@ fn e2e_mounts() -> Mounts {
     vec![
         ("/e2e/".into(), r.join("e2e/pages")),
         ("/demo/".into(), r.join("demo")),
-        ("/".into(), r.join("dist")),
+        ("/".into(), dist_dir()),
     ]
 }
 
 /// Starts the servers and runs `node <script>` once per browser with their addresses.
 fn with_servers(args: &[String], script_args: &[&str], artifacts: &str) -> Result<(), String> {
     let r = root();
-    let art = r.join("e2e/artifacts").join(artifacts);
+    let art = crate::scratch_dir("e2e-artifacts").join(artifacts);
     std::fs::create_dir_all(&art).map_err(|e| e.to_string())?;
     let server_log = art.join("server.log");
     let proxy_log = art.join("proxy.log");
@@ -73,8 +73,7 @@ fn with_servers(args: &[String], script_args: &[&str], artifacts: &str) -> Resul
 }
 
 pub fn e2e(args: &[String]) -> Result<(), String> {
-    let r = root();
-    if !r.join("dist/foxden.js").exists() {
+    if !dist_dir().join("foxden.js").exists() {
         return Err("dist/ is missing: run `cargo xtask build` first".into());
     }
     with_servers(
@@ -86,7 +85,7 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
 
 pub fn bench(args: &[String]) -> Result<(), String> {
     crate::setup::setup(false)?;
-    if !root().join("dist/foxden.js").exists() {
+    if !dist_dir().join("foxden.js").exists() {
         crate::build::build(false)?;
     }
     with_servers(args, &["e2e/bench.mjs"], "bench")

@@ -17,7 +17,11 @@ pub struct Listener {
 
 impl Listener {
     /// Adds `f` as a listener of `kind` on `target`.
-    pub fn new(target: &EventTarget, kind: &'static str, f: impl FnMut(web_sys::Event) + 'static) -> Self {
+    pub fn new(
+        target: &EventTarget,
+        kind: &'static str,
+        f: impl FnMut(web_sys::Event) + 'static,
+    ) -> Self {
         let closure = Closure::<dyn FnMut(web_sys::Event)>::new(f);
         let _ = target.add_event_listener_with_callback(kind, closure.as_ref().unchecked_ref());
         crate::leak_check::listener_created();

@@ -38,29 +38,53 @@ fn positive(v: &JsValue, key: &str, default: f64, max: f64) -> Result<f64, JsVal
     }
     match raw.as_f64() {
         Some(n) if n.is_finite() && n >= 0.0 && n <= max && n.fract() == 0.0 => Ok(n),
-        _ => Err(option_error(key, &format!("{key} must be a whole number from 0 to {max}"))),
+        _ => Err(option_error(
+            key,
+            &format!("{key} must be a whole number from 0 to {max}"),
+        )),
     }
 }
 
 impl DenOptions {
     pub fn from_js(v: &JsValue) -> Result<Self, JsValue> {
         if !v.is_object() {
-            return Err(option_error("options", "openDen needs an options object with at least a name"));
+            return Err(option_error(
+                "options",
+                "openDen needs an options object with at least a name",
+            ));
         }
-        let name = get_str(v, "name").ok_or_else(|| option_error("name", "name is required: 1-64 ASCII letters, digits, '-' or '_'"))?;
+        let name = get_str(v, "name").ok_or_else(|| {
+            option_error(
+                "name",
+                "name is required: 1-64 ASCII letters, digits, '-' or '_'",
+            )
+        })?;
         limits::validate_den_name(&name).map_err(|e| option_error("name", &e.to_string()))?;
         let rt = get(v, "runtime");
         let runtime = if is_absent(&rt) {
             RuntimeOptions::from_js(&JsValue::UNDEFINED)?
         } else {
             if get_str(&rt, "kind").as_deref() != Some("iframe") {
-                return Err(option_error("runtime", "runtime must come from iframeRuntime()"));
+                return Err(option_error(
+                    "runtime",
+                    "runtime must come from iframeRuntime()",
+                ));
             }
             RuntimeOptions::from_js(&rt)?
         };
         let store = StoreSpec::from_js(&get(v, "store"))?;
-        let max_den_bytes = positive(v, "maxDenBytes", limits::DEFAULT_MAX_DEN_BYTES as f64, 4_294_967_296.0 * 16.0)? as u64;
-        let kill_grace_ms = positive(v, "killGraceMs", limits::DEFAULT_KILL_GRACE_MS as f64, 60_000.0)? as u32;
+        let max_den_bytes = positive(
+            v,
+            "maxDenBytes",
+            limits::DEFAULT_MAX_DEN_BYTES as f64,
+            4_294_967_296.0 * 16.0,
+        )? as u64;
+        let kill_grace_ms = positive(
+            v,
+            "killGraceMs",
+            limits::DEFAULT_KILL_GRACE_MS as f64,
+            60_000.0,
+        )? as u32;
         Ok(DenOptions {
             name,
             runtime,
@@ -98,7 +122,10 @@ fn claim_name(name: &str) -> Result<(), JsValue> {
         if n.borrow_mut().insert(name.to_owned()) {
             Ok(())
         } else {
-            Err(den_error("name-in-use", &format!("a den named {name:?} is already open in this page; close it first")))
+            Err(den_error(
+                "name-in-use",
+                &format!("a den named {name:?} is already open in this page; close it first"),
+            ))
         }
     })
 }
@@ -108,7 +135,12 @@ fn release_name(name: &str) {
 }
 
 /// Opens a den (used by `openDen`, `fork` and the element).
-pub async fn open(opts: DenOptions, snapshot: Option<Vec<u8>>, progress: Progress, sink: Option<EventSink>) -> Result<Den, JsValue> {
+pub async fn open(
+    opts: DenOptions,
+    snapshot: Option<Vec<u8>>,
+    progress: Progress,
+    sink: Option<EventSink>,
+) -> Result<Den, JsValue> {
     claim_name(&opts.name)?;
     let name = opts.name.clone();
     let result = open_claimed(opts, snapshot, progress, sink).await;
@@ -118,12 +150,20 @@ pub async fn open(opts: DenOptions, snapshot: Option<Vec<u8>>, progress: Progres
     result
 }
 
-async fn open_claimed(opts: DenOptions, snapshot: Option<Vec<u8>>, progress: Progress, sink: Option<EventSink>) -> Result<Den, JsValue> {
+async fn open_claimed(
+    opts: DenOptions,
+    snapshot: Option<Vec<u8>>,
+    progress: Progress,
+    sink: Option<EventSink>,
+) -> Result<Den, JsValue> {
     let (persist, mut files) = crate::store::open(&opts.store, &opts.name).await?;
     if let Some(bytes) = snapshot {
-        let restored = foxden_core::snapshot::decode_snapshot(&bytes, opts.max_den_bytes).map_err(|e| snapshot_error(e.code(), &e.to_string()))?;
+        let restored = foxden_core::snapshot::decode_snapshot(&bytes, opts.max_den_bytes)
+            .map_err(|e| snapshot_error(e.code(), &e.to_string()))?;
         let ops = files.diff_to(&restored);
-        let (ops, _) = files.check(ops, opts.max_den_bytes).map_err(|e| storage_to_js(&e))?;
+        let (ops, _) = files
+            .check(ops, opts.max_den_bytes)
+            .map_err(|e| storage_to_js(&e))?;
         if let Some(p) = &persist {
             p.commit(&ops).await?;
         }
@@ -175,7 +215,10 @@ fn changes_js(c: &ChangeSet) -> JsValue {
 impl Inner {
     fn check_open(&self) -> Result<(), JsValue> {
         if self.closed.get() {
-            Err(den_error("closed", &format!("the den {:?} is closed", self.opts.name)))
+            Err(den_error(
+                "closed",
+                &format!("the den {:?} is closed", self.opts.name),
+            ))
         } else {
             Ok(())
         }
@@ -202,7 +245,10 @@ impl Inner {
         let mut resolve: Option<Function> = None;
         let p = Promise::new(&mut |res, _| resolve = Some(res));
         *self.busy.borrow_mut() = Some(p);
-        Exclusive { inner: self, resolve }
+        Exclusive {
+            inner: self,
+            resolve,
+        }
     }
 
     /// Commits a batch: checks it, persists it (one IndexedDB transaction), then applies it.
@@ -266,13 +312,23 @@ struct RunOptions {
 fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
     Ok(RunOptions {
         timeout_ms: {
-            let t = positive(v, "timeoutMs", limits::DEFAULT_TIMEOUT_MS as f64, limits::MAX_TIMEOUT_MS as f64)?;
+            let t = positive(
+                v,
+                "timeoutMs",
+                limits::DEFAULT_TIMEOUT_MS as f64,
+                limits::MAX_TIMEOUT_MS as f64,
+            )?;
             if t == 0.0 {
                 return Err(option_error("timeoutMs", "timeoutMs must be at least 1"));
             }
             t
         },
-        max_output_bytes: positive(v, "maxOutputBytes", limits::DEFAULT_MAX_OUTPUT_BYTES as f64, 1_073_741_824.0)?,
+        max_output_bytes: positive(
+            v,
+            "maxOutputBytes",
+            limits::DEFAULT_MAX_OUTPUT_BYTES as f64,
+            1_073_741_824.0,
+        )?,
         on_output: get(v, "onOutput").dyn_into::<Function>().ok(),
     })
 }
@@ -305,7 +361,12 @@ impl Den {
         inner.run_seq.set(seq);
         inner.emit(
             "run",
-            obj(&[("id", seq.into()), ("phase", "start".into()), ("code", code.as_str().into())]).into(),
+            obj(&[
+                ("id", seq.into()),
+                ("phase", "start".into()),
+                ("code", code.as_str().into()),
+            ])
+            .into(),
         );
         let conn = inner.ensure_connection().await?;
         // Ship only what the worker does not already have.
@@ -316,10 +377,17 @@ impl Den {
             if let Some(e) = inner.files.borrow().get(path) {
                 let data = bytes_to_js(&e.data);
                 transfer.push(&data.buffer());
-                put.push(&obj(&[("path", path.as_str().into()), ("data", data.into()), ("mtime", e.mtime_ms.into())]));
+                put.push(&obj(&[
+                    ("path", path.as_str().into()),
+                    ("data", data.into()),
+                    ("mtime", e.mtime_ms.into()),
+                ]));
             }
         }
-        inner.sync.borrow_mut().delivered(&plan, &inner.files.borrow());
+        inner
+            .sync
+            .borrow_mut()
+            .delivered(&plan, &inner.files.borrow());
         let msg = obj(&[
             ("t", "run".into()),
             ("code", code.as_str().into()),
@@ -341,7 +409,12 @@ impl Den {
                 } else {
                     stdout.borrow_mut().push_str(text);
                 }
-                let detail: JsValue = obj(&[("runId", seq.into()), ("stream", stream.into()), ("text", text.into())]).into();
+                let detail: JsValue = obj(&[
+                    ("runId", seq.into()),
+                    ("stream", stream.into()),
+                    ("text", text.into()),
+                ])
+                .into();
                 if let Some(f) = &user {
                     let _ = f.call1(&JsValue::UNDEFINED, &detail);
                 }
@@ -445,21 +518,37 @@ impl Den {
             s
         };
         let result = get(&done, "result");
-        let result = if is_absent(&result) { JsValue::NULL } else { result };
+        let result = if is_absent(&result) {
+            JsValue::NULL
+        } else {
+            result
+        };
         let out = obj(&[
             ("stdout", stdout.borrow().as_str().into()),
             ("stderr", stderr_text.into()),
             ("result", result),
             ("error", error),
-            ("truncated", get(&done, "truncated").as_bool().unwrap_or(false).into()),
+            (
+                "truncated",
+                get(&done, "truncated").as_bool().unwrap_or(false).into(),
+            ),
             ("files", changes_js(&changes)),
-            ("durationMs", get_f64(&done, "durationMs").unwrap_or(0.0).into()),
+            (
+                "durationMs",
+                get_f64(&done, "durationMs").unwrap_or(0.0).into(),
+            ),
             ("restarted", restarted.into()),
         ]);
         let out: JsValue = out.into();
         inner.emit(
             "run",
-            obj(&[("id", seq.into()), ("phase", "end".into()), ("code", code.as_str().into()), ("result", out.clone())]).into(),
+            obj(&[
+                ("id", seq.into()),
+                ("phase", "end".into()),
+                ("code", code.as_str().into()),
+                ("result", out.clone()),
+            ])
+            .into(),
         );
         Ok(out)
     }
@@ -468,12 +557,22 @@ impl Den {
         let inner = &self.inner;
         inner.check_open()?;
         let path = normalize_file_path(&path).map_err(|e| path_error(&e))?;
-        let bytes = js::data_to_bytes(&data)
-            .ok_or_else(|| den_error("bad-data", "writeFile data must be a string, Uint8Array, ArrayBuffer or typed array"))?;
+        let bytes = js::data_to_bytes(&data).ok_or_else(|| {
+            den_error(
+                "bad-data",
+                "writeFile data must be a string, Uint8Array, ArrayBuffer or typed array",
+            )
+        })?;
         let _guard = inner.exclusive().await;
         inner.check_open()?;
         let changes = inner
-            .commit(vec![Op::Put { path, entry: FileEntry::new(bytes, js::wall_ms()) }], "write")
+            .commit(
+                vec![Op::Put {
+                    path,
+                    entry: FileEntry::new(bytes, js::wall_ms()),
+                }],
+                "write",
+            )
             .await
             .map_err(|e| storage_to_js(&e))?;
         Ok(changes_js(&changes))
@@ -488,7 +587,10 @@ impl Den {
         if inner.files.borrow().get(&path).is_none() {
             return Err(den_error("not-found", &format!("no file at {path}")));
         }
-        let changes = inner.commit(vec![Op::Delete { path }], "delete").await.map_err(|e| storage_to_js(&e))?;
+        let changes = inner
+            .commit(vec![Op::Delete { path }], "delete")
+            .await
+            .map_err(|e| storage_to_js(&e))?;
         Ok(changes_js(&changes))
     }
 
@@ -496,12 +598,23 @@ impl Den {
         self.inner.check_open()?;
         let path = normalize_file_path(&path).map_err(|e| path_error(&e))?;
         let files = self.inner.files.borrow();
-        let entry = files.get(&path).ok_or_else(|| den_error("not-found", &format!("no file at {path}")))?;
-        let encoding = if let Some(s) = opts.as_string() { Some(s) } else { get_str(&opts, "encoding") };
+        let entry = files
+            .get(&path)
+            .ok_or_else(|| den_error("not-found", &format!("no file at {path}")))?;
+        let encoding = if let Some(s) = opts.as_string() {
+            Some(s)
+        } else {
+            get_str(&opts, "encoding")
+        };
         match encoding.as_deref() {
             None => Ok(bytes_to_js(&entry.data).into()),
-            Some("utf-8") | Some("utf8") | Some("text") => Ok(String::from_utf8_lossy(&entry.data).into_owned().into()),
-            Some(other) => Err(option_error("encoding", &format!("unsupported encoding {other:?}: use \"utf-8\" or none for bytes"))),
+            Some("utf-8") | Some("utf8") | Some("text") => {
+                Ok(String::from_utf8_lossy(&entry.data).into_owned().into())
+            }
+            Some(other) => Err(option_error(
+                "encoding",
+                &format!("unsupported encoding {other:?}: use \"utf-8\" or none for bytes"),
+            )),
         }
     }
 
@@ -521,7 +634,11 @@ impl Den {
 
     pub(crate) fn sh_impl(&self, command: String) -> Result<JsValue, JsValue> {
         self.inner.check_open()?;
-        Ok(crate::shell(&command, &self.inner.files.borrow(), limits::DEFAULT_MAX_OUTPUT_BYTES as usize))
+        Ok(crate::shell(
+            &command,
+            &self.inner.files.borrow(),
+            limits::DEFAULT_MAX_OUTPUT_BYTES as usize,
+        ))
     }
 
     pub(crate) fn snapshot_impl(&self) -> Result<JsValue, JsValue> {
@@ -535,19 +652,29 @@ impl Den {
         inner.check_open()?;
         let bytes = js::data_to_bytes(&data)
             .filter(|_| data.as_string().is_none())
-            .ok_or_else(|| snapshot_error("format", "restore needs the snapshot bytes (Uint8Array or ArrayBuffer)"))?;
-        let restored = foxden_core::snapshot::decode_snapshot(&bytes, inner.opts.max_den_bytes).map_err(|e| snapshot_error(e.code(), &e.to_string()))?;
+            .ok_or_else(|| {
+                snapshot_error(
+                    "format",
+                    "restore needs the snapshot bytes (Uint8Array or ArrayBuffer)",
+                )
+            })?;
+        let restored = foxden_core::snapshot::decode_snapshot(&bytes, inner.opts.max_den_bytes)
+            .map_err(|e| snapshot_error(e.code(), &e.to_string()))?;
         let _guard = inner.exclusive().await;
         inner.check_open()?;
         let ops = inner.files.borrow().diff_to(&restored);
-        let changes = inner.commit(ops, "restore").await.map_err(|e| storage_to_js(&e))?;
+        let changes = inner
+            .commit(ops, "restore")
+            .await
+            .map_err(|e| storage_to_js(&e))?;
         Ok(changes_js(&changes))
     }
 
     pub(crate) async fn fork_impl(&self, opts: JsValue) -> Result<Den, JsValue> {
         let inner = &self.inner;
         inner.check_open()?;
-        let name = get_str(&opts, "name").ok_or_else(|| option_error("name", "fork needs { name }"))?;
+        let name =
+            get_str(&opts, "name").ok_or_else(|| option_error("name", "fork needs { name }"))?;
         let mut o = inner.opts.clone();
         o.name = name;
         limits::validate_den_name(&o.name).map_err(|e| option_error("name", &e.to_string()))?;
@@ -658,7 +785,9 @@ impl Den {
     /// Opens a new den with a copy of the files.
     pub fn fork(&self, opts: JsValue) -> Promise {
         let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move { d.fork_impl(opts).await.map(JsValue::from) })
+        wasm_bindgen_futures::future_to_promise(async move {
+            d.fork_impl(opts).await.map(JsValue::from)
+        })
     }
 
     /// New interpreter (Python variables gone), files kept.

@@ -35,7 +35,10 @@ impl Drop for IdbDen {
 }
 
 fn idb_err(what: &str, e: &JsValue) -> JsValue {
-    den_error("storage", &format!("IndexedDB {what} failed: {}", js::describe(e)))
+    den_error(
+        "storage",
+        &format!("IndexedDB {what} failed: {}", js::describe(e)),
+    )
 }
 
 /// Waits for a request's success (its result) or error, with listeners dropped afterwards.
@@ -57,7 +60,12 @@ async fn request(req: &IdbRequest) -> Result<JsValue, JsValue> {
     });
     match rx.await {
         Ok(Ok(())) => req.result(),
-        _ => Err(req.error().ok().flatten().map(JsValue::from).unwrap_or_else(|| "request failed".into())),
+        _ => Err(req
+            .error()
+            .ok()
+            .flatten()
+            .map(JsValue::from)
+            .unwrap_or_else(|| "request failed".into())),
     }
 }
 
@@ -75,7 +83,9 @@ impl IdbDen {
             .indexed_db()
             .map_err(|e| idb_err("access", &e))?
             .ok_or_else(|| den_error("storage", "IndexedDB is not available in this page"))?;
-        let open_req = factory.open_with_u32(db_name, VERSION).map_err(|e| idb_err("open", &e))?;
+        let open_req = factory
+            .open_with_u32(db_name, VERSION)
+            .map_err(|e| idb_err("open", &e))?;
         let upgrade = Listener::new(open_req.as_ref(), "upgradeneeded", {
             let r = open_req.clone();
             move |_| {
@@ -87,7 +97,10 @@ impl IdbDen {
                 }
             }
         });
-        let db: IdbDatabase = request(open_req.as_ref()).await.map_err(|e| idb_err("open", &e))?.unchecked_into();
+        let db: IdbDatabase = request(open_req.as_ref())
+            .await
+            .map_err(|e| idb_err("open", &e))?
+            .unchecked_into();
         drop(upgrade);
         let me = IdbDen {
             db,
@@ -104,21 +117,35 @@ impl IdbDen {
             .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readonly)
             .map_err(|e| idb_err("read", &e))?;
         let store = tx.object_store(STORE).map_err(|e| idb_err("read", &e))?;
-        let range = web_sys::IdbKeyRange::bound(&key(&self.den, ""), &key(&self.den, "\u{10FFFF}")).map_err(|e| idb_err("read", &e))?;
-        let all = request(&store.get_all_with_key(&range).map_err(|e| idb_err("read", &e))?).await?;
+        let range = web_sys::IdbKeyRange::bound(&key(&self.den, ""), &key(&self.den, "\u{10FFFF}"))
+            .map_err(|e| idb_err("read", &e))?;
+        let all = request(
+            &store
+                .get_all_with_key(&range)
+                .map_err(|e| idb_err("read", &e))?,
+        )
+        .await?;
         let mut ops = Vec::new();
         for rec in Array::from(&all).iter() {
             let path = get_str(&rec, "path").unwrap_or_default();
             let data: Uint8Array = get(&rec, "data").unchecked_into();
             let entry = FileEntry::new(data.to_vec(), get_f64(&rec, "mtime").unwrap_or(0.0));
             // Records are checked on load too: a record whose hash does not match is refused.
-            if get_str(&rec, "sha256").as_deref() != Some(foxden_core::hex(&entry.sha256).as_str()) {
-                return Err(den_error("storage", &format!("IndexedDB record {path} does not match its SHA-256; the store is damaged")));
+            if get_str(&rec, "sha256").as_deref() != Some(foxden_core::hex(&entry.sha256).as_str())
+            {
+                return Err(den_error(
+                    "storage",
+                    &format!(
+                        "IndexedDB record {path} does not match its SHA-256; the store is damaged"
+                    ),
+                ));
             }
             ops.push(Op::Put { path, entry });
         }
         let mut files = FileMap::new();
-        files.apply(ops, u64::MAX).map_err(|e| den_error("storage", &format!("IndexedDB holds an invalid den: {e}")))?;
+        files
+            .apply(ops, u64::MAX)
+            .map_err(|e| den_error("storage", &format!("IndexedDB holds an invalid den: {e}")))?;
         Ok(files)
     }
 
@@ -168,13 +195,19 @@ impl IdbDen {
         let t2 = tx.clone();
         let _abort = Listener::new(tx.as_ref(), "abort", move |_| {
             if let Some(s) = s2.borrow_mut().take() {
-                let why = t2.error().map(|e| e.message()).unwrap_or_else(|| "aborted".into());
+                let why = t2
+                    .error()
+                    .map(|e| e.message())
+                    .unwrap_or_else(|| "aborted".into());
                 let _ = s.send(Err(why));
             }
         });
         match rx.await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(why)) => Err(den_error("storage", &format!("IndexedDB transaction aborted: {why}; nothing was changed"))),
+            Ok(Err(why)) => Err(den_error(
+                "storage",
+                &format!("IndexedDB transaction aborted: {why}; nothing was changed"),
+            )),
             Err(_) => Err(den_error("storage", "IndexedDB transaction vanished")),
         }
     }

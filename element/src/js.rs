@@ -73,7 +73,10 @@ impl ArrayBufferViewLike {
 
 /// A JS array of strings.
 pub fn str_array<S: AsRef<str>>(items: &[S]) -> Array {
-    items.iter().map(|s| JsValue::from_str(s.as_ref())).collect()
+    items
+        .iter()
+        .map(|s| JsValue::from_str(s.as_ref()))
+        .collect()
 }
 
 /// `performance.now()` or 0.
@@ -96,7 +99,11 @@ pub fn describe(v: &JsValue) -> String {
     }
     if let Some(m) = get_str(v, "message") {
         let name = get_str(v, "name").unwrap_or_default();
-        return if name.is_empty() { m } else { format!("{name}: {m}") };
+        return if name.is_empty() {
+            m
+        } else {
+            format!("{name}: {m}")
+        };
     }
     js_sys::JSON::stringify(v)
         .ok()

@@ -38,7 +38,11 @@ pub fn error_classes() -> JsValue {
 #[wasm_bindgen(js_name = __liveCounts)]
 pub fn live_counts() -> JsValue {
     let (l, c) = leak_check::counts();
-    obj(&[("listeners", (l as f64).into()), ("connections", (c as f64).into())]).into()
+    obj(&[
+        ("listeners", (l as f64).into()),
+        ("connections", (c as f64).into()),
+    ])
+    .into()
 }
 
 /// Opens a den: `openDen({ name, runtime, store?, snapshot?, maxDenBytes?, killGraceMs?, onProgress? })`.
@@ -49,11 +53,20 @@ pub async fn open_den(opts: JsValue) -> Result<Den, JsValue> {
     let snapshot = if js::is_absent(&snap) {
         None
     } else {
-        Some(js::data_to_bytes(&snap).ok_or_else(|| errors::option_error("snapshot", "snapshot must be Uint8Array or ArrayBuffer bytes"))?)
+        Some(js::data_to_bytes(&snap).ok_or_else(|| {
+            errors::option_error(
+                "snapshot",
+                "snapshot must be Uint8Array or ArrayBuffer bytes",
+            )
+        })?)
     };
-    let progress: runtime::Progress = match get(&opts, "onProgress").dyn_into::<js_sys::Function>() {
+    let progress: runtime::Progress = match get(&opts, "onProgress").dyn_into::<js_sys::Function>()
+    {
         Ok(f) => Rc::new(move |loaded, total| {
-            let _ = f.call1(&JsValue::UNDEFINED, &obj(&[("loaded", loaded.into()), ("total", total.into())]));
+            let _ = f.call1(
+                &JsValue::UNDEFINED,
+                &obj(&[("loaded", loaded.into()), ("total", total.into())]),
+            );
         }),
         Err(_) => Rc::new(|_, _| {}),
     };
@@ -92,14 +105,21 @@ pub fn normalize_path(path: &str) -> Result<String, JsValue> {
 pub(crate) fn shell(command: &str, files: &foxden_core::FileMap, max: usize) -> JsValue {
     // TEMPORARY until foxden_core::shell lands (issue 4, being written now).
     let _ = (command, files, max);
-    obj(&[("stdout", "".into()), ("stderr", "sh: not built yet\n".into()), ("code", 2.into()), ("truncated", false.into())]).into()
+    obj(&[
+        ("stdout", "".into()),
+        ("stderr", "sh: not built yet\n".into()),
+        ("code", 2.into()),
+        ("truncated", false.into()),
+    ])
+    .into()
 }
 
 /// Runs the read-only shell over `files` (`{ "/drop/a.csv": string | Uint8Array }`), no den needed.
 #[wasm_bindgen(js_name = runShell)]
 pub fn run_shell(command: &str, files: JsValue, opts: JsValue) -> Result<JsValue, JsValue> {
     let map = files_from_object(&files)?;
-    let max = get_f64(&opts, "maxOutputBytes").unwrap_or(foxden_core::limits::DEFAULT_MAX_OUTPUT_BYTES as f64);
+    let max = get_f64(&opts, "maxOutputBytes")
+        .unwrap_or(foxden_core::limits::DEFAULT_MAX_OUTPUT_BYTES as f64);
     Ok(shell(command, &map, max as usize))
 }
 
@@ -110,13 +130,21 @@ fn files_from_object(files: &JsValue) -> Result<foxden_core::FileMap, JsValue> {
         for e in entries.iter() {
             let pair: js_sys::Array = e.unchecked_into();
             let path = pair.get(0).as_string().unwrap_or_default();
-            let data = js::data_to_bytes(&pair.get(1))
-                .ok_or_else(|| errors::den_error("bad-data", &format!("{path}: data must be a string or bytes")))?;
-            ops.push(foxden_core::Op::Put { path, entry: foxden_core::FileEntry::new(data, 0.0) });
+            let data = js::data_to_bytes(&pair.get(1)).ok_or_else(|| {
+                errors::den_error(
+                    "bad-data",
+                    &format!("{path}: data must be a string or bytes"),
+                )
+            })?;
+            ops.push(foxden_core::Op::Put {
+                path,
+                entry: foxden_core::FileEntry::new(data, 0.0),
+            });
         }
     }
     let mut map = foxden_core::FileMap::new();
-    map.apply(ops, u64::MAX).map_err(|e| den::storage_to_js(&e))?;
+    map.apply(ops, u64::MAX)
+        .map_err(|e| den::storage_to_js(&e))?;
     Ok(map)
 }
 
@@ -132,9 +160,16 @@ pub fn encode_snapshot(files: JsValue) -> Result<js_sys::Uint8Array, JsValue> {
 pub fn decode_snapshot(bytes: JsValue, opts: JsValue) -> Result<JsValue, JsValue> {
     let data = js::data_to_bytes(&bytes)
         .filter(|_| bytes.as_string().is_none())
-        .ok_or_else(|| errors::snapshot_error("format", "decodeSnapshot needs Uint8Array or ArrayBuffer bytes"))?;
-    let max = get_f64(&opts, "maxDenBytes").unwrap_or(foxden_core::limits::DEFAULT_MAX_DEN_BYTES as f64) as u64;
-    let map = foxden_core::snapshot::decode_snapshot(&data, max).map_err(|e| errors::snapshot_error(e.code(), &e.to_string()))?;
+        .ok_or_else(|| {
+            errors::snapshot_error(
+                "format",
+                "decodeSnapshot needs Uint8Array or ArrayBuffer bytes",
+            )
+        })?;
+    let max = get_f64(&opts, "maxDenBytes")
+        .unwrap_or(foxden_core::limits::DEFAULT_MAX_DEN_BYTES as f64) as u64;
+    let map = foxden_core::snapshot::decode_snapshot(&data, max)
+        .map_err(|e| errors::snapshot_error(e.code(), &e.to_string()))?;
     let out = js_sys::Object::new();
     for (path, e) in map.iter() {
         let _ = js_sys::Reflect::set(&out, &path.as_str().into(), &bytes_to_js(&e.data));

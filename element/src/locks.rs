@@ -56,7 +56,11 @@ pub async fn acquire(name: &str) -> Result<Option<HeldLock>, JsValue> {
         p
     });
     let opts = obj(&[("ifAvailable", true.into())]);
-    let _ = Reflect::apply(&request, &locks, &js_sys::Array::of3(&name.into(), &opts, callback.as_ref()));
+    let _ = Reflect::apply(
+        &request,
+        &locks,
+        &js_sys::Array::of3(&name.into(), &opts, callback.as_ref()),
+    );
     match rx.await {
         Ok((true, release)) => Ok(Some(HeldLock { release, _callback: callback })),
         _ => Err(den_error(

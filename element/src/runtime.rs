@@ -100,7 +100,8 @@ impl RuntimeOptions {
             let s = raw
                 .as_string()
                 .ok_or_else(|| option_error(key, &format!("{key} must be a URL string")))?;
-            resolve_url(&s).map_err(|e| option_error(key, &format!("{key} {s:?} is not a valid URL: {e}")))
+            resolve_url(&s)
+                .map_err(|e| option_error(key, &format!("{key} {s:?} is not a valid URL: {e}")))
         };
         let den_url = url_opt("denUrl", "./den/den.html")?;
         let mut pyodide_url = url_opt("pyodideUrl", "./pyodide/")?;
@@ -111,12 +112,16 @@ impl RuntimeOptions {
         let isolation = if is_absent(&iso_raw) {
             Isolation::Auto
         } else {
-            iso_raw.as_string().as_deref().and_then(Isolation::parse).ok_or_else(|| {
-                option_error(
-                    "isolation",
-                    "isolation must be \"auto\", \"manifest-sandbox\" or \"iframe-sandbox\"",
-                )
-            })?
+            iso_raw
+                .as_string()
+                .as_deref()
+                .and_then(Isolation::parse)
+                .ok_or_else(|| {
+                    option_error(
+                        "isolation",
+                        "isolation must be \"auto\", \"manifest-sandbox\" or \"iframe-sandbox\"",
+                    )
+                })?
         };
         let lt = get(v, "loadTimeoutMs");
         let load_timeout_ms = if is_absent(&lt) {
@@ -124,7 +129,12 @@ impl RuntimeOptions {
         } else {
             match lt.as_f64() {
                 Some(n) if n.is_finite() && n > 0.0 => n,
-                _ => return Err(option_error("loadTimeoutMs", "loadTimeoutMs must be a positive number of milliseconds")),
+                _ => {
+                    return Err(option_error(
+                        "loadTimeoutMs",
+                        "loadTimeoutMs must be a positive number of milliseconds",
+                    ))
+                }
             }
         };
         let c = get(v, "container");
@@ -155,7 +165,10 @@ impl RuntimeOptions {
             ("loadTimeoutMs", self.load_timeout_ms.into()),
             (
                 "container",
-                self.container.clone().map(JsValue::from).unwrap_or(JsValue::NULL),
+                self.container
+                    .clone()
+                    .map(JsValue::from)
+                    .unwrap_or(JsValue::NULL),
             ),
         ]);
         o.into()
@@ -229,13 +242,29 @@ impl Connection {
     }
 
     /// Posts a run; resolves with the den page's `done` message, or `None` when the port closed.
-    pub async fn run(&self, mut msg: js_sys::Object, transfer: Array, on_output: OutputHandler, watchdog_ms: f64) -> Option<JsValue> {
+    pub async fn run(
+        &self,
+        mut msg: js_sys::Object,
+        transfer: Array,
+        on_output: OutputHandler,
+        watchdog_ms: f64,
+    ) -> Option<JsValue> {
         let id = self.next_id();
         let _ = js_sys::Reflect::set(&msg, &"id".into(), &id.into());
         let (tx, rx) = oneshot::channel();
-        self.shared.borrow_mut().runs.insert(id, RunSlot { done: tx, on_output });
+        self.shared.borrow_mut().runs.insert(
+            id,
+            RunSlot {
+                done: tx,
+                on_output,
+            },
+        );
         msg = msg.clone();
-        if self.port.post_message_with_transferable(&msg, &transfer).is_err() {
+        if self
+            .port
+            .post_message_with_transferable(&msg, &transfer)
+            .is_err()
+        {
             self.shared.borrow_mut().runs.remove(&id);
             return None;
         }
@@ -249,7 +278,9 @@ impl Connection {
         let id = self.next_id();
         let (tx, rx) = oneshot::channel();
         self.shared.borrow_mut().resets.insert(id, tx);
-        let _ = self.port.post_message(&obj(&[("t", "reset".into()), ("id", id.into())]));
+        let _ = self
+            .port
+            .post_message(&obj(&[("t", "reset".into()), ("id", id.into())]));
         let out = with_timeout(rx, timeout_ms).await;
         self.shared.borrow_mut().resets.remove(&id);
         match out {
@@ -319,9 +350,12 @@ async fn fetch_bytes(url: &str, progress: &dyn Fn(f64, f64)) -> Result<ArrayBuff
     let body = match resp.body() {
         Some(b) => b,
         None => {
-            let buf = JsFuture::from(resp.array_buffer().map_err(|e| load_error("assets", &js::describe(&e)))?)
-                .await
-                .map_err(|e| load_error("assets", &js::describe(&e)))?;
+            let buf = JsFuture::from(
+                resp.array_buffer()
+                    .map_err(|e| load_error("assets", &js::describe(&e)))?,
+            )
+            .await
+            .map_err(|e| load_error("assets", &js::describe(&e)))?;
             return Ok(buf.unchecked_into());
         }
     };
@@ -329,9 +363,12 @@ async fn fetch_bytes(url: &str, progress: &dyn Fn(f64, f64)) -> Result<ArrayBuff
     let mut chunks: Vec<Uint8Array> = Vec::new();
     let mut loaded = 0.0;
     loop {
-        let r = JsFuture::from(reader.read())
-            .await
-            .map_err(|e| load_error("assets", &format!("reading {url} failed: {}", js::describe(&e))))?;
+        let r = JsFuture::from(reader.read()).await.map_err(|e| {
+            load_error(
+                "assets",
+                &format!("reading {url} failed: {}", js::describe(&e)),
+            )
+        })?;
         if get(&r, "done").as_bool().unwrap_or(true) {
             break;
         }
@@ -407,7 +444,15 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         let transfer = Array::of2(&wasm, &stdlib);
         conn.port
             .post_message_with_transferable(&msg, &transfer)
-            .map_err(|e| load_error("message", &format!("could not hand the assets to the den page: {}", js::describe(&e))))?;
+            .map_err(|e| {
+                load_error(
+                    "message",
+                    &format!(
+                        "could not hand the assets to the den page: {}",
+                        js::describe(&e)
+                    ),
+                )
+            })?;
         let ready = rx.await.unwrap_or(JsValue::UNDEFINED);
         match get_str(&ready, "t").as_deref() {
             Some("ready") => Ok(()),
@@ -427,7 +472,8 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
             return Err(load_error("timeout", &msg));
         }
     }
-    let mut conn = Rc::try_unwrap(conn).map_err(|_| load_error("internal", "connection still shared"))?;
+    let mut conn =
+        Rc::try_unwrap(conn).map_err(|_| load_error("internal", "connection still shared"))?;
     conn.load_ms = js::now_ms() - started;
     conn.isolation = isolation;
     Ok(conn)
@@ -439,7 +485,10 @@ async fn diagnose_den_page(den_url: &str) -> String {
         if let Ok(resp) = JsFuture::from(w.fetch_with_str(den_url)).await {
             let resp: web_sys::Response = resp.unchecked_into();
             if !resp.ok() {
-                return format!("the den page {den_url} answered HTTP {} (is denUrl right?)", resp.status());
+                return format!(
+                    "the den page {den_url} answered HTTP {} (is denUrl right?)",
+                    resp.status()
+                );
             }
         }
     }
@@ -462,14 +511,29 @@ async fn wait_loader(conn: &Connection) -> JsValue {
     msg
 }
 
-fn check_assets(wasm: &ArrayBuffer, stdlib: &ArrayBuffer, lock: &str, base: &str) -> Result<(), JsValue> {
-    let head = Uint8Array::new_with_byte_offset_and_length(wasm, 0, wasm.byte_length().min(4)).to_vec();
+fn check_assets(
+    wasm: &ArrayBuffer,
+    stdlib: &ArrayBuffer,
+    lock: &str,
+    base: &str,
+) -> Result<(), JsValue> {
+    let head =
+        Uint8Array::new_with_byte_offset_and_length(wasm, 0, wasm.byte_length().min(4)).to_vec();
     if head != b"\0asm" {
-        return Err(load_error("assets", &format!("{base}pyodide.asm.wasm is not WebAssembly (wrong file or an HTML error page?)")));
+        return Err(load_error(
+            "assets",
+            &format!(
+                "{base}pyodide.asm.wasm is not WebAssembly (wrong file or an HTML error page?)"
+            ),
+        ));
     }
-    let zhead = Uint8Array::new_with_byte_offset_and_length(stdlib, 0, stdlib.byte_length().min(2)).to_vec();
+    let zhead = Uint8Array::new_with_byte_offset_and_length(stdlib, 0, stdlib.byte_length().min(2))
+        .to_vec();
     if zhead != b"PK" {
-        return Err(load_error("assets", &format!("{base}python_stdlib.zip is not a zip file")));
+        return Err(load_error(
+            "assets",
+            &format!("{base}python_stdlib.zip is not a zip file"),
+        ));
     }
     let parsed = js_sys::JSON::parse(lock)
         .map_err(|_| load_error("assets", &format!("{base}pyodide-lock.json is not JSON")))?;
@@ -488,7 +552,9 @@ fn check_assets(wasm: &ArrayBuffer, stdlib: &ArrayBuffer, lock: &str, base: &str
 
 fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsValue> {
     let window = web_sys::window().ok_or_else(|| load_error("iframe", "no window"))?;
-    let document = window.document().ok_or_else(|| load_error("iframe", "no document"))?;
+    let document = window
+        .document()
+        .ok_or_else(|| load_error("iframe", "no document"))?;
     let iframe: HtmlIFrameElement = document
         .create_element("iframe")
         .map_err(|e| load_error("iframe", &js::describe(&e)))?
@@ -512,7 +578,8 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
     let (tx, rx) = oneshot::channel();
     shared.borrow_mut().loader = Some(tx);
     let s2 = shared.clone();
-    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| on_port_message(&s2, ev));
+    let on_message =
+        Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| on_port_message(&s2, ev));
     port.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     let port2 = channel.port2();
     let frame = iframe.clone();
@@ -524,7 +591,9 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
         if let Some(w) = frame.content_window() {
             let msg = obj(&[("foxden", "connect".into())]);
             // An opaque origin cannot be named as target: "*" with a port only our den page takes once.
-            if w.post_message_with_transfer(&msg, "*", &Array::of1(&port2)).is_ok() {
+            if w.post_message_with_transfer(&msg, "*", &Array::of1(&port2))
+                .is_ok()
+            {
                 sent = true;
             }
         }
@@ -536,7 +605,9 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
             .body()
             .map(Into::into)
             .or_else(|| document.document_element())
-            .ok_or_else(|| load_error("iframe", "the document has no body to hold the den iframe"))?,
+            .ok_or_else(|| {
+                load_error("iframe", "the document has no body to hold the den iframe")
+            })?,
     };
     parent
         .append_child(&iframe)

@@ -24,8 +24,13 @@ impl StoreSpec {
         }
         match get_str(v, "kind").as_deref() {
             Some("memory") => Ok(StoreSpec::Memory),
-            Some("idb") => Ok(StoreSpec::Idb(get_str(v, "dbName").unwrap_or_else(|| DEFAULT_DB.into()))),
-            _ => Err(option_error("store", "store must come from memoryStore() or idbStore()")),
+            Some("idb") => Ok(StoreSpec::Idb(
+                get_str(v, "dbName").unwrap_or_else(|| DEFAULT_DB.into()),
+            )),
+            _ => Err(option_error(
+                "store",
+                "store must come from memoryStore() or idbStore()",
+            )),
         }
     }
 

@@ -18,7 +18,8 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
         if entry.path().is_dir() {
             copy_dir(&entry.path(), &dest)?;
         } else {
-            fs::copy(entry.path(), &dest).map_err(|e| format!("{}: {e}", entry.path().display()))?;
+            fs::copy(entry.path(), &dest)
+                .map_err(|e| format!("{}: {e}", entry.path().display()))?;
         }
     }
     Ok(())
@@ -48,7 +49,11 @@ pub fn build(dev: bool) -> Result<(), String> {
     let dist = dist_dir();
     let want = pinned_wasm_bindgen()?;
     let path = tool_path();
-    let have = output(Command::new("wasm-bindgen").env("PATH", &path).arg("--version"))?;
+    let have = output(
+        Command::new("wasm-bindgen")
+            .env("PATH", &path)
+            .arg("--version"),
+    )?;
     if !have.trim().ends_with(&want) {
         return Err(format!(
             "wasm-bindgen-cli is {:?} but the crate is pinned to {want}; run `cargo xtask setup`",
@@ -74,7 +79,12 @@ pub fn build(dev: bool) -> Result<(), String> {
         fs::remove_dir_all(&dist).map_err(|e| e.to_string())?;
     }
     fs::create_dir_all(&dist).map_err(|e| e.to_string())?;
-    for f in ["foxden_wasm.js", "foxden_wasm_bg.wasm", "foxden_wasm.d.ts", "foxden_wasm_bg.wasm.d.ts"] {
+    for f in [
+        "foxden_wasm.js",
+        "foxden_wasm_bg.wasm",
+        "foxden_wasm.d.ts",
+        "foxden_wasm_bg.wasm.d.ts",
+    ] {
         if pkg.join(f).exists() {
             fs::copy(pkg.join(f), dist.join(f)).map_err(|e| format!("{f}: {e}"))?;
         }
@@ -83,7 +93,8 @@ pub fn build(dev: bool) -> Result<(), String> {
         copy_dir(&pkg.join("snippets"), &dist.join("snippets"))?;
     }
     fs::copy(r.join("element/js/foxden.js"), dist.join("foxden.js")).map_err(|e| e.to_string())?;
-    fs::copy(r.join("element/js/foxden.d.ts"), dist.join("foxden.d.ts")).map_err(|e| e.to_string())?;
+    fs::copy(r.join("element/js/foxden.d.ts"), dist.join("foxden.d.ts"))
+        .map_err(|e| e.to_string())?;
 
     // 2. The worker bundle: worker.js + Pyodide's loader, one classic-worker IIFE.
     let worker_bundle = scratch_dir("den").join("worker.bundle.js");
@@ -187,12 +198,24 @@ fn base64(bytes: &[u8]) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
         out.push(T[(n >> 18) as usize & 63] as char);
         out.push(T[(n >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 { T[(n >> 6) as usize & 63] as char } else { '=' });
-        out.push(if chunk.len() > 2 { T[n as usize & 63] as char } else { '=' });
+        out.push(if chunk.len() > 1 {
+            T[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
+        out.push(if chunk.len() > 2 {
+            T[n as usize & 63] as char
+        } else {
+            '='
+        });
     }
     out
 }

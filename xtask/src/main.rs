@@ -50,7 +50,9 @@ pub fn cargo() -> Command {
 /// Runs a command, failing with its name when it fails.
 pub fn run(cmd: &mut Command) -> Result<(), String> {
     eprintln!("xtask: $ {}", describe(cmd));
-    let status = cmd.status().map_err(|e| format!("{}: {e}", describe(cmd)))?;
+    let status = cmd
+        .status()
+        .map_err(|e| format!("{}: {e}", describe(cmd)))?;
     if status.success() {
         Ok(())
     } else {
@@ -60,7 +62,9 @@ pub fn run(cmd: &mut Command) -> Result<(), String> {
 
 /// Runs a command and returns its stdout.
 pub fn output(cmd: &mut Command) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| format!("{}: {e}", describe(cmd)))?;
+    let out = cmd
+        .output()
+        .map_err(|e| format!("{}: {e}", describe(cmd)))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {

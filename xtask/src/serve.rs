@@ -58,7 +58,7 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() + 0 && i + 2 <= b.len() - 1 {
+        if b[i] == b'%' && i + 2 < b.len() {
             if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
                 out.push(v);
                 i += 3;
@@ -132,7 +132,8 @@ fn handle_static(mut stream: TcpStream, mounts: &Mounts, log: &Log, coi: bool) {
 
 /// Starts the static server on 127.0.0.1:`port` (0: any); returns the port.
 pub fn start_static(port: u16, mounts: Mounts, log: Log, coi: bool) -> Result<u16, String> {
-    let listener = TcpListener::bind(("127.0.0.1", port)).map_err(|e| format!("bind 127.0.0.1:{port}: {e}"))?;
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .map_err(|e| format!("bind 127.0.0.1:{port}: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let mounts = Arc::new(mounts);
     thread::spawn(move || {
@@ -160,7 +161,9 @@ pub fn start_proxy(log: Log) -> Result<u16, String> {
                 if !first.is_empty() {
                     log.line(&first);
                 }
-                let _ = stream.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                let _ = stream.write_all(
+                    b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
             });
         }
     });

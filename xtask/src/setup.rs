@@ -20,7 +20,9 @@ pub fn pinned_wasm_bindgen() -> Result<String, String> {
 fn cargo_bin(name: &str) -> PathBuf {
     let home = std::env::var("CARGO_HOME")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo"));
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo")
+        });
     home.join("bin").join(name)
 }
 
@@ -49,19 +51,32 @@ pub fn setup(browsers_only: bool) -> Result<(), String> {
     let r = root();
     if !browsers_only {
         // The wasm target.
-        let targets = output(Command::new("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
-        if !targets.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
+        let targets = output(Command::new("rustup").args(["target", "list", "--installed"]))
+            .unwrap_or_default();
+        if !targets
+            .lines()
+            .any(|l| l.trim() == "wasm32-unknown-unknown")
+        {
             run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))?;
         }
         // wasm-bindgen-cli must equal the crate version exactly.
         let want = pinned_wasm_bindgen()?;
-        let have = has(cargo_bin("wasm-bindgen").to_str().unwrap_or("wasm-bindgen"), "--version").unwrap_or_default();
+        let have = has(
+            cargo_bin("wasm-bindgen").to_str().unwrap_or("wasm-bindgen"),
+            "--version",
+        )
+        .unwrap_or_default();
         if !have.ends_with(&want) {
             eprintln!("xtask: wasm-bindgen-cli {want} needed (found {have:?}); installing");
             // Without --locked: the registry here may lack the newest patch of a dependency.
             run(cargo().args(["install", "wasm-bindgen-cli", "--version", &want, "--force"]))?;
         }
-        if has(cargo_bin("wasm-pack").to_str().unwrap_or("wasm-pack"), "--version").is_none() {
+        if has(
+            cargo_bin("wasm-pack").to_str().unwrap_or("wasm-pack"),
+            "--version",
+        )
+        .is_none()
+        {
             run(cargo().args(["install", "wasm-pack"]))?;
         }
         // npm packages (pyodide pinned exactly, esbuild, binaryen's wasm-opt, puppeteer-core).
@@ -72,7 +87,9 @@ pub fn setup(browsers_only: bool) -> Result<(), String> {
             _ => false,
         };
         if !fresh {
-            run(Command::new("npm").current_dir(&r).args(["ci", "--no-audit", "--no-fund"]))?;
+            run(Command::new("npm")
+                .current_dir(&r)
+                .args(["ci", "--no-audit", "--no-fund"]))?;
         }
     }
     // Browsers and drivers come from Debian; nothing downloads a browser at run time.
@@ -80,16 +97,31 @@ pub fn setup(browsers_only: bool) -> Result<(), String> {
         .iter()
         .any(|b| has(b, "--version").is_none());
     if need_apt {
-        let is_root = output(Command::new("id").arg("-u")).map(|s| s.trim() == "0").unwrap_or(false);
+        let is_root = output(Command::new("id").arg("-u"))
+            .map(|s| s.trim() == "0")
+            .unwrap_or(false);
         if !is_root {
             return Err("install the browsers: sudo apt-get install -y chromium chromium-driver firefox-esr".into());
         }
         run(Command::new("apt-get").args(["update", "-qq"]))?;
         run(Command::new("apt-get")
             .env("DEBIAN_FRONTEND", "noninteractive")
-            .args(["install", "-y", "-qq", "chromium", "chromium-driver", "firefox-esr"]))?;
+            .args([
+                "install",
+                "-y",
+                "-qq",
+                "chromium",
+                "chromium-driver",
+                "firefox-esr",
+            ]))?;
     }
-    if !browsers_only && has(cargo_bin("geckodriver").to_str().unwrap_or("geckodriver"), "--version").is_none() {
+    if !browsers_only
+        && has(
+            cargo_bin("geckodriver").to_str().unwrap_or("geckodriver"),
+            "--version",
+        )
+        .is_none()
+    {
         run(cargo().args(["install", "geckodriver"]))?;
     }
     Ok(())

@@ -12,10 +12,24 @@ pub fn test_all(args: &[String]) -> Result<(), String> {
     crate::setup::setup(false)?;
     let r = root();
     run(cargo().current_dir(&r).args(["fmt", "--all", "--check"]))?;
-    run(cargo().current_dir(&r).args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
-    run(cargo()
-        .current_dir(&r)
-        .args(["clippy", "-p", "foxden", "--target", "wasm32-unknown-unknown", "--", "-D", "warnings"]))?;
+    run(cargo().current_dir(&r).args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    run(cargo().current_dir(&r).args([
+        "clippy",
+        "-p",
+        "foxden",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     run(cargo().current_dir(&r).args(["test", "--workspace"]))?;
     crate::build::build(false)?;
     e2e(args)?;
@@ -39,7 +53,12 @@ fn with_servers(args: &[String], script_args: &[&str], artifacts: &str) -> Resul
     let server_log = art.join("server.log");
     let proxy_log = art.join("proxy.log");
     let port = start_static(0, e2e_mounts(), Log::create(&server_log)?, false)?;
-    let coi_port = start_static(0, e2e_mounts(), Log::create(&art.join("server-coi.log"))?, true)?;
+    let coi_port = start_static(
+        0,
+        e2e_mounts(),
+        Log::create(&art.join("server-coi.log"))?,
+        true,
+    )?;
     let proxy = start_proxy(Log::create(&proxy_log)?)?;
     let browsers: Vec<String> = match flag_value(args, "--browser") {
         Some(b) => vec![b],
@@ -78,7 +97,12 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
     }
     with_servers(
         args,
-        &["--test", "--test-concurrency=1", "--test-reporter=spec", "e2e/tests/"],
+        &[
+            "--test",
+            "--test-concurrency=1",
+            "--test-reporter=spec",
+            "e2e/tests/",
+        ],
         "e2e",
     )
 }

@@ -282,13 +282,29 @@ mod tests {
     #[test]
     fn apply_reports_changes() {
         let mut m = FileMap::new();
-        let c = m.apply(vec![put("/drop/a", b"1"), put("/work//b/", b"22")], 100).unwrap();
+        let c = m
+            .apply(vec![put("/drop/a", b"1"), put("/work//b/", b"22")], 100)
+            .unwrap();
         assert_eq!(c.created, vec!["/drop/a", "/work/b"]);
         assert_eq!(m.total_bytes(), 3);
-        let c = m.apply(vec![put("/drop/a", b"1"), put("/work/b", b"3")], 100).unwrap();
+        let c = m
+            .apply(vec![put("/drop/a", b"1"), put("/work/b", b"3")], 100)
+            .unwrap();
         assert!(c.created.is_empty() && c.deleted.is_empty());
         assert_eq!(c.changed, vec!["/work/b"]);
-        let c = m.apply(vec![Op::Delete { path: "/drop/a".into() }, Op::Delete { path: "/drop/zz".into() }], 100).unwrap();
+        let c = m
+            .apply(
+                vec![
+                    Op::Delete {
+                        path: "/drop/a".into(),
+                    },
+                    Op::Delete {
+                        path: "/drop/zz".into(),
+                    },
+                ],
+                100,
+            )
+            .unwrap();
         assert_eq!(c.deleted, vec!["/drop/a"]);
         assert_eq!(m.total_bytes(), 1);
     }
@@ -298,10 +314,20 @@ mod tests {
         let mut m = FileMap::new();
         m.apply(vec![put("/drop/a", b"12345")], 10).unwrap();
         let before = m.clone();
-        let e = m.apply(vec![put("/drop/b", b"1"), put("/drop/c", b"123456")], 10).unwrap_err();
-        assert!(matches!(e, StorageError::CapExceeded { needed: 12, cap: 10 }));
+        let e = m
+            .apply(vec![put("/drop/b", b"1"), put("/drop/c", b"123456")], 10)
+            .unwrap_err();
+        assert!(matches!(
+            e,
+            StorageError::CapExceeded {
+                needed: 12,
+                cap: 10
+            }
+        ));
         assert_eq!(m, before);
-        let e = m.apply(vec![put("/drop/b", b"1"), put("/etc/x", b"1")], 10).unwrap_err();
+        let e = m
+            .apply(vec![put("/drop/b", b"1"), put("/etc/x", b"1")], 10)
+            .unwrap_err();
         assert!(matches!(e, StorageError::Path(_)));
         assert_eq!(m, before);
         // Shrinking is always allowed even when over a (lowered) cap.
@@ -312,22 +338,45 @@ mod tests {
     fn conflicts() {
         let mut m = FileMap::new();
         m.apply(vec![put("/work/a", b"1")], 100).unwrap();
-        assert!(matches!(m.apply(vec![put("/work/a/b", b"1")], 100), Err(StorageError::Conflict { .. })));
+        assert!(matches!(
+            m.apply(vec![put("/work/a/b", b"1")], 100),
+            Err(StorageError::Conflict { .. })
+        ));
         m.apply(vec![put("/work/c/d", b"1")], 100).unwrap();
-        assert!(matches!(m.apply(vec![put("/work/c", b"1")], 100), Err(StorageError::Conflict { .. })));
+        assert!(matches!(
+            m.apply(vec![put("/work/c", b"1")], 100),
+            Err(StorageError::Conflict { .. })
+        ));
         // Replacing a file by a folder in one batch is fine.
-        m.apply(vec![Op::Delete { path: "/work/a".into() }, put("/work/a/b", b"1")], 100).unwrap();
+        m.apply(
+            vec![
+                Op::Delete {
+                    path: "/work/a".into(),
+                },
+                put("/work/a/b", b"1"),
+            ],
+            100,
+        )
+        .unwrap();
     }
 
     #[test]
     fn diff_round_trip() {
         let mut a = FileMap::new();
-        a.apply(vec![put("/drop/a", b"1"), put("/drop/b", b"2")], 100).unwrap();
+        a.apply(vec![put("/drop/a", b"1"), put("/drop/b", b"2")], 100)
+            .unwrap();
         let mut b = FileMap::new();
-        b.apply(vec![put("/drop/b", b"3"), put("/out/c", b"4")], 100).unwrap();
+        b.apply(vec![put("/drop/b", b"3"), put("/out/c", b"4")], 100)
+            .unwrap();
         let mut x = a.clone();
         x.apply(a.diff_to(&b), 100).unwrap();
-        assert_eq!(x.iter().map(|(k, v)| (k.clone(), v.sha256)).collect::<Vec<_>>(),
-                   b.iter().map(|(k, v)| (k.clone(), v.sha256)).collect::<Vec<_>>());
+        assert_eq!(
+            x.iter()
+                .map(|(k, v)| (k.clone(), v.sha256))
+                .collect::<Vec<_>>(),
+            b.iter()
+                .map(|(k, v)| (k.clone(), v.sha256))
+                .collect::<Vec<_>>()
+        );
     }
 }

@@ -195,7 +195,10 @@ mod tests {
         assert_eq!(normalize_path("//drop///a.csv/").unwrap(), "/drop/a.csv");
         assert_eq!(normalize_path("/./work/./x/y").unwrap(), "/work/x/y");
         assert_eq!(normalize_path("/out").unwrap(), "/out");
-        assert_eq!(normalize_path("/drop/ünï cödé.txt").unwrap(), "/drop/ünï cödé.txt");
+        assert_eq!(
+            normalize_path("/drop/ünï cödé.txt").unwrap(),
+            "/drop/ünï cödé.txt"
+        );
         assert_eq!(normalize_file_path("/work/a").unwrap(), "/work/a");
     }
 
@@ -211,15 +214,27 @@ mod tests {
         assert_eq!(rule("/etc/passwd"), PathRule::Root);
         assert_eq!(rule("/Drop/a"), PathRule::Root);
         assert_eq!(rule("/"), PathRule::Root);
-        assert_eq!(rule(&format!("/drop/{}", "a".repeat(256))), PathRule::SegmentTooLong);
-        assert_eq!(rule(&format!("/drop/{}", "a".repeat(1100))), PathRule::TooLong);
-        assert_eq!(rule(&format!("/drop{}", "/a".repeat(32))), PathRule::TooDeep);
+        assert_eq!(
+            rule(&format!("/drop/{}", "a".repeat(256))),
+            PathRule::SegmentTooLong
+        );
+        assert_eq!(
+            rule(&format!("/drop/{}", "a".repeat(1100))),
+            PathRule::TooLong
+        );
+        assert_eq!(
+            rule(&format!("/drop{}", "/a".repeat(32))),
+            PathRule::TooDeep
+        );
         assert_eq!(
             normalize_file_path("/drop/").unwrap_err().rule,
             PathRule::Folder
         );
         let msg = normalize_path("/drop/../x").unwrap_err().to_string();
-        assert!(msg.contains("/drop/../x") && msg.contains("dotdot"), "{msg}");
+        assert!(
+            msg.contains("/drop/../x") && msg.contains("dotdot"),
+            "{msg}"
+        );
     }
 
     #[test]

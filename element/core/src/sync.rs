@@ -86,14 +86,29 @@ mod tests {
     #[test]
     fn ships_only_differences() {
         let mut files = FileMap::new();
-        let put = |p: &str, d: &[u8]| Op::Put { path: p.into(), entry: FileEntry::new(d.to_vec(), 0.0) };
-        files.apply(vec![put("/drop/a", b"1"), put("/drop/b", b"2")], 1 << 20).unwrap();
+        let put = |p: &str, d: &[u8]| Op::Put {
+            path: p.into(),
+            entry: FileEntry::new(d.to_vec(), 0.0),
+        };
+        files
+            .apply(vec![put("/drop/a", b"1"), put("/drop/b", b"2")], 1 << 20)
+            .unwrap();
         let mut s = SyncState::new();
         let p = s.plan(&files);
         assert_eq!(p.put, vec!["/drop/a", "/drop/b"]);
         s.delivered(&p, &files);
         assert_eq!(s.plan(&files), SyncPlan::default());
-        files.apply(vec![put("/drop/a", b"9"), Op::Delete { path: "/drop/b".into() }], 1 << 20).unwrap();
+        files
+            .apply(
+                vec![
+                    put("/drop/a", b"9"),
+                    Op::Delete {
+                        path: "/drop/b".into(),
+                    },
+                ],
+                1 << 20,
+            )
+            .unwrap();
         let p = s.plan(&files);
         assert_eq!(p.put, vec!["/drop/a"]);
         assert_eq!(p.delete, vec!["/drop/b"]);

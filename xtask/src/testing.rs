@@ -41,6 +41,8 @@ fn e2e_mounts() -> Mounts {
     vec![
         ("/e2e/".into(), r.join("e2e/pages")),
         ("/demo/".into(), r.join("demo")),
+        // Pyodide's own loader, for the bare-Pyodide baseline of the benchmark.
+        ("/node_modules/pyodide/".into(), r.join("node_modules/pyodide")),
         ("/".into(), dist_dir()),
     ]
 }
@@ -95,13 +97,15 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
     if !dist_dir().join("foxden.js").exists() {
         return Err("dist/ is missing: run `cargo xtask build` first".into());
     }
+    // `--file F` runs one test file instead of the whole folder.
+    let target = flag_value(args, "--file").unwrap_or_else(|| "e2e/tests/".into());
     with_servers(
         args,
         &[
             "--test",
             "--test-concurrency=1",
             "--test-reporter=spec",
-            "e2e/tests/",
+            &target,
         ],
         "e2e",
     )

@@ -1,0 +1,67 @@
+// `cargo xtask bench`: prints figures (not pass/fail) for one browser per invocation.
+// - den ready (loadMs) vs bare Pyodide in a plain worker from the same files
+// - median round trip of den.run("1") vs the bare worker's runPython("1")
+// - run("pass") with 1 MiB of files vs 200 MiB of unchanged files (sync that scales)
+// - snapshot encode + decode throughput for 100 MiB
+import { launch, openPage, BROWSER } from "./lib.mjs";
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+const fmt = (x) => (typeof x === "number" ? x.toFixed(1) : x);
+
+const LOADS = Number(process.env.FOXDEN_BENCH_LOADS || 5);
+const ctx = await launch();
+const rows = [];
+try {
+  const loads = [], bares = [];
+  for (let i = 0; i < LOADS; i++) {
+    const { page } = await openPage(ctx.browser, "/e2e/bare.html");
+    const b = await page.evaluate(() => window.bareBoot());
+    bares.push(b.readyMs);
+    const info = await page.evaluate(async (i) => {
+      const { openDen, iframeRuntime } = window.foxden;
+      window.den = await openDen({ name: `bench${i}`, runtime: iframeRuntime() });
+      return window.den.info;
+    }, i);
+    loads.push(info.loadMs);
+    if (i === LOADS - 1) {
+      const rt = await page.evaluate(async () => {
+        const den = [], bare = [];
+        for (let k = 0; k < 5; k++) { await window.den.run("1"); await window.bareRun("1"); }
+        for (let k = 0; k < 50; k++) {
+          let t = performance.now(); await window.den.run("1"); den.push(performance.now() - t);
+          t = performance.now(); await window.bareRun("1"); bare.push(performance.now() - t);
+        }
+        return { den, bare };
+      });
+      rows.push(["run(\"1\") round trip, median of 50 (ms)", median(rt.den), median(rt.bare)]);
+      const sync = await page.evaluate(async () => {
+        const den = window.den;
+        const chunk = new Uint8Array(1 << 20);
+        for (let i = 0; i < chunk.length; i++) chunk[i] = i & 255;
+        await den.writeFile("/work/small.bin", chunk);
+        await den.run("pass");
+        const time = async () => { const ts = []; for (let k = 0; k < 7; k++) { const t = performance.now(); await den.run("pass"); ts.push(performance.now() - t); } ts.sort((a, b) => a - b); return ts[3]; };
+        const small = await time();
+        for (let f = 0; f < 200; f++) await den.writeFile(`/work/big/${f}.bin`, chunk);
+        const tFirst = performance.now(); await den.run("pass"); const first = performance.now() - tFirst;
+        const big = await time();
+        const t0 = performance.now(); const snap = await den.snapshot(); const enc = performance.now() - t0;
+        return { small, big, first, snapBytes: snap.length, enc };
+      });
+      rows.push(["run(\"pass\"), 1 MiB of files (ms)", sync.small, ""]);
+      rows.push(["run(\"pass\"), 201 MiB, first run ships 200 MiB (ms)", sync.first, ""]);
+      rows.push(["run(\"pass\"), 201 MiB unchanged (ms)", sync.big, `ratio ${(sync.big / sync.small).toFixed(2)}`]);
+      rows.push([`snapshot() of ${(sync.snapBytes / 1048576).toFixed(0)} MiB (ms, MiB/s)`, sync.enc, (sync.snapBytes / 1048576 / (sync.enc / 1000)).toFixed(0) + " MiB/s"]);
+    }
+    await page.close();
+  }
+  rows.unshift(["den ready / bare Pyodide worker ready, median of " + LOADS + " (ms)", median(loads), median(bares)]);
+} finally {
+  await ctx.close();
+}
+console.log(`\nfoxden benchmark, ${BROWSER}`);
+console.log("figure".padEnd(62) + "foxden".padStart(12) + "baseline".padStart(16));
+for (const [name, a, b] of rows) console.log(name.padEnd(62) + String(fmt(a)).padStart(12) + String(fmt(b)).padStart(16));

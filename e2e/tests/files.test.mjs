@@ -1,0 +1,224 @@
+// The den's files in a real browser (issue 3): IndexedDB persistence, one writer per den name,
+// snapshots and restore that change nothing on bad bytes, fork, and the size cap.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { launch, openPage, BROWSER, BASE } from "../lib.mjs";
+
+let ctx, page;
+before(async () => {
+  ctx = await launch();
+  ({ page } = await openPage(ctx.browser));
+});
+after(async () => ctx?.close());
+const B = BROWSER;
+
+const open = (p, name, store, extra = {}) =>
+  p.evaluate(
+    async (name, store, extra) => {
+      const { openDen, iframeRuntime, memoryStore, idbStore } = window.foxden;
+      window.dens = window.dens || {};
+      window.dens[name] = await openDen({ name, runtime: iframeRuntime(), store: store ? idbStore(store) : memoryStore(), ...extra });
+      return true;
+    },
+    name,
+    store,
+    extra,
+  );
+
+test(`${B}: idbStore files and a run's changes survive a page reload`, async () => {
+  await open(page, "persist", "fx-e2e");
+  const r = await page.evaluate(async () => {
+    const den = window.dens.persist;
+    await den.writeFile("/drop/keep.txt", "kept across reloads");
+    return den.run("open('/out/made.txt', 'w').write('by python')\nopen('/drop/keep.txt').read()");
+  });
+  assert.equal(r.result, "'kept across reloads'");
+  await page.reload({ waitUntil: "load" });
+  await page.waitForFunction(() => window.foxdenLoaded === true);
+  await open(page, "persist", "fx-e2e");
+  const files = await page.evaluate(async () => {
+    const den = window.dens.persist;
+    const list = await den.list();
+    const out = { list: list.map((f) => f.path), keep: await den.readText("/drop/keep.txt"), made: await den.readText("/out/made.txt") };
+    await den.close();
+    return out;
+  });
+  assert.deepEqual(files.list, ["/drop/keep.txt", "/out/made.txt"]);
+  assert.equal(files.keep, "kept across reloads");
+  assert.equal(files.made, "by python");
+});
+
+test(`${B}: two pages never open one IndexedDB den at once; the second gets DenError "locked"`, async () => {
+  await open(page, "shared", "fx-e2e");
+  const { page: other } = await openPage(ctx.browser);
+  const err = await other.evaluate(async () => {
+    const { openDen, iframeRuntime, idbStore } = window.foxden;
+    try {
+      await openDen({ name: "shared", runtime: iframeRuntime(), store: idbStore("fx-e2e") });
+      return null;
+    } catch (e) {
+      return { name: e.name, code: e.code, message: e.message };
+    }
+  });
+  assert.equal(err?.name, "DenError");
+  assert.equal(err.code, "locked");
+  await page.evaluate(() => window.dens.shared.close());
+  // Once the first page closed it, the second can open it.
+  const ok = await other.evaluate(async () => {
+    const { openDen, iframeRuntime, idbStore } = window.foxden;
+    const den = await openDen({ name: "shared", runtime: iframeRuntime(), store: idbStore("fx-e2e") });
+    await den.close();
+    return true;
+  });
+  assert.ok(ok);
+  await other.close();
+});
+
+test(`${B}: snapshot, corrupt restore changes nothing, good restore replaces all, openDen({ snapshot })`, async () => {
+  await open(page, "snap", null);
+  const r = await page.evaluate(async () => {
+    const { SnapshotError, decodeSnapshot } = window.foxden;
+    const den = window.dens.snap;
+    await den.writeFile("/drop/a.txt", "alpha");
+    await den.writeFile("/work/b.bin", new Uint8Array([0, 1, 2, 255]));
+    const snap = await den.snapshot();
+    const before = JSON.stringify(await den.list());
+    const outcomes = [];
+    for (const pos of [0, 100, 600, Math.floor(snap.length / 2), snap.length - 1100]) {
+      const bad = snap.slice();
+      bad[pos] ^= 0x20;
+      try {
+        await den.restore(bad);
+        outcomes.push(`pos ${pos}: accepted`);
+      } catch (e) {
+        outcomes.push(e instanceof SnapshotError ? "refused" : `pos ${pos}: ${e.name}`);
+      }
+    }
+    try {
+      await den.restore(snap.slice(0, snap.length - 700));
+      outcomes.push("truncated: accepted");
+    } catch (e) {
+      outcomes.push(e instanceof SnapshotError ? "refused" : e.name);
+    }
+    const after = JSON.stringify(await den.list());
+    await den.writeFile("/drop/a.txt", "changed");
+    await den.writeFile("/out/extra.txt", "x");
+    const changes = await den.restore(snap);
+    const restored = await den.readText("/drop/a.txt");
+    const list = (await den.list()).map((f) => f.path);
+    const decoded = Object.keys(decodeSnapshot(snap));
+    const { openDen, iframeRuntime } = window.foxden;
+    const copy = await openDen({ name: "from-snap", runtime: iframeRuntime(), snapshot: snap });
+    const viaRun = await copy.run("open('/drop/a.txt').read() + str(list(open('/work/b.bin','rb').read()))");
+    await copy.close();
+    return { outcomes, same: before === after, changes, restored, list, decoded, viaRun: viaRun.result };
+  });
+  assert.ok(r.outcomes.every((o) => o === "refused"), r.outcomes.join(", "));
+  assert.ok(r.same, "files unchanged after refused restores");
+  assert.deepEqual(r.changes, { created: [], changed: ["/drop/a.txt"], deleted: ["/out/extra.txt"] });
+  assert.equal(r.restored, "alpha");
+  assert.deepEqual(r.list, ["/drop/a.txt", "/work/b.bin"]);
+  assert.deepEqual(r.decoded, ["/drop/a.txt", "/work/b.bin"]);
+  assert.equal(r.viaRun, "'alpha[0, 1, 2, 255]'");
+});
+
+test(`${B}: fork copies the files and then diverges`, async () => {
+  const r = await page.evaluate(async () => {
+    const den = window.dens.snap;
+    const fork = await den.fork({ name: "snap-fork" });
+    await fork.writeFile("/drop/a.txt", "fork only");
+    await den.writeFile("/drop/new.txt", "parent only");
+    const out = {
+      parentA: await den.readText("/drop/a.txt"),
+      forkA: await fork.readText("/drop/a.txt"),
+      forkList: (await fork.list()).map((f) => f.path),
+      forkRun: (await fork.run("open('/drop/a.txt').read()")).result,
+      forkName: fork.name,
+    };
+    await fork.close();
+    return out;
+  });
+  assert.equal(r.parentA, "alpha");
+  assert.equal(r.forkA, "fork only");
+  assert.deepEqual(r.forkList, ["/drop/a.txt", "/work/b.bin"]);
+  assert.equal(r.forkRun, "'fork only'");
+  assert.equal(r.forkName, "snap-fork");
+});
+
+test(`${B}: maxDenBytes is enforced on writes and runs; a refused run keeps the store as it was`, async () => {
+  await open(page, "capped", null, { maxDenBytes: 1000 });
+  const r = await page.evaluate(async () => {
+    const den = window.dens.capped;
+    await den.writeFile("/drop/a.txt", "x".repeat(600));
+    let writeErr = null;
+    try {
+      await den.writeFile("/drop/b.txt", "y".repeat(600));
+    } catch (e) {
+      writeErr = { name: e.name, code: e.code };
+    }
+    const run = await den.run("open('/out/big.txt','w').write('z' * 600)\nopen('/drop/a.txt','w').write('changed')");
+    const list = (await den.list()).map((f) => `${f.path}:${f.size}`);
+    const a = await den.readText("/drop/a.txt");
+    // The next run sees the host's files again, not the refused ones.
+    const next = await den.run("import os\n(open('/drop/a.txt').read()[:3], os.path.exists('/out/big.txt'))");
+    return { writeErr, error: run.error, files: run.files, list, a, next: next.result };
+  });
+  assert.deepEqual(r.writeErr, { name: "DenError", code: "cap" });
+  assert.equal(r.error.kind, "storage");
+  assert.match(r.error.message, /cap/);
+  assert.deepEqual(r.files, { created: [], changed: [], deleted: [] });
+  assert.deepEqual(r.list, ["/drop/a.txt:600"]);
+  assert.equal(r.a, "x".repeat(600));
+  assert.equal(r.next, "('xxx', False)");
+});
+
+test(`${B}: names are checked and freed by close()`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, DenError } = window.foxden;
+    const errs = [];
+    for (const name of ["", "has space", "x".repeat(65), "snap"]) {
+      try {
+        await openDen({ name, runtime: iframeRuntime() });
+        errs.push("opened");
+      } catch (e) {
+        errs.push(e instanceof DenError ? e.code : e.name);
+      }
+    }
+    await window.dens.snap.close();
+    const again = await openDen({ name: "snap", runtime: iframeRuntime() });
+    await again.close();
+    let closedErr = null;
+    try {
+      await window.dens.snap.run("1");
+    } catch (e) {
+      closedErr = e.code;
+    }
+    return { errs, closedErr };
+  });
+  assert.deepEqual(r.errs, ["bad-option", "bad-option", "bad-option", "name-in-use"]);
+  assert.equal(r.closedErr, "closed");
+});
+
+test(`${B}: a den whose assets are missing or wrong rejects with DenLoadError naming what failed`, async () => {
+  const r = await page.evaluate(async (base) => {
+    const { openDen, iframeRuntime, DenLoadError } = window.foxden;
+    const out = [];
+    for (const rt of [{ pyodideUrl: "/nowhere/" }, { pyodideUrl: "/e2e/" }, { denUrl: "/missing/den.html", loadTimeoutMs: 4000 }]) {
+      const t0 = performance.now();
+      try {
+        await openDen({ name: "broken", runtime: iframeRuntime(rt) });
+        out.push("opened");
+      } catch (e) {
+        out.push({ cls: e instanceof DenLoadError, stage: e.stage, message: e.message, ms: performance.now() - t0 });
+      }
+    }
+    return out;
+  }, BASE);
+  assert.equal(r[0].cls, true);
+  assert.equal(r[0].stage, "assets");
+  assert.match(r[0].message, /404/);
+  assert.equal(r[1].stage, "assets");
+  assert.equal(r[2].stage, "timeout");
+  assert.match(r[2].message, /404/);
+  assert.ok(r[2].ms < 6000, `took ${r[2].ms} ms`);
+});

@@ -24,7 +24,9 @@ const PYODIDE_ABI: &str = "2026_0";
 /// Which isolation a den asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isolation {
-    /// Manifest sandbox when the page is an extension page that declares it, else iframe-sandbox.
+    /// On an extension page, manifest-sandbox, falling back to iframe-sandbox when the den page
+    /// reports an isolation failure (no manifest sandbox support, e.g. Firefox ESR 153); on a
+    /// website, iframe-sandbox.
     Auto,
     /// The den page is an extension manifest sandbox page.
     ManifestSandbox,
@@ -220,7 +222,6 @@ pub struct Connection {
     _on_load: RefCell<Option<Listener>>,
     next_id: std::cell::Cell<u32>,
     hello_rx: RefCell<Option<oneshot::Receiver<JsValue>>>,
-    hello_seen: std::cell::Cell<bool>,
     pub isolation: Isolation,
     pub load_ms: f64,
 }
@@ -393,90 +394,150 @@ async fn fetch_text(url: &str) -> Result<String, JsValue> {
 }
 
 /// Starts the runtime: iframe, assets, handshake, boot. Rejects with `DenLoadError`.
+///
+/// The iframe is created at once and its handshake runs while the host fetches the assets.
+/// With `isolation: "auto"` on an extension page the den page is first loaded as a manifest
+/// sandbox page (no `sandbox` attribute); if it reports an isolation failure (a browser without
+/// manifest sandbox support, such as Firefox ESR 153, serves it as an ordinary extension page),
+/// that iframe is removed and the same page is loaded again with `sandbox="allow-scripts"`.
 pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connection, JsValue> {
     let started = js::now_ms();
     let isolation = opts.effective_isolation()?;
     let deadline = opts.load_timeout_ms;
-    let conn = Rc::new(create(opts, isolation)?);
+    let hello_seen = Rc::new(std::cell::Cell::new(false));
     let work = async {
-        // Host-side asset fetches (the den page can fetch nothing), with combined progress.
-        let sizes: Rc<RefCell<[(f64, f64); 3]>> = Rc::new(RefCell::new([(0.0, 0.0); 3]));
-        let report = |i: usize| {
-            let sizes = sizes.clone();
-            let progress = progress.clone();
-            move |loaded: f64, total: f64| {
-                sizes.borrow_mut()[i] = (loaded, total);
-                let s = sizes.borrow();
-                progress(s.iter().map(|x| x.0).sum(), s.iter().map(|x| x.1).sum());
-            }
-        };
-        let (r0, r1, r2) = (report(0), report(1), report(2));
-        let wasm_url = format!("{}pyodide.asm.wasm", opts.pyodide_url);
-        let zip_url = format!("{}python_stdlib.zip", opts.pyodide_url);
-        let lock_url = format!("{}pyodide-lock.json", opts.pyodide_url);
-        let (wasm, stdlib, lock) = futures::future::join3(
-            fetch_bytes(&wasm_url, &r0),
-            fetch_bytes(&zip_url, &r1),
-            async {
-                let t = fetch_text(&lock_url).await;
-                r2(1.0, 1.0);
-                t
-            },
+        let (assets, conn) = futures::future::join(
+            fetch_assets(opts, &progress),
+            handshake(opts, isolation, hello_seen.clone()),
         )
         .await;
-        let (wasm, stdlib, lock) = (wasm?, stdlib?, lock?);
-        check_assets(&wasm, &stdlib, &lock, &opts.pyodide_url)?;
-
-        // Handshake: the den page answers "hello" once it has checked its isolation.
-        let hello = wait_loader(&conn).await;
-        match get_str(&hello, "t").as_deref() {
-            Some("hello") => {}
-            _ => return Err(load_error_from(&hello)),
-        }
-        let (tx, rx) = oneshot::channel();
-        conn.shared.borrow_mut().loader = Some(tx);
-        let msg = obj(&[
-            ("t", "boot".into()),
-            ("wasm", wasm.clone().into()),
-            ("stdlib", stdlib.clone().into()),
-            ("lock", lock.into()),
-        ]);
-        let transfer = Array::of2(&wasm, &stdlib);
-        conn.port
-            .post_message_with_transferable(&msg, &transfer)
-            .map_err(|e| {
-                load_error(
-                    "message",
-                    &format!(
-                        "could not hand the assets to the den page: {}",
-                        js::describe(&e)
-                    ),
-                )
-            })?;
-        let ready = rx.await.unwrap_or(JsValue::UNDEFINED);
-        match get_str(&ready, "t").as_deref() {
-            Some("ready") => Ok(()),
-            _ => Err(load_error_from(&ready)),
-        }
+        let (wasm, stdlib, lock) = assets?;
+        let conn = conn?;
+        boot(&conn, wasm, stdlib, lock).await?;
+        Ok(conn)
     };
-    match with_timeout(work, deadline).await {
-        Some(Ok(())) => {}
+    let mut conn = match with_timeout(work, deadline).await {
+        Some(Ok(conn)) => conn,
         Some(Err(e)) => return Err(e),
         None => {
-            let waiting_for_page = !conn.hello_seen.get();
-            let msg = if waiting_for_page {
+            let msg = if !hello_seen.get() {
                 diagnose_den_page(&opts.den_url).await
             } else {
                 format!("the den did not become ready within {deadline} ms (loadTimeoutMs)")
             };
             return Err(load_error("timeout", &msg));
         }
-    }
-    let mut conn =
-        Rc::try_unwrap(conn).map_err(|_| load_error("internal", "connection still shared"))?;
+    };
     conn.load_ms = js::now_ms() - started;
-    conn.isolation = isolation;
     Ok(conn)
+}
+
+/// Host-side asset fetches (the den page can fetch nothing), with combined progress.
+async fn fetch_assets(
+    opts: &RuntimeOptions,
+    progress: &Progress,
+) -> Result<(ArrayBuffer, ArrayBuffer, String), JsValue> {
+    let sizes: Rc<RefCell<[(f64, f64); 3]>> = Rc::new(RefCell::new([(0.0, 0.0); 3]));
+    let report = |i: usize| {
+        let sizes = sizes.clone();
+        let progress = progress.clone();
+        move |loaded: f64, total: f64| {
+            sizes.borrow_mut()[i] = (loaded, total);
+            let s = sizes.borrow();
+            progress(s.iter().map(|x| x.0).sum(), s.iter().map(|x| x.1).sum());
+        }
+    };
+    let (r0, r1, r2) = (report(0), report(1), report(2));
+    let wasm_url = format!("{}pyodide.asm.wasm", opts.pyodide_url);
+    let zip_url = format!("{}python_stdlib.zip", opts.pyodide_url);
+    let lock_url = format!("{}pyodide-lock.json", opts.pyodide_url);
+    let (wasm, stdlib, lock) = futures::future::join3(
+        fetch_bytes(&wasm_url, &r0),
+        fetch_bytes(&zip_url, &r1),
+        async {
+            let t = fetch_text(&lock_url).await;
+            r2(1.0, 1.0);
+            t
+        },
+    )
+    .await;
+    let (wasm, stdlib, lock) = (wasm?, stdlib?, lock?);
+    check_assets(&wasm, &stdlib, &lock, &opts.pyodide_url)?;
+    Ok((wasm, stdlib, lock))
+}
+
+/// Creates the iframe and waits for the den page's "hello" (it answers once it has checked its
+/// isolation). Under `auto`, an isolation failure of the manifest sandbox page falls back to
+/// iframe-sandbox once; every other failure, and any failure of an explicit mode, is final.
+async fn handshake(
+    opts: &RuntimeOptions,
+    isolation: Isolation,
+    hello_seen: Rc<std::cell::Cell<bool>>,
+) -> Result<Connection, JsValue> {
+    let conn = create(opts, isolation)?;
+    let hello = wait_loader(&conn).await;
+    hello_seen.set(true);
+    if get_str(&hello, "t").as_deref() == Some("hello") {
+        return Ok(conn);
+    }
+    let fallback = opts.isolation == Isolation::Auto
+        && isolation == Isolation::ManifestSandbox
+        && get_str(&hello, "t").as_deref() == Some("load-error")
+        && get_str(&hello, "stage").as_deref() == Some("isolation");
+    if !fallback {
+        return Err(load_error_from(&hello, isolation));
+    }
+    let first_problem = get_str(&hello, "message").unwrap_or_default();
+    drop(conn);
+    hello_seen.set(false);
+    let conn = create(opts, Isolation::IframeSandbox)?;
+    let hello = wait_loader(&conn).await;
+    hello_seen.set(true);
+    if get_str(&hello, "t").as_deref() == Some("hello") {
+        return Ok(conn);
+    }
+    let second = load_error_message(&hello);
+    Err(load_error(
+        &get_str(&hello, "stage").unwrap_or_else(|| "den".into()),
+        &format!(
+            "isolation \"auto\": as a manifest sandbox page, {first_problem}; \
+             with the iframe-sandbox fallback, {second}"
+        ),
+    ))
+}
+
+/// Hands the assets to the den page and waits until Pyodide is ready.
+async fn boot(
+    conn: &Connection,
+    wasm: ArrayBuffer,
+    stdlib: ArrayBuffer,
+    lock: String,
+) -> Result<(), JsValue> {
+    let (tx, rx) = oneshot::channel();
+    conn.shared.borrow_mut().loader = Some(tx);
+    let msg = obj(&[
+        ("t", "boot".into()),
+        ("wasm", wasm.clone().into()),
+        ("stdlib", stdlib.clone().into()),
+        ("lock", lock.into()),
+    ]);
+    let transfer = Array::of2(&wasm, &stdlib);
+    conn.port
+        .post_message_with_transferable(&msg, &transfer)
+        .map_err(|e| {
+            load_error(
+                "message",
+                &format!(
+                    "could not hand the assets to the den page: {}",
+                    js::describe(&e)
+                ),
+            )
+        })?;
+    let ready = rx.await.unwrap_or(JsValue::UNDEFINED);
+    match get_str(&ready, "t").as_deref() {
+        Some("ready") => Ok(()),
+        _ => Err(load_error_from(&ready, conn.isolation)),
+    }
 }
 
 async fn diagnose_den_page(den_url: &str) -> String {
@@ -495,20 +556,25 @@ async fn diagnose_den_page(den_url: &str) -> String {
     format!("the den page {den_url} did not answer (is it the foxden den.html, and is the iframe allowed to run scripts?)")
 }
 
-fn load_error_from(msg: &JsValue) -> JsValue {
+fn load_error_message(msg: &JsValue) -> String {
+    get_str(msg, "message").unwrap_or_else(|| "the den page closed".into())
+}
+
+fn load_error_from(msg: &JsValue, isolation: Isolation) -> JsValue {
     let stage = get_str(msg, "stage").unwrap_or_else(|| "den".into());
-    let text = get_str(msg, "message").unwrap_or_else(|| "the den page closed".into());
+    let mut text = load_error_message(msg);
+    if stage == "isolation" {
+        text = format!("isolation check failed ({}): {text}", isolation.as_str());
+    }
     load_error(&stage, &text)
 }
 
 async fn wait_loader(conn: &Connection) -> JsValue {
     let rx = conn.hello_rx.borrow_mut().take();
-    let msg = match rx {
+    match rx {
         Some(rx) => rx.await.unwrap_or(JsValue::UNDEFINED),
         None => JsValue::UNDEFINED,
-    };
-    conn.hello_seen.set(true);
-    msg
+    }
 }
 
 fn check_assets(
@@ -621,7 +687,6 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
         _on_load: RefCell::new(Some(on_load)),
         next_id: std::cell::Cell::new(0),
         hello_rx: RefCell::new(Some(rx)),
-        hello_seen: std::cell::Cell::new(false),
         isolation,
         load_ms: 0.0,
     })

@@ -8,8 +8,10 @@
 //! - `e2e`     browser tests only (expects a build); `--browser chromium|firefox`, `--grep TEXT`.
 //! - `bench`   prints load and run figures in both browsers.
 //! - `serve`   serves `dist/` and `demo/` without building.
+//! - `ext`     writes the demo extension, unpacked, to `dist-ext/{firefox,chromium}` (`--lint`: web-ext lint).
 
 mod build;
+mod ext;
 mod serve;
 mod setup;
 mod testing;
@@ -105,6 +107,7 @@ fn main() -> ExitCode {
         "serve" => serve::demo(rest),
         "test" => testing::test_all(rest),
         "e2e" => testing::e2e(rest),
+        "ext" => ext::ext(rest),
         "bench" => testing::bench(rest),
         _ => {
             eprintln!(

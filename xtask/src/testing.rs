@@ -78,6 +78,7 @@ fn with_servers(args: &[String], script_args: &[&str], artifacts: &str) -> Resul
             .env("FOXDEN_SERVER_LOG", &server_log)
             .env("FOXDEN_PROXY_LOG", &proxy_log)
             .env("FOXDEN_ARTIFACTS", &art)
+            .env("FOXDEN_EXT_DIR", crate::ext::ext_dir())
             .args(script_args);
         if let Some(g) = flag_value(args, "--grep") {
             cmd.env("FOXDEN_GREP", g);
@@ -97,6 +98,8 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
     if !dist_dir().join("foxden.js").exists() {
         return Err("dist/ is missing: run `cargo xtask build` first".into());
     }
+    // The extension tests load the unpacked extension made from this build.
+    crate::ext::build_ext()?;
     // `--file F` runs one test file instead of the whole folder.
     let target = flag_value(args, "--file").unwrap_or_else(|| "e2e/tests/".into());
     with_servers(

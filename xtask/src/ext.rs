@@ -1,0 +1,207 @@
+//! `cargo xtask ext [--lint]`: the demo extension, unpacked, for Firefox and for Chromium.
+//!
+//! Reads the built library (`dist/`, or `$FOXDEN_DIST`) and `extension/`, and writes
+//! `dist-ext/firefox` and `dist-ext/chromium` (or `<FOXDEN_DIST>-ext/…`). The two differ only in
+//! `manifest.json`: Firefox runs the background script as an event page and needs a gecko id;
+//! Chromium runs it as a service worker.
+//!
+//! Extension pages may not run inline scripts, so the extension gets `den/den-ext.html`, whose
+//! script is the packaged file `den/den.js`: the very script `den.html` inlines (worker source
+//! embedded as a string), taken out of the built `den.html` so both variants are the same code.
+
+use crate::{dist_dir, root, run};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The browsers an unpacked extension is written for.
+pub const TARGETS: [&str; 2] = ["firefox", "chromium"];
+
+/// Library files the extension needs (the rest of dist/ is types and package metadata).
+const LIB_FILES: [&str; 3] = ["foxden.js", "foxden_wasm.js", "foxden_wasm_bg.wasm"];
+
+/// Where the unpacked extensions go: `dist-ext/`, or `<FOXDEN_DIST>-ext/` next to a custom dist.
+pub fn ext_dir() -> PathBuf {
+    let dist = dist_dir();
+    if dist == root().join("dist") {
+        return root().join("dist-ext");
+    }
+    let name = dist
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dist".into());
+    dist.with_file_name(format!("{name}-ext"))
+}
+
+pub fn ext(args: &[String]) -> Result<(), String> {
+    build_ext()?;
+    if args.iter().any(|a| a == "--lint") {
+        lint()?;
+    }
+    Ok(())
+}
+
+/// Writes both unpacked extensions from the current build.
+pub fn build_ext() -> Result<(), String> {
+    let r = root();
+    let dist = dist_dir();
+    let den_html_path = dist.join("den/den.html");
+    if !dist.join("foxden.js").exists() || !den_html_path.exists() {
+        return Err(format!(
+            "{} has no build: run `cargo xtask build` first",
+            dist.display()
+        ));
+    }
+    let den_js = den_script(&read(&den_html_path)?)?;
+    let den_ext_html = read(&r.join("den-page/den-ext.html"))?;
+    let out = ext_dir();
+    for target in TARGETS {
+        let dir = out.join(target);
+        if dir.exists() {
+            fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        // The extension's own files; manifest.<target>.json becomes manifest.json.
+        for entry in fs::read_dir(r.join("extension")).map_err(|e| e.to_string())? {
+            let entry = entry.map_err(|e| e.to_string())?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("manifest.") || name == "README.md" {
+                continue;
+            }
+            copy_any(&entry.path(), &dir.join(&name))?;
+        }
+        let manifest = read(&r.join(format!("extension/manifest.{target}.json")))?;
+        check_manifest(&manifest, target)?;
+        write(&dir.join("manifest.json"), &manifest)?;
+        // The library, as a user copies it from the package.
+        let lib = dir.join("foxden");
+        for f in LIB_FILES {
+            copy_any(&dist.join(f), &lib.join(f))?;
+        }
+        if dist.join("snippets").exists() {
+            copy_any(&dist.join("snippets"), &lib.join("snippets"))?;
+        }
+        write(&lib.join("den/den-ext.html"), &den_ext_html)?;
+        write(&lib.join("den/den.js"), &den_js)?;
+        for f in crate::build::PYODIDE_FILES {
+            copy_any(&dist.join("pyodide").join(f), &lib.join("pyodide").join(f))?;
+        }
+        write(
+            &lib.join("pyodide/NOTICE.txt"),
+            "These three files are Pyodide 314.0.7 (https://github.com/pyodide/pyodide), unmodified,\n\
+             under the Mozilla Public License 2.0 (https://www.mozilla.org/MPL/2.0/).\n",
+        )?;
+        eprintln!("xtask: wrote {}", dir.display());
+    }
+    Ok(())
+}
+
+/// `web-ext lint` on the Firefox build (errors fail; warnings are listed in docs/extension.md).
+pub fn lint() -> Result<(), String> {
+    let r = root();
+    let bin = r.join("node_modules/.bin/web-ext");
+    if !bin.exists() {
+        return Err("node_modules/.bin/web-ext is missing: run `npm ci`".into());
+    }
+    run(Command::new(bin).current_dir(&r).args([
+        "lint",
+        "--source-dir",
+        &ext_dir().join("firefox").to_string_lossy(),
+        "--no-config-discovery",
+    ]))
+}
+
+/// The den script inlined in the built den.html, as a file of its own.
+fn den_script(html: &str) -> Result<String, String> {
+    let body = html
+        .find("<body>")
+        .ok_or("den.html has no <body>: is it the foxden build?")?;
+    let open = html[body..]
+        .find("<script>")
+        .map(|i| body + i + "<script>".len())
+        .ok_or("den.html has no inline <script>")?;
+    let close = html[open..]
+        .find("</script>")
+        .map(|i| open + i)
+        .ok_or("den.html's <script> is not closed")?;
+    let mut js = html[open..close].to_owned();
+    js.push('\n');
+    if !js.contains("isolationProblem") {
+        return Err("den.html's script is not the foxden den script".into());
+    }
+    Ok(js)
+}
+
+/// The sandbox policy is what keeps Python off the network in a manifest sandbox page.
+fn check_manifest(manifest: &str, target: &str) -> Result<(), String> {
+    let needed = [
+        "\"sandbox\": { \"pages\": [\"foxden/den/den-ext.html\"] }",
+        "connect-src 'none'",
+        "worker-src blob:",
+        "default-src 'none'",
+        "'wasm-unsafe-eval'",
+    ];
+    for n in needed {
+        if !manifest.contains(n) {
+            return Err(format!("extension/manifest.{target}.json lacks {n}"));
+        }
+    }
+    if manifest.contains("unsafe-inline") || manifest.contains("'unsafe-eval'") {
+        return Err(format!(
+            "extension/manifest.{target}.json allows inline or eval'd script"
+        ));
+    }
+    Ok(())
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn write(path: &Path, data: &str) -> Result<(), String> {
+    if let Some(p) = path.parent() {
+        fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    fs::write(path, data).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn copy_any(from: &Path, to: &Path) -> Result<(), String> {
+    if from.is_dir() {
+        fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+        for entry in fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
+            let entry = entry.map_err(|e| e.to_string())?;
+            copy_any(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        Ok(())
+    } else {
+        if let Some(p) = to.parent() {
+            fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        fs::copy(from, to)
+            .map(|_| ())
+            .map_err(|e| format!("{}: {e}", from.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn den_script_is_extracted() {
+        let html = "<head><script>no</script></head><body>\n<script>(() => { isolationProblem(); })();</script>\n</body>";
+        assert_eq!(
+            den_script(html).as_deref(),
+            Ok("(() => { isolationProblem(); })();\n")
+        );
+        assert!(den_script("<body></body>").is_err());
+    }
+
+    #[test]
+    fn manifests_keep_the_sandbox_policy() {
+        for t in TARGETS {
+            let m = read(&root().join(format!("extension/manifest.{t}.json")))
+                .expect("manifest exists");
+            check_manifest(&m, t).expect("policy");
+        }
+    }
+}

@@ -156,7 +156,7 @@ test(`${B}: maxDenBytes is enforced on writes and runs; a refused run keeps the 
     } catch (e) {
       writeErr = { name: e.name, code: e.code };
     }
-    const run = await den.run("open('/out/big.txt','w').write('z' * 600)\nopen('/drop/a.txt','w').write('changed')");
+    const run = await den.run("open('/out/big.txt','w').write('z' * 1200)\nopen('/drop/a.txt','w').write('changed')");
     const list = (await den.list()).map((f) => `${f.path}:${f.size}`);
     const a = await den.readText("/drop/a.txt");
     // The next run sees the host's files again, not the refused ones.

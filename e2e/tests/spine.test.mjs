@@ -46,6 +46,17 @@ sum(float(row["amount"]) for row in rows)
   assert.ok(r.durationMs >= 0);
 });
 
+test(`${B}: den.sh greps the host's files (the product sheet's example)`, async () => {
+  const r = await page.evaluate(() => window.dens.notes.sh("grep north /drop/sales.csv"));
+  assert.deepEqual(r, { stdout: "north,10\n", stderr: "", code: 0, truncated: false });
+  const p = await page.evaluate(() => window.dens.notes.sh("cat /drop/sales.csv | wc -l"));
+  assert.equal(p.stdout, "3\n");
+  const u = await page.evaluate(() => window.dens.notes.sh("cat /drop/sales.csv > /out/x"));
+  assert.equal(u.code, 2);
+  const runShell = await page.evaluate(() => window.foxden.runShell("grep -c a /drop/x", { "/drop/x": "a\nb\na\n" }));
+  assert.equal(runShell.stdout, "2\n");
+});
+
 test(`${B}: stdout and stderr are captured in order, result is the last expression's repr`, async () => {
   const r = await run(`import sys\nprint("hello")\nprint("oops", file=sys.stderr)\nprint("é ✓")\n"a" * 3`);
   assert.equal(r.stdout, "hello\né ✓\n");

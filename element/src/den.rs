@@ -106,7 +106,7 @@ pub(crate) struct Inner {
     closed: Cell<bool>,
     busy: RefCell<Option<Promise>>,
     run_seq: Cell<u32>,
-    persist: Option<crate::store::Persist>,
+    persist: RefCell<Option<Rc<crate::store::Persist>>>,
     pub sink: RefCell<Option<EventSink>>,
     info: RefCell<JsValue>,
 }
@@ -132,6 +132,12 @@ fn claim_name(name: &str) -> Result<(), JsValue> {
 
 fn release_name(name: &str) {
     OPEN_NAMES.with(|n| n.borrow_mut().remove(name));
+}
+
+/// Frees a name claimed by an `open` future that was dropped before it finished (the element
+/// cancels an opening when it is removed while loading).
+pub(crate) fn forget_name(name: &str) {
+    release_name(name);
 }
 
 /// Opens a den (used by `openDen`, `fork` and the element).
@@ -179,7 +185,7 @@ async fn open_claimed(
         closed: Cell::new(false),
         busy: RefCell::new(None),
         run_seq: Cell::new(0),
-        persist,
+        persist: RefCell::new(persist.map(Rc::new)),
         sink: RefCell::new(sink),
         info: RefCell::new(info),
     });
@@ -257,7 +263,8 @@ impl Inner {
         if changes.is_empty() {
             return Ok(changes);
         }
-        if let Some(p) = &self.persist {
+        let persist = self.persist.borrow().clone();
+        if let Some(p) = persist {
             if let Err(e) = p.commit(&ops).await {
                 return Err(StorageError::Conflict {
                     path: "(IndexedDB)".into(),
@@ -700,6 +707,8 @@ impl Den {
             return;
         }
         *inner.conn.borrow_mut() = None;
+        // Closes the IndexedDB connection and releases the den's Web Lock.
+        *inner.persist.borrow_mut() = None;
         release_name(&inner.opts.name);
         *inner.sink.borrow_mut() = None;
     }

@@ -77,7 +77,7 @@ impl IdbDen {
     /// Opens (creating if needed) the database and loads the den's files.
     pub async fn open(db_name: &str, den: &str) -> Result<(IdbDen, FileMap), JsValue> {
         // One tab at a time per den: a second page gets a clear DenError instead of racing.
-        let lock = crate::locks::acquire(&format!("foxden:{db_name}:{den}")).await?;
+        let lock = crate::locks::acquire(&format!("foxden:{db_name}:{den}"), den).await?;
         let window = web_sys::window().ok_or_else(|| den_error("storage", "no window"))?;
         let factory = window
             .indexed_db()

@@ -6,6 +6,7 @@
 
 mod callback;
 mod den;
+mod element;
 mod errors;
 mod idb;
 mod js;
@@ -103,13 +104,18 @@ pub fn normalize_path(path: &str) -> Result<String, JsValue> {
 
 /// Runs the shell and shapes its result as `{ stdout, stderr, code, truncated }`.
 pub(crate) fn shell(command: &str, files: &foxden_core::FileMap, max: usize) -> JsValue {
-    // TEMPORARY until foxden_core::shell lands (issue 4, being written now).
-    let _ = (command, files, max);
+    let out = foxden_core::shell::run_shell(command, files, max);
     obj(&[
-        ("stdout", "".into()),
-        ("stderr", "sh: not built yet\n".into()),
-        ("code", 2.into()),
-        ("truncated", false.into()),
+        (
+            "stdout",
+            String::from_utf8_lossy(&out.stdout).into_owned().into(),
+        ),
+        (
+            "stderr",
+            String::from_utf8_lossy(&out.stderr).into_owned().into(),
+        ),
+        ("code", out.code.into()),
+        ("truncated", out.truncated.into()),
     ])
     .into()
 }

@@ -27,7 +27,7 @@ impl Drop for HeldLock {
     }
 }
 
-pub async fn acquire(name: &str) -> Result<Option<HeldLock>, JsValue> {
+pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue> {
     let Some(window) = web_sys::window() else {
         return Ok(None);
     };
@@ -65,7 +65,7 @@ pub async fn acquire(name: &str) -> Result<Option<HeldLock>, JsValue> {
         Ok((true, release)) => Ok(Some(HeldLock { release, _callback: callback })),
         _ => Err(den_error(
             "locked",
-            &format!("the den {name:?} is open in another tab or window; close it there first (two pages never write one den at once)"),
+            &format!("the den {den:?} is open in another tab or window; close it there first (two pages never write one den at once)"),
         )),
     }
 }

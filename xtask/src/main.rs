@@ -7,10 +7,12 @@
 //! - `test`    setup + fmt/clippy + native tests + build + browser tests in Chromium and Firefox.
 //! - `e2e`     browser tests only (expects a build); `--browser chromium|firefox`, `--grep TEXT`.
 //! - `bench`   prints load and run figures in both browsers.
+//! - `fuzz`    runs each cargo-fuzz target briefly (`--seconds N`, default 15).
 //! - `serve`   serves `dist/` and `demo/` without building.
 //! - `ext`     writes the demo extension, unpacked, to `dist-ext/{firefox,chromium}` (`--lint`: web-ext lint).
 
 mod build;
+mod fuzz;
 mod ext;
 mod serve;
 mod setup;
@@ -109,6 +111,7 @@ fn main() -> ExitCode {
         "e2e" => testing::e2e(rest),
         "ext" => ext::ext(rest),
         "bench" => testing::bench(rest),
+        "fuzz" => fuzz::fuzz(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <setup|build [--dev]|demo [--port N]|serve|test|e2e [--browser B] [--grep T]|bench>"

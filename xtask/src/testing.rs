@@ -31,6 +31,7 @@ pub fn test_all(args: &[String]) -> Result<(), String> {
         "warnings",
     ]))?;
     run(cargo().current_dir(&r).args(["test", "--workspace"]))?;
+    crate::fuzz::fuzz(&["--seconds".into(), "15".into()])?;
     crate::build::build(false)?;
     e2e(args)?;
     Ok(())
@@ -41,6 +42,8 @@ fn e2e_mounts() -> Mounts {
     vec![
         ("/e2e/".into(), r.join("e2e/pages")),
         ("/demo/".into(), r.join("demo")),
+        // The unpacked extensions, to check that their den page refuses to run on a website.
+        ("/dist-ext/".into(), crate::ext::ext_dir()),
         // Pyodide's own loader, for the bare-Pyodide baseline of the benchmark.
         ("/node_modules/pyodide/".into(), r.join("node_modules/pyodide")),
         ("/".into(), dist_dir()),

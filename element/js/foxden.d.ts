@@ -138,3 +138,111 @@ export declare class DenLoadError extends FoxdenError {
   readonly name: "DenLoadError";
   readonly stage: string;
 }
+
+// ---------------------------------------------------------------------------------------------
+// <foxden-den>: defined when foxden.js is imported. See docs/element.md.
+
+/** `detail` of the `run` event: once when a run starts, once when it ends. */
+export type FoxdenRunEventDetail =
+  | { id: number; phase: "start"; code: string }
+  | { id: number; phase: "end"; code: string; result: RunResult };
+
+/** `detail` of the `output` event: one chunk of stdout or stderr, as it is printed. */
+export type FoxdenOutputEventDetail = OutputChunk;
+
+/** `detail` of the `file-change` event. */
+export interface FoxdenFileChangeEventDetail extends FileChanges {
+  source: "run" | "write" | "delete" | "restore";
+}
+
+/** `detail` of the `progress` event: asset bytes while the runtime loads. */
+export interface FoxdenProgressEventDetail { loaded: number; total: number }
+
+/** `detail` of the `ready` event. */
+export interface FoxdenReadyEventDetail { info: DenInfo }
+
+/** `detail` of the `error` event: a bad attribute (`attribute` is set), a den that did not open
+ * (`DenLoadError`, or `DenError` code "name-in-use"), or a Run-button run that could not start. */
+export interface FoxdenErrorEventDetail {
+  error: DenError | DenLoadError | PathError | SnapshotError;
+  /** The attribute whose value is invalid (the error's `option` too). */
+  attribute?: FoxdenDenAttribute;
+}
+
+export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "progress"> {
+  run: CustomEvent<FoxdenRunEventDetail>;
+  output: CustomEvent<FoxdenOutputEventDetail>;
+  "file-change": CustomEvent<FoxdenFileChangeEventDetail>;
+  progress: CustomEvent<FoxdenProgressEventDetail>;
+  ready: CustomEvent<FoxdenReadyEventDetail>;
+  error: CustomEvent<FoxdenErrorEventDetail>;
+}
+
+export type FoxdenDenAttribute =
+  | "name" | "store" | "timeout" | "den-url" | "pyodide-url" | "isolation"
+  | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "controls" | "autorun";
+
+/** The `<foxden-den>` element. Every attribute is reflected as the property of the same name in camelCase. */
+export interface FoxdenDenElement extends HTMLElement {
+  /** Den name (attribute `name`, required): 1-64 ASCII letters, digits, '-' or '_'. */
+  name: string;
+  /** `"memory"` (default), `"idb"` or `"idb:<dbName>"`. */
+  store: string;
+  /** Default run timeout in ms (attribute `timeout`, default 30000). */
+  timeout: number;
+  /** URL of den.html (attribute `den-url`); default `./den/den.html` next to foxden.js. */
+  denUrl: string;
+  /** Folder of the Pyodide files (attribute `pyodide-url`); default `./pyodide/` next to foxden.js. */
+  pyodideUrl: string;
+  /** `"auto"` (default), `"manifest-sandbox"` or `"iframe-sandbox"`. */
+  isolation: string;
+  /** Default cap on a run's output (attribute `max-output-bytes`, default 1 MiB). */
+  maxOutputBytes: number;
+  /** Cap on the den's files (attribute `max-den-bytes`, default 256 MiB). */
+  maxDenBytes: number;
+  /** How long opening may take, ms (attribute `load-timeout`, default 60000). */
+  loadTimeout: number;
+  /** Render the Run button, live output, file list and drop zone (attribute `controls`). */
+  controls: boolean;
+  /** Run the `<script type="text/x-python">` child once the den is ready (attribute `autorun`). */
+  autorun: boolean;
+
+  /** Resolves with `info` once the den is open; rejects with the error that stopped it. */
+  readonly ready: Promise<DenInfo>;
+  /** `info` of the open den, or null. */
+  readonly info: DenInfo | null;
+
+  run(code: string, opts?: RunOptions): Promise<RunResult>;
+  sh(command: string): Promise<ShellResult>;
+  writeFile(path: string, data: string | Uint8Array | ArrayBuffer | ArrayBufferView): Promise<FileChanges>;
+  readFile(path: string): Promise<Uint8Array>;
+  readFile(path: string, opts: "utf-8" | { encoding: "utf-8" }): Promise<string>;
+  readText(path: string): Promise<string>;
+  deleteFile(path: string): Promise<FileChanges>;
+  list(): Promise<FileInfo[]>;
+  snapshot(): Promise<Uint8Array>;
+  restore(bytes: Uint8Array | ArrayBuffer): Promise<FileChanges>;
+  fork(opts: { name: string }): Promise<Den>;
+  reset(): Promise<void>;
+  /** Closes the den; it reopens when the element is re-inserted or a den attribute changes. */
+  close(): Promise<void>;
+
+  addEventListener<K extends keyof FoxdenDenEventMap>(
+    type: K,
+    listener: (this: FoxdenDenElement, ev: FoxdenDenEventMap[K]) => any,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;
+  removeEventListener<K extends keyof FoxdenDenEventMap>(
+    type: K,
+    listener: (this: FoxdenDenElement, ev: FoxdenDenEventMap[K]) => any,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  removeEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | EventListenerOptions): void;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "foxden-den": FoxdenDenElement;
+  }
+}

@@ -19,3 +19,7 @@ export const { FoxdenError, PathError, SnapshotError, DenError, DenLoadError } =
 export const Den = wasm.Den;
 /** Live Rust-owned listeners and den connections in this page (for leak checks). */
 export const liveCounts = () => wasm.__liveCounts();
+
+// <foxden-den>: the class shim (element.js, shipped with the wasm module) forwards to this Rust
+// handle class. Defined once per page, however many times this module is imported.
+wasm.__defineElement(wasm.FoxdenElementHandle);

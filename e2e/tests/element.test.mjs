@@ -1,0 +1,484 @@
+// The <foxden-den> element (issue 5), in real Chromium and Firefox ESR.
+import { test, before, after, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { build } from "esbuild";
+import { fileURLToPath } from "node:url";
+import { launch, openPage, BROWSER, BASE, sleep } from "../lib.mjs";
+
+const B = BROWSER;
+let ctx, page, errors;
+
+before(async () => {
+  ctx = await launch();
+  ({ page, errors } = await openPage(ctx.browser, "/e2e/element-lab.html"));
+});
+
+let seen = 0;
+afterEach((t) => {
+  if (errors.length > seen) console.log(`# page errors after "${t.name}": ${errors.slice(seen).join(" | ")}`);
+  seen = errors.length;
+});
+
+after(async () => {
+  await ctx?.close();
+});
+
+/** Opens a page that only waits for its own load (the pages below import foxden.js themselves). */
+async function plainPage(path) {
+  const p = await ctx.browser.newPage();
+  const errs = [];
+  p.on("pageerror", (e) => errs.push(String(e && e.message ? e.message : e)));
+  await p.goto(BASE + path, { waitUntil: "load" });
+  return { p, errs };
+}
+
+test(`${B}: a page with only the tag and a module script opens the den`, async () => {
+  const { p, errs } = await plainPage("/e2e/element-basic.html");
+  const r = await p.evaluate(async () => {
+    await customElements.whenDefined("foxden-den");
+    const el = document.querySelector("foxden-den");
+    const info = await el.ready;
+    const run = await el.run("import sys\nprint('hi')\nsys.version_info[:2]");
+    // Importing a second copy of the module does not define the tag twice.
+    const again = await import("/foxden.js?copy=2");
+    const iframe = document.querySelector("iframe[data-foxden-den]");
+    return {
+      info,
+      sameInfo: JSON.stringify(el.info) === JSON.stringify(info),
+      stdout: run.stdout,
+      result: run.result,
+      defined: customElements.get("foxden-den") !== undefined,
+      secondCopyIsStandalone: typeof again.openDen === "function",
+      ctorName: el.constructor.name,
+      props: { name: el.name, store: el.store, timeout: el.timeout, isolation: el.isolation, denUrl: el.denUrl, pyodideUrl: el.pyodideUrl },
+      iframeHidden: iframe ? getComputedStyle(iframe).visibility : null,
+    };
+  });
+  assert.equal(r.info.kind, "iframe");
+  assert.equal(r.info.isolation, "iframe-sandbox");
+  assert.ok(r.sameInfo);
+  assert.equal(r.stdout, "hi\n");
+  assert.equal(r.result, "(3, 14)");
+  assert.ok(r.defined && r.secondCopyIsStandalone);
+  assert.equal(r.ctorName, "FoxdenDenElement");
+  assert.deepEqual(r.props, {
+    name: "basic",
+    store: "memory",
+    timeout: 30000,
+    isolation: "auto",
+    denUrl: `${BASE}/den/den.html`,
+    pyodideUrl: `${BASE}/pyodide/`,
+  });
+  assert.equal(r.iframeHidden, "hidden");
+  assert.deepEqual(errs, []);
+  await p.close();
+});
+
+/** Creates an element in the lab page and waits for it to be ready. */
+const create = (name, attrs = {}, parent = "#a") =>
+  page.evaluate(
+    async (name, attrs, parent) => {
+      const el = document.createElement("foxden-den");
+      el.setAttribute("name", name);
+      for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+      document.querySelector(parent).append(el);
+      return el.ready;
+    },
+    name,
+    attrs,
+    parent,
+  );
+
+test(`${B}: a run gives run(start), output chunks, file-change, run(end) in order, then resolves`, async () => {
+  await create("events");
+  const r = await page.evaluate(async () => {
+    const el = document.querySelector('foxden-den[name="events"]');
+    // Inside another element's shadow root: the events must bubble out of it (composed).
+    const wrapper = document.createElement("div");
+    document.body.append(wrapper);
+    const shadow = wrapper.attachShadow({ mode: "open" });
+    shadow.append(el);
+    const seen = [];
+    const kinds = ["run", "output", "file-change", "ready", "progress", "error"];
+    const record = (e) =>
+      seen.push({
+        type: e.type,
+        custom: e instanceof CustomEvent,
+        bubbles: e.bubbles,
+        composed: e.composed,
+        target: e.target === wrapper ? "wrapper" : e.target.tagName,
+        detail: JSON.parse(JSON.stringify(e.detail)),
+      });
+    for (const k of kinds) document.addEventListener(k, record);
+    const code = "import sys\nprint('a')\nprint('b', file=sys.stderr)\nopen('/out/e.txt', 'w').write('x')\n6 * 7";
+    const res = await el.run(code);
+    const atResolve = seen.length;
+    await el.writeFile("/drop/w.txt", "w");
+    await el.deleteFile("/drop/w.txt");
+    const snap = await el.snapshot();
+    await el.writeFile("/drop/later.txt", "later");
+    await el.restore(snap);
+    for (const k of kinds) document.removeEventListener(k, record);
+    document.querySelector("#a").append(el);
+    wrapper.remove();
+    return { seen, atResolve, res, code };
+  });
+  const runEvents = r.seen.slice(0, r.atResolve);
+  assert.deepEqual(
+    runEvents.map((e) => e.type),
+    ["run", "output", "output", "file-change", "run"],
+  );
+  for (const e of r.seen) {
+    assert.ok(e.custom && e.bubbles && e.composed, `${e.type} is a bubbling, composed CustomEvent`);
+    assert.equal(e.target, "wrapper", "retargeted to the shadow host outside");
+  }
+  const [start, out1, out2, fc, end] = runEvents.map((e) => e.detail);
+  assert.deepEqual(start, { id: start.id, phase: "start", code: r.code });
+  assert.ok(start.id >= 1);
+  assert.deepEqual(out1, { runId: start.id, stream: "stdout", text: "a\n" });
+  assert.deepEqual(out2, { runId: start.id, stream: "stderr", text: "b\n" });
+  assert.deepEqual(fc, { source: "run", created: ["/out/e.txt"], changed: [], deleted: [] });
+  assert.equal(end.id, start.id);
+  assert.equal(end.phase, "end");
+  assert.equal(end.code, r.code);
+  assert.deepEqual(end.result, r.res);
+  assert.equal(r.res.result, "42");
+  assert.equal(r.res.stdout, "a\n");
+  assert.equal(r.res.stderr, "b\n");
+  const later = r.seen.slice(r.atResolve).map((e) => [e.type, e.detail.source, e.detail.created, e.detail.deleted]);
+  assert.deepEqual(later, [
+    ["file-change", "write", ["/drop/w.txt"], []],
+    ["file-change", "delete", [], ["/drop/w.txt"]],
+    ["file-change", "write", ["/drop/later.txt"], []],
+    ["file-change", "restore", [], ["/drop/later.txt"]],
+  ]);
+});
+
+test(`${B}: output events arrive while a slow print loop is still running`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = document.querySelector('foxden-den[name="events"]');
+    const chunks = [];
+    const onOut = (e) => chunks.push({ text: e.detail.text, at: performance.now() });
+    el.addEventListener("output", onOut);
+    const t0 = performance.now();
+    const res = await el.run("import time\nfor i in range(4):\n    print(i, flush=True)\n    time.sleep(0.25)");
+    const end = performance.now();
+    el.removeEventListener("output", onOut);
+    return { chunks, t0, end, stdout: res.stdout };
+  });
+  assert.equal(r.chunks.map((c) => c.text).join(""), "0\n1\n2\n3\n");
+  assert.equal(r.stdout, "0\n1\n2\n3\n");
+  assert.ok(r.chunks.length >= 4, `chunks: ${r.chunks.length}`);
+  // The first chunk came while Python was still sleeping through the other three.
+  assert.ok(r.end - r.chunks[0].at > 500, `first chunk ${r.end - r.chunks[0].at} ms before the end`);
+  assert.ok(r.chunks[3].at - r.chunks[0].at > 500, "chunks spread over the loop");
+});
+
+test(`${B}: methods resolve and reject like the library API`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = document.querySelector('foxden-den[name="events"]');
+    const { PathError, DenError } = window.foxden;
+    const catchIt = async (p) => {
+      try {
+        await p;
+        return null;
+      } catch (e) {
+        return { name: e.name, code: e.code ?? null, rule: e.rule ?? null, isPath: e instanceof PathError, isDen: e instanceof DenError };
+      }
+    };
+    await el.writeFile("/drop/t.csv", "a,b\n1,2\n");
+    return {
+      text: await el.readText("/drop/t.csv"),
+      bytes: Array.from(await el.readFile("/drop/t.csv")).length,
+      list: (await el.list()).map((f) => f.path),
+      sh: await el.sh("echo hi"),
+      badPath: await catchIt(el.writeFile("/drop/../x", "y")),
+      missing: await catchIt(el.readFile("/drop/none.txt")),
+      timeout: await el.run("while True: pass", { timeoutMs: 300 }).then((x) => x.error.kind),
+      afterTimeout: (await el.run("1 + 1")).result,
+      reset: await el.run("keep = 1").then(() => el.reset()).then(() => el.run("keep")).then((x) => x.error.type),
+      fork: await el.fork({ name: "events-fork" }).then(async (d) => {
+        const t = await d.readText("/drop/t.csv");
+        await d.close();
+        return t;
+      }),
+    };
+  });
+  assert.equal(r.text, "a,b\n1,2\n");
+  assert.equal(r.bytes, 8);
+  assert.ok(r.list.includes("/drop/t.csv") && r.list.includes("/out/e.txt"));
+  assert.equal(typeof r.sh.code, "number");
+  assert.deepEqual(r.badPath, { name: "PathError", code: null, rule: "dotdot", isPath: true, isDen: false });
+  assert.deepEqual(r.missing, { name: "DenError", code: "not-found", rule: null, isPath: false, isDen: true });
+  assert.equal(r.timeout, "timeout");
+  assert.equal(r.afterTimeout, "2");
+  assert.equal(r.reset, "NameError");
+  assert.equal(r.fork, "a,b\n1,2\n");
+});
+
+test(`${B}: a bad attribute raises an error event naming it; fixing it makes the element usable`, async () => {
+  const r = await page.evaluate(async () => {
+    const errorsSeen = [];
+    const el = document.createElement("foxden-den");
+    el.addEventListener("error", (e) => {
+      const x = e.detail.error;
+      errorsSeen.push({ attribute: e.detail.attribute, name: x.name, code: x.code, option: x.option, isDen: x instanceof window.foxden.DenError, message: x.message });
+    });
+    el.setAttribute("name", "checked");
+    el.setAttribute("timeout", "soon");
+    document.querySelector("#a").append(el);
+    const first = await el.ready.then(() => "resolved", (e) => `${e.name}:${e.option}`);
+    el.timeout = 5000; // the property reflects to the attribute
+    const info = await el.ready;
+    const attrAfterFix = el.getAttribute("timeout");
+    // On a live den, a bad value is reported and the den keeps running on its last good values.
+    await el.run("v = 7");
+    el.setAttribute("max-den-bytes", "-1");
+    el.setAttribute("store", "disk");
+    await new Promise((r) => setTimeout(r, 50));
+    const stillRuns = (await el.run("v")).result;
+    el.removeAttribute("store");
+    el.setAttribute("max-den-bytes", "1000000");
+    await new Promise((r) => setTimeout(r, 0));
+    await el.ready;
+    const afterRestart = (await el.run("1")).result;
+    const badName = document.createElement("foxden-den");
+    badName.addEventListener("error", (e) => errorsSeen.push({ attribute: e.detail.attribute, name: e.detail.error.name, option: e.detail.error.option }));
+    badName.name = "no spaces allowed";
+    document.querySelector("#a").append(badName);
+    await badName.ready.catch(() => {});
+    badName.remove();
+    el.remove();
+    return JSON.stringify({ errorsSeen, first, info, attrAfterFix, stillRuns, afterRestart });
+  }).then(JSON.parse);
+  assert.equal(r.first, "DenError:timeout");
+  assert.equal(r.info.isolation, "iframe-sandbox");
+  assert.equal(r.attrAfterFix, "5000");
+  assert.equal(r.stillRuns, "7");
+  assert.equal(r.afterRestart, "1");
+  const named = r.errorsSeen.map((e) => e.attribute);
+  assert.deepEqual(named, ["timeout", "store", "max-den-bytes", "name"]);
+  const t = r.errorsSeen[0];
+  assert.equal(t.name, "DenError");
+  assert.equal(t.code, "bad-option");
+  assert.equal(t.option, "timeout");
+  assert.ok(t.isDen);
+  assert.match(t.message, /timeout/);
+  assert.equal(r.errorsSeen[3].option, "name");
+});
+
+test(`${B}: moving the element keeps its den and Python variables`, async () => {
+  await create("mover");
+  const r = await page.evaluate(async () => {
+    const el = document.querySelector('foxden-den[name="mover"]');
+    let readyEvents = 0;
+    el.addEventListener("ready", () => readyEvents++);
+    const loadMs = el.info.loadMs;
+    await el.run("secret = 'kept'");
+    const before = window.foxden.liveCounts().connections;
+    document.querySelector("#b").append(el); // disconnect + connect in one task
+    await new Promise((r) => setTimeout(r, 50));
+    document.querySelector("#a").prepend(el);
+    const res = await el.run("secret");
+    return { result: res.result, readyEvents, sameLoad: el.info.loadMs === loadMs, before, after: window.foxden.liveCounts().connections, parent: el.parentElement.id };
+  });
+  assert.equal(r.result, "'kept'");
+  assert.equal(r.readyEvents, 0);
+  assert.ok(r.sameLoad);
+  assert.equal(r.after, r.before);
+  assert.equal(r.parent, "a");
+});
+
+test(`${B}: removing the element closes its den and frees the name`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = document.querySelector('foxden-den[name="mover"]');
+    const before = window.foxden.liveCounts().connections;
+    el.remove();
+    await new Promise((r) => setTimeout(r, 0));
+    const after = window.foxden.liveCounts().connections;
+    const err = await el.run("1").then(() => null, (e) => `${e.name}:${e.code}`);
+    const { openDen } = window.foxden;
+    const den = await openDen({ name: "mover" }); // would be DenError name-in-use if still held
+    await den.close();
+    return { before, after, err };
+  });
+  assert.equal(r.after, r.before - 1);
+  assert.equal(r.err, "DenError:closed");
+});
+
+test(`${B}: two live elements with one name: the second gets an error event`, async () => {
+  await create("twin");
+  const r = await page.evaluate(async () => {
+    const second = document.createElement("foxden-den");
+    second.name = "twin";
+    const got = new Promise((res) => second.addEventListener("error", (e) => res({ name: e.detail.error.name, code: e.detail.error.code })));
+    document.querySelector("#b").append(second);
+    const err = await got;
+    const ready = await second.ready.then(() => "ok", (e) => e.code);
+    const first = document.querySelector('#a foxden-den[name="twin"]');
+    const firstStillWorks = (await first.run("'one'")).result;
+    second.remove();
+    first.remove();
+    return { err, ready, firstStillWorks };
+  });
+  assert.deepEqual(r.err, { name: "DenError", code: "name-in-use" });
+  assert.equal(r.ready, "name-in-use");
+  assert.equal(r.firstStillWorks, "'one'");
+});
+
+test(`${B}: the controls UI works with the keyboard alone`, async () => {
+  const { p, errs } = await plainPage("/e2e/element-controls.html");
+  await p.evaluate(async () => {
+    await customElements.whenDefined("foxden-den");
+    await document.querySelector("foxden-den").ready;
+  });
+  // The file input is keyboard-reachable; the file goes in through it.
+  const input = await p.waitForSelector("foxden-den >>> input[type=file]");
+  const csv = fileURLToPath(new URL("../pages/element-sales.csv", import.meta.url));
+  await input.uploadFile(csv);
+  await p.waitForFunction(async () => (await document.querySelector("foxden-den").list()).some((f) => f.path === "/drop/element-sales.csv"));
+  await p.evaluate(async () => {
+    const el = document.querySelector("foxden-den");
+    await el.writeFile("/drop/sales.csv", await el.readFile("/drop/element-sales.csv"));
+  });
+  // Tab from the link before the element: the Run button is the first stop inside it.
+  await p.focus("#before");
+  const stops = [];
+  for (let i = 0; i < 6; i++) {
+    await p.keyboard.press("Tab");
+    stops.push(
+      await p.evaluate(() => {
+        const a = document.activeElement;
+        const inner = a && a.shadowRoot ? a.shadowRoot.activeElement : null;
+        return inner ? `${inner.tagName.toLowerCase()}:${inner.getAttribute("part")}` : a ? a.tagName.toLowerCase() : "none";
+      }),
+    );
+    if (stops.at(-1) === "button:run-button") break;
+  }
+  assert.equal(stops.at(-1), "button:run-button", `focus went ${stops.join(" > ")}`);
+  const runEnd = p.evaluate(
+    () => new Promise((res) => document.querySelector("foxden-den").addEventListener("run", (e) => e.detail.phase === "end" && res(e.detail.result), { once: false })),
+  );
+  await p.keyboard.press("Enter");
+  const res = await runEnd;
+  assert.equal(res.error, null, JSON.stringify(res.error));
+  assert.equal(res.stdout, "total 30.0\n");
+  const ui = await p.evaluate(async () => {
+    await new Promise((r) => setTimeout(r, 50));
+    const root = document.querySelector("foxden-den").shadowRoot;
+    const q = (part) => root.querySelector(`[part~="${part}"]`);
+    const links = [...root.querySelectorAll('[part~="file-link"]')].map((a) => ({ text: a.textContent, href: a.href.slice(0, 5), download: a.download }));
+    const link = [...root.querySelectorAll('[part~="file-link"]')].find((a) => a.textContent === "/out/total.txt");
+    const fetched = link ? await (await fetch(link.href)).text() : null;
+    return {
+      output: q("output").textContent,
+      status: q("status").textContent,
+      progressHidden: q("progress").hidden,
+      runDisabled: q("run-button").disabled,
+      links,
+      fetched,
+      accent: getComputedStyle(q("run-button")).backgroundColor,
+      outputRole: q("output").getAttribute("role"),
+    };
+  });
+  assert.equal(ui.output, "total 30.0\n");
+  assert.match(ui.status, /^Done in \d+ ms$/);
+  assert.equal(ui.progressHidden, true);
+  assert.equal(ui.runDisabled, false);
+  assert.equal(ui.fetched, "30.0");
+  assert.ok(ui.links.some((l) => l.text === "/out/total.txt" && l.href === "blob:" && l.download === "total.txt"), JSON.stringify(ui.links));
+  assert.equal(ui.accent, "rgb(138, 43, 226)", "custom property --foxden-accent styles the button");
+  assert.equal(ui.outputRole, "log");
+  // Space on the focused button runs again.
+  const again = p.evaluate(() => new Promise((res) => document.querySelector("foxden-den").addEventListener("run", (e) => e.detail.phase === "end" && res(e.detail.result.stdout))));
+  await p.keyboard.press(" ");
+  assert.equal(await again, "total 30.0\n");
+  assert.deepEqual(errs, []);
+  await p.close();
+});
+
+test(`${B}: a Preact page drives the element through attributes, methods and events`, async () => {
+  const dir = fileURLToPath(new URL("../pages/framework/", import.meta.url));
+  await build({
+    entryPoints: [dir + "app.jsx"],
+    bundle: true,
+    format: "esm",
+    outfile: dir + "dist/app.js",
+    jsx: "automatic",
+    jsxImportSource: "preact",
+    external: ["/foxden.js"],
+    logLevel: "error",
+  });
+  const { p, errs } = await plainPage("/e2e/framework/index.html");
+  await p.waitForFunction(() => document.querySelector("#log")?.dataset.state === "ready", { timeout: 60000 });
+  await p.click("#run");
+  await p.waitForFunction(() => document.querySelector("#log").dataset.state === "done", { timeout: 30000 });
+  const r = await p.evaluate(() => ({
+    lines: [...document.querySelectorAll("#log li")].map((li) => li.textContent),
+    result: document.querySelector("#result").textContent,
+    name: document.querySelector("foxden-den").getAttribute("name"),
+    timeout: document.querySelector("foxden-den").getAttribute("timeout"),
+  }));
+  assert.deepEqual(r.lines, ["out: tick 0", "out: tick 1", "out: tick 2"]);
+  assert.equal(r.result, "'done'");
+  assert.equal(r.name, "preact-den");
+  assert.equal(r.timeout, "9000");
+  // The app renames the den through its state: the element reopens under the new name.
+  await p.click("#rename");
+  await p.waitForFunction(() => document.querySelector("#log").dataset.state === "ready" && document.querySelector("foxden-den").getAttribute("name") === "preact-den-2", { timeout: 60000 });
+  await p.click("#unmount");
+  await p.waitForFunction(() => !document.querySelector("foxden-den"));
+  const counts = await p.evaluate(async () => {
+    await new Promise((r) => setTimeout(r, 20));
+    return window.foxdenCounts();
+  });
+  assert.deepEqual(counts, { listeners: 0, connections: 0 });
+  assert.deepEqual(errs, []);
+  await p.close();
+});
+
+test(`${B}: 200 create/remove cycles leave no live listeners or connections`, async () => {
+  const r = await page.evaluate(async () => {
+    const { liveCounts } = window.foxden;
+    const base = liveCounts();
+    const tick = () => new Promise((r) => setTimeout(r, 0));
+    let peak = { listeners: 0, connections: 0 };
+    const host = document.querySelector("#b");
+    for (let i = 0; i < 200; i++) {
+      const el = document.createElement("foxden-den");
+      el.name = `cycle-${i % 3}`;
+      el.controls = true;
+      el.innerHTML = '<script type="text/x-python">print(1)<\/script>';
+      host.append(el);
+      await tick(); // the den starts loading: iframe, port, listeners
+      const c = liveCounts();
+      peak = { listeners: Math.max(peak.listeners, c.listeners), connections: Math.max(peak.connections, c.connections) };
+      if (i % 2) host.firstElementChild.remove();
+      else el.remove();
+      await tick();
+    }
+    // A few full open/run/close cycles too.
+    for (let i = 0; i < 3; i++) {
+      const el = document.createElement("foxden-den");
+      el.name = "cycle-full";
+      el.controls = true;
+      host.append(el);
+      await el.ready;
+      await el.run("x = 1");
+      el.remove();
+      await tick();
+    }
+    await tick();
+    return { base, peak, end: liveCounts(), iframes: document.querySelectorAll("iframe[data-foxden-den]").length, left: host.children.length };
+  });
+  assert.ok(r.peak.listeners > r.base.listeners, `listeners were registered (peak ${r.peak.listeners})`);
+  assert.ok(r.peak.connections > r.base.connections, "dens started loading");
+  assert.deepEqual(r.end, r.base);
+  assert.equal(r.left, 0);
+  assert.equal(r.iframes, r.base.connections);
+});
+
+test(`${B}: no page errors`, async () => {
+  await sleep(100);
+  assert.deepEqual(errors, []);
+});

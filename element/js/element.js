@@ -1,0 +1,86 @@
+// The <foxden-den> class shim. A custom element has to be a JavaScript class that extends
+// HTMLElement, which wasm-bindgen cannot declare; so this class holds a Rust handle
+// (FoxdenElementHandle, element/src/element.rs) and forwards everything to it: lifecycle
+// callbacks, attribute changes, reflected properties and methods. No logic lives here.
+//
+// wasm-bindgen ships this file as a snippet of the wasm module; foxden.js calls
+// `__defineElement(FoxdenElementHandle)`, and Rust calls defineFoxdenElement with the list of
+// attributes, properties and methods it implements.
+
+export function defineFoxdenElement(Handle, spec) {
+  // Defined once per page, even if two copies of foxden.js are imported.
+  if (customElements.get(spec.tag)) return false;
+
+  class FoxdenDenElement extends HTMLElement {
+    static get observedAttributes() {
+      return spec.attributes;
+    }
+
+    // The Rust side of this element. It keeps no reference back to the element (the element is
+    // passed in on each call), so a removed element can be garbage-collected with its handle.
+    #h = new Handle();
+
+    static handleOf(el) {
+      return el.#h;
+    }
+
+    connectedCallback() {
+      // A property set on the element before foxden.js defined the tag is an own property that
+      // hides our accessor: delete it and set it again through the accessor.
+      for (const p of spec.properties) {
+        if (Object.prototype.hasOwnProperty.call(this, p)) {
+          const v = this[p];
+          delete this[p];
+          this[p] = v;
+        }
+      }
+      this.#h.connected(this);
+    }
+
+    disconnectedCallback() {
+      this.#h.disconnected(this);
+    }
+
+    attributeChangedCallback(name, oldValue, newValue) {
+      if (oldValue !== newValue) this.#h.attributeChanged(this, name);
+    }
+
+    /** Resolves with `info` once the den is open; rejects with the error that stopped it. */
+    get ready() {
+      return this.#h.ready();
+    }
+
+    /** `{ kind, isolation, loadMs }` of the open den, or null. */
+    get info() {
+      return this.#h.info();
+    }
+  }
+
+  const proto = FoxdenDenElement.prototype;
+  const handleOf = (el) => FoxdenDenElement.handleOf(el);
+  // Reflected attributes: the getter and setter are Rust's (parsing, defaults, validation).
+  for (const p of spec.properties) {
+    Object.defineProperty(proto, p, {
+      get() {
+        return handleOf(this).getProp(this, p);
+      },
+      set(v) {
+        handleOf(this).setProp(this, p, v);
+      },
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  // Methods: run, sh, writeFile, ... all return the promises Rust makes.
+  for (const m of spec.methods) {
+    Object.defineProperty(proto, m, {
+      value(...args) {
+        return handleOf(this)[m](...args);
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
+  customElements.define(spec.tag, FoxdenDenElement);
+  return true;
+}

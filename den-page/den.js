@@ -17,7 +17,13 @@
   // prototype's copy) stay refused by the CSP, whose script-src has no URL source.
   const PRELUDE = 'self.importScripts = function () { throw new TypeError("foxden: importScripts is disabled in the sandbox"); };\n';
 
+  // den.html inlines this script; den-ext.html (extensions only) loads it as den/den.js through
+  // script-src 'self'. 'self' is safe only where it means an extension's packaged files: served
+  // from a website it would be that website's server, and the worker could load code from it.
+  const LOADED_BY_URL = Boolean(document.currentScript && document.currentScript.src);
+
   function isolationProblem() {
+    if (LOADED_BY_URL && !location.protocol.endsWith("-extension:")) return `den-ext.html is for extensions, but it was served from ${location.protocol}//${location.host}; a website must use den.html (no URL is a script source there)`;
     if (self.origin !== "null") return `the den page's origin is ${self.origin}, not opaque (is the iframe sandboxed without allow-same-origin?)`;
     try {
       if (typeof browser !== "undefined" && browser && browser.runtime) return "the extension API `browser.runtime` is reachable";

@@ -361,3 +361,25 @@ test(`${BROWSER}: the IndexedDB den survives closing and reopening the Space tab
 test(`${BROWSER}: no page errors in the extension`, () => {
   assert.deepEqual(pageErrors, []);
 });
+
+test(`${BROWSER}: the extension's den page refuses to run when a website serves it`, async () => {
+  // On a website 'self' is the website's server, so den-ext.html (script-src 'self') must not be
+  // used there; its den.js notices it was loaded by URL outside an extension and refuses.
+  const page = await browser.newPage();
+  await page.goto(`${BASE}/e2e/index.html`, { waitUntil: "load" });
+  await page.waitForFunction(() => window.foxdenLoaded === true, { timeout: 30000 });
+  const target = BROWSER === "firefox" ? "firefox" : "chromium";
+  const err = await page.evaluate(async (denUrl) => {
+    const { openDen, iframeRuntime } = window.foxden;
+    try {
+      await openDen({ name: "wrong-page", runtime: iframeRuntime({ denUrl, pyodideUrl: "/pyodide/" }) });
+      return null;
+    } catch (e) {
+      return { name: e.name, stage: e.stage, message: e.message };
+    }
+  }, `/dist-ext/${target}/foxden/den/den-ext.html`);
+  await page.close();
+  assert.equal(err?.name, "DenLoadError", JSON.stringify(err));
+  assert.equal(err.stage, "isolation");
+  assert.match(err.message, /isolation check failed \(iframe-sandbox\): den-ext\.html is for extensions, but it was served from http:\/\/127\.0\.0\.1:\d+; a website must use den\.html/);
+});

@@ -178,10 +178,7 @@ impl RuntimeOptions {
 
     /// The isolation mode this page will use.
     fn effective_isolation(&self) -> Result<Isolation, JsValue> {
-        let is_extension_page = web_sys::window()
-            .and_then(|w| w.location().protocol().ok())
-            .map(|p| p.ends_with("-extension:"))
-            .unwrap_or(false);
+        let is_extension_page = is_extension_page();
         match self.isolation {
             Isolation::IframeSandbox => Ok(Isolation::IframeSandbox),
             Isolation::ManifestSandbox if !is_extension_page => Err(load_error(
@@ -553,7 +550,19 @@ async fn diagnose_den_page(den_url: &str) -> String {
             }
         }
     }
+    if is_extension_page() && !den_url.ends_with("den-ext.html") {
+        // den.html's inline script cannot run on an extension page (MV3 extension CSP).
+        return format!("the den page {den_url} did not answer: in an extension use den/den-ext.html with den/den.js (extension pages cannot run den.html's inline script), declared in the manifest's sandbox.pages");
+    }
     format!("the den page {den_url} did not answer (is it the foxden den.html, and is the iframe allowed to run scripts?)")
+}
+
+/// Whether this page is an extension page (`chrome-extension:`, `moz-extension:` …).
+fn is_extension_page() -> bool {
+    web_sys::window()
+        .and_then(|w| w.location().protocol().ok())
+        .map(|p| p.ends_with("-extension:"))
+        .unwrap_or(false)
 }
 
 fn load_error_message(msg: &JsValue) -> String {

@@ -33,6 +33,8 @@ pub fn test_all(args: &[String]) -> Result<(), String> {
     run(cargo().current_dir(&r).args(["test", "--workspace"]))?;
     crate::fuzz::fuzz(&["--seconds".into(), "15".into()])?;
     crate::build::build(false)?;
+    // The demo extension: web-ext lint must report no errors (warnings: docs/extension.md).
+    crate::ext::build_ext().and_then(|_| crate::ext::lint())?;
     e2e(args)?;
     Ok(())
 }

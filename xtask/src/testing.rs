@@ -32,6 +32,14 @@ pub fn test_all(args: &[String]) -> Result<(), String> {
     ]))?;
     run(cargo().current_dir(&r).args(["test", "--workspace"]))?;
     crate::fuzz::fuzz(&["--seconds".into(), "15".into()])?;
+    // The Rust glue's wasm-bindgen tests, in both real browsers (element/webdriver.json sets
+    // the Debian binaries and the flags headless Chromium needs as root).
+    for browser in ["--chrome", "--firefox"] {
+        run(Command::new("wasm-pack")
+            .env("PATH", tool_path())
+            .current_dir(r.join("element"))
+            .args(["test", "--headless", browser, "."]))?;
+    }
     crate::build::build(false)?;
     // The demo extension: web-ext lint must report no errors (warnings: docs/extension.md).
     crate::ext::build_ext().and_then(|_| crate::ext::lint())?;

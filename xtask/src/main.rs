@@ -12,8 +12,8 @@
 //! - `ext`     writes the demo extension, unpacked, to `dist-ext/{firefox,chromium}` (`--lint`: web-ext lint).
 
 mod build;
-mod fuzz;
 mod ext;
+mod fuzz;
 mod serve;
 mod setup;
 mod testing;

@@ -55,7 +55,10 @@ fn e2e_mounts() -> Mounts {
         // The unpacked extensions, to check that their den page refuses to run on a website.
         ("/dist-ext/".into(), crate::ext::ext_dir()),
         // Pyodide's own loader, for the bare-Pyodide baseline of the benchmark.
-        ("/node_modules/pyodide/".into(), r.join("node_modules/pyodide")),
+        (
+            "/node_modules/pyodide/".into(),
+            r.join("node_modules/pyodide"),
+        ),
         ("/".into(), dist_dir()),
     ]
 }

@@ -48,8 +48,18 @@ fn snapshot_round_trip_through_js_values() {
 #[wasm_bindgen_test]
 fn run_shell_over_plain_files() {
     let files = js_sys::Object::new();
-    Reflect::set(&files, &"/drop/sales.csv".into(), &"region,amount\nnorth,10\nsouth,20\n".into()).unwrap();
-    let out = foxden::run_shell("grep north /drop/sales.csv", files.into(), JsValue::UNDEFINED).unwrap();
+    Reflect::set(
+        &files,
+        &"/drop/sales.csv".into(),
+        &"region,amount\nnorth,10\nsouth,20\n".into(),
+    )
+    .unwrap();
+    let out = foxden::run_shell(
+        "grep north /drop/sales.csv",
+        files.into(),
+        JsValue::UNDEFINED,
+    )
+    .unwrap();
     assert_eq!(field(&out, "stdout"), JsValue::from_str("north,10\n"));
     assert_eq!(field(&out, "code"), JsValue::from_f64(0.0));
 }

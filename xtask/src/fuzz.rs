@@ -16,7 +16,9 @@ fn has_nightly() -> bool {
 pub fn fuzz(args: &[String]) -> Result<(), String> {
     let seconds = flag_value(args, "--seconds").unwrap_or_else(|| "15".into());
     if !has_nightly() {
-        eprintln!("xtask: fuzzing skipped: no nightly toolchain (rustup toolchain install nightly)");
+        eprintln!(
+            "xtask: fuzzing skipped: no nightly toolchain (rustup toolchain install nightly)"
+        );
         return Ok(());
     }
     let have_fuzz = Command::new("cargo")
@@ -35,7 +37,14 @@ pub fn fuzz(args: &[String]) -> Result<(), String> {
         run(Command::new("cargo")
             .current_dir(&dir)
             .env_remove("RUSTFLAGS")
-            .args(["+nightly", "fuzz", "run", t, "--", &format!("-max_total_time={seconds}")]))?;
+            .args([
+                "+nightly",
+                "fuzz",
+                "run",
+                t,
+                "--",
+                &format!("-max_total_time={seconds}"),
+            ]))?;
     }
     Ok(())
 }

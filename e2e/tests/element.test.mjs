@@ -194,7 +194,9 @@ test(`${B}: methods resolve and reject like the library API`, async () => {
       sh: await el.sh("echo hi"),
       badPath: await catchIt(el.writeFile("/drop/../x", "y")),
       missing: await catchIt(el.readFile("/drop/none.txt")),
-      timeout: await el.run("while True: pass", { timeoutMs: 300 }).then((x) => x.error.kind),
+      // The element's timeout attribute is the default; a run's own timeoutMs wins.
+      // (A timeout itself is the library's, tested by the spine suite.)
+      timeoutDefault: await el.run("import time\ntime.sleep(0.01)\n'slept'", { timeoutMs: 5000 }).then((x) => x.result),
       afterTimeout: (await el.run("1 + 1")).result,
       reset: await el.run("keep = 1").then(() => el.reset()).then(() => el.run("keep")).then((x) => x.error.type),
       fork: await el.fork({ name: "events-fork" }).then(async (d) => {
@@ -210,7 +212,7 @@ test(`${B}: methods resolve and reject like the library API`, async () => {
   assert.equal(typeof r.sh.code, "number");
   assert.deepEqual(r.badPath, { name: "PathError", code: null, rule: "dotdot", isPath: true, isDen: false });
   assert.deepEqual(r.missing, { name: "DenError", code: "not-found", rule: null, isPath: false, isDen: true });
-  assert.equal(r.timeout, "timeout");
+  assert.equal(r.timeoutDefault, "'slept'");
   assert.equal(r.afterTimeout, "2");
   assert.equal(r.reset, "NameError");
   assert.equal(r.fork, "a,b\n1,2\n");

@@ -1,1 +1,439 @@
-//! The read-only shell behind `den.sh` (being written; see issue 4).
+//! The read-only shell behind `den.sh` (issue 4): `ls`, `cat`, `head`, `wc`, `grep`
+//! (literal, like `grep -F`) and `echo`, joined with `|`, over the den's files, with the
+//! output, messages and exit codes of GNU coreutils 9.1 and GNU grep 3.8 under
+//! `LC_ALL=C.UTF-8` run by `sh -c` (dash).
+//!
+//! The full contract (syntax, options, differences from a real shell, limits) is in
+//! `docs/shell.md`. In short:
+//! - The working directory is `/`, which holds `drop`, `out` and `work`; names resolve
+//!   through [`crate::paths::normalize_path`] (a `..` segment never resolves).
+//! - The first command reads an empty stdin; each next one reads the previous one's
+//!   stdout. The exit code is the last command's.
+//! - Unsupported syntax or options: exit code 2 and a message naming them, nothing run.
+//!   An unknown command: `name: command not found`, exit code 127.
+//! - stdout and stderr together keep at most `max_output_bytes` bytes, in the order
+//!   they were written; `truncated` tells that something was cut.
+
+mod cat;
+mod echo;
+mod fs;
+mod getopt;
+mod grep;
+mod head;
+mod ls;
+mod parse;
+mod quote;
+mod stream;
+mod tables;
+mod unicode;
+mod wc;
+
+use crate::files::FileMap;
+use stream::{Rope, RopeBuilder, Seg, Sink};
+
+/// What a shell command line produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellOutput {
+    /// The last command's standard output (capped).
+    pub stdout: Vec<u8>,
+    /// Messages of all commands, in pipeline order (capped).
+    pub stderr: Vec<u8>,
+    /// Exit code: the last command's; 2 for unsupported syntax; 127 for an unknown command.
+    pub code: i32,
+    /// True when output was cut at `max_output_bytes`.
+    pub truncated: bool,
+}
+
+/// Runs a command line over the den's files; never panics, never changes a file.
+pub fn run_shell(command: &str, files: &FileMap, max_output_bytes: usize) -> ShellOutput {
+    let mut sink = Sink::new(max_output_bytes);
+    let code = run(command, files, &mut sink);
+    ShellOutput {
+        stdout: sink.stdout,
+        stderr: sink.stderr,
+        code,
+        truncated: sink.truncated,
+    }
+}
+
+fn run(command: &str, files: &FileMap, sink: &mut Sink) -> i32 {
+    let pipeline = match parse::parse(command) {
+        Ok(p) => p,
+        Err(e) => {
+            sink.err(e.message().as_bytes());
+            return 2;
+        }
+    };
+    // Check every command's options before running anything.
+    let mut commands = Vec::with_capacity(pipeline.len());
+    for argv in &pipeline {
+        match Command::prepare(argv) {
+            Ok(c) => commands.push(c),
+            Err(msg) => {
+                sink.err(msg.as_bytes());
+                return 2;
+            }
+        }
+    }
+    let fs = fs::Fs::new(files);
+    let mut stdin = Rope::default();
+    let mut code = 0;
+    let last = commands.len().saturating_sub(1);
+    for (i, cmd) in commands.iter().enumerate() {
+        let mut io = Io {
+            stdin: Some(std::mem::take(&mut stdin)),
+            pipe: (i < last).then(RopeBuilder::default),
+            sink,
+        };
+        code = cmd.run(&fs, &mut io);
+        if let Some(pipe) = io.pipe.take() {
+            if pipe.owned() > stream::PIPE_OWNED_LIMIT {
+                sink.err(
+                    format!(
+                        "den.sh: more than {} MiB passed between two commands; stopped\n",
+                        stream::PIPE_OWNED_LIMIT >> 20
+                    )
+                    .as_bytes(),
+                );
+                return 2;
+            }
+            stdin = pipe.finish();
+        }
+    }
+    code
+}
+
+/// A command's standard streams.
+pub(crate) struct Io<'s> {
+    /// Not yet read standard input (read once; later reads see end of file).
+    stdin: Option<Rope>,
+    /// Where stdout goes when another command follows; `None` for the last command.
+    pipe: Option<RopeBuilder>,
+    sink: &'s mut Sink,
+}
+
+impl Io<'_> {
+    /// Takes standard input (empty when already read).
+    fn take_stdin(&mut self) -> Rope {
+        self.stdin.take().unwrap_or_default()
+    }
+
+    /// Writes bytes to stdout.
+    fn out(&mut self, b: &[u8]) {
+        match &mut self.pipe {
+            Some(p) => p.push(b),
+            None => self.sink.out(b),
+        }
+    }
+
+    /// Writes a shared slice to stdout.
+    fn out_seg(&mut self, s: Seg) {
+        match &mut self.pipe {
+            Some(p) => p.push_seg(s),
+            None => self.sink.out(s.bytes()),
+        }
+    }
+
+    /// Writes a message to stderr.
+    fn err(&mut self, msg: &str) {
+        self.sink.err(msg.as_bytes());
+    }
+
+    /// True when nothing written to stdout can be seen any more (the cap was reached).
+    fn out_closed(&self) -> bool {
+        self.pipe.is_none() && self.sink.truncated
+    }
+}
+
+/// One command of a pipeline, with its options checked.
+enum Command {
+    Ls(ls::Opts),
+    Cat(Vec<String>),
+    Head(head::Opts),
+    Wc(wc::Opts),
+    Grep(grep::Opts),
+    Echo(Vec<String>),
+    /// Not a command den.sh knows.
+    NotFound(String),
+    /// A usage error GNU reports when the command runs (message, exit code).
+    Fail(String, i32),
+}
+
+impl Command {
+    /// Checks a command's name and options; `Err` is the message for unsupported ones.
+    fn prepare(argv: &[String]) -> Result<Command, String> {
+        let (name, args) = match argv.split_first() {
+            Some((n, a)) => (n.as_str(), a),
+            None => return Ok(Command::Fail(String::new(), 0)),
+        };
+        match name {
+            "ls" => ls::prepare(args),
+            "cat" => cat::prepare(args),
+            "head" => head::prepare(args),
+            "wc" => wc::prepare(args),
+            "grep" => grep::prepare(args),
+            "echo" => echo::prepare(args),
+            _ => Ok(Command::NotFound(name.to_owned())),
+        }
+    }
+
+    fn run(&self, fs: &fs::Fs, io: &mut Io) -> i32 {
+        match self {
+            Command::Ls(o) => ls::run(o, fs, io),
+            Command::Cat(operands) => cat::run(operands, fs, io),
+            Command::Head(o) => head::run(o, fs, io),
+            Command::Wc(o) => wc::run(o, fs, io),
+            Command::Grep(o) => grep::run(o, fs, io),
+            Command::Echo(args) => echo::run(args, io),
+            Command::NotFound(name) => {
+                io.err(&format!("{name}: command not found\n"));
+                127
+            }
+            Command::Fail(msg, code) => {
+                io.err(msg);
+                *code
+            }
+        }
+    }
+}
+
+/// The message for an option den.sh does not support.
+fn unsupported_option(cmd: &str, opt: &str, supported: &str) -> String {
+    format!("den.sh: {cmd}: unsupported option '{opt}' (supported: {supported})\n")
+}
+
+/// Maps getopt errors to the unsupported message (`Err`) or a GNU usage error (`Ok`).
+fn getopt_error(cmd: &str, e: getopt::GetoptError, supported: &str) -> Result<Command, String> {
+    match e {
+        getopt::GetoptError::Unsupported(o) => Err(unsupported_option(cmd, &o, supported)),
+        getopt::GetoptError::MissingValue(c) => Ok(Command::Fail(
+            format!("{cmd}: option requires an argument -- '{c}'\nTry '{cmd} --help' for more information.\n"),
+            if cmd == "grep" { 2 } else { 1 },
+        )),
+        getopt::GetoptError::Trailing(c) => Ok(Command::Fail(
+            format!("{cmd}: invalid trailing option -- {c}\nTry '{cmd} --help' for more information.\n"),
+            1,
+        )),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::files::{FileEntry, Op};
+
+    fn den(files: &[(&str, &[u8])]) -> FileMap {
+        let mut m = FileMap::new();
+        let ops = files
+            .iter()
+            .map(|(p, d)| Op::Put {
+                path: (*p).into(),
+                entry: FileEntry::new(d.to_vec(), 0.0),
+            })
+            .collect();
+        m.apply(ops, 1 << 30).unwrap();
+        m
+    }
+
+    fn sh(m: &FileMap, cmd: &str) -> (String, String, i32) {
+        let o = run_shell(cmd, m, 1 << 20);
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            o.code,
+        )
+    }
+
+    fn sample() -> FileMap {
+        den(&[
+            (
+                "/drop/sales.csv",
+                b"region,units\nnorth,10\nsouth,7\nNorth,3\n",
+            ),
+            ("/drop/notes.txt", b"no newline"),
+            ("/drop/bin.dat", b"abc\x00def\nnorth\n"),
+            ("/drop/.hidden", b""),
+            ("/work/sub/x.txt", b"x\n"),
+        ])
+    }
+
+    #[test]
+    fn product_sheet_example() {
+        let m = den(&[("/drop/sales.csv", b"region,units\nnorth,10\nsouth,7\n")]);
+        assert_eq!(
+            sh(&m, "grep north /drop/sales.csv"),
+            ("north,10\n".into(), "".into(), 0)
+        );
+    }
+
+    #[test]
+    fn ls_lists_folders_and_files() {
+        let m = sample();
+        assert_eq!(sh(&m, "ls"), ("drop\nout\nwork\n".into(), "".into(), 0));
+        assert_eq!(sh(&m, "ls /"), ("drop\nout\nwork\n".into(), "".into(), 0));
+        assert_eq!(
+            sh(&m, "ls /drop"),
+            ("bin.dat\nnotes.txt\nsales.csv\n".into(), "".into(), 0)
+        );
+        assert_eq!(
+            sh(&m, "ls -A /drop").0,
+            ".hidden\nbin.dat\nnotes.txt\nsales.csv\n"
+        );
+        assert_eq!(sh(&m, "ls -a /out").0, ".\n..\n");
+        assert_eq!(
+            sh(&m, "ls /drop/notes.txt"),
+            ("/drop/notes.txt\n".into(), "".into(), 0)
+        );
+        assert_eq!(
+            sh(&m, "ls /work /drop/notes.txt /out /nope"),
+            (
+                "/drop/notes.txt\n\n/out:\n\n/work:\nsub\n".into(),
+                "ls: cannot access '/nope': No such file or directory\n".into(),
+                2
+            )
+        );
+        assert_eq!(sh(&m, "ls /nope /work").0, "/work:\nsub\n");
+        assert_eq!(
+            sh(&m, "ls /drop/notes.txt/").1,
+            "ls: cannot access '/drop/notes.txt/': Not a directory\n"
+        );
+    }
+
+    #[test]
+    fn cat_and_errors() {
+        let m = sample();
+        assert_eq!(
+            sh(&m, "cat /drop/notes.txt /drop/notes.txt").0,
+            "no newlineno newline"
+        );
+        assert_eq!(
+            sh(&m, "cat /drop/nope /drop /drop/../drop/notes.txt"),
+            (
+                "".into(),
+                "cat: /drop/nope: No such file or directory\ncat: /drop: Is a directory\ncat: /drop/../drop/notes.txt: No such file or directory\n".into(),
+                1
+            )
+        );
+        assert_eq!(
+            sh(&m, "cat '/drop/a b'").1,
+            "cat: '/drop/a b': No such file or directory\n"
+        );
+        assert_eq!(
+            sh(&m, "echo hi | cat - /drop/notes.txt -").0,
+            "hi\nno newline"
+        );
+    }
+
+    #[test]
+    fn head_wc_grep() {
+        let m = sample();
+        assert_eq!(
+            sh(&m, "head -n 2 /drop/sales.csv").0,
+            "region,units\nnorth,10\n"
+        );
+        assert_eq!(sh(&m, "head -1 /drop/sales.csv").0, "region,units\n");
+        assert_eq!(sh(&m, "head -n -3 /drop/sales.csv").0, "region,units\n");
+        assert_eq!(
+            sh(&m, "head -n1 /drop/sales.csv /drop/notes.txt").0,
+            "==> /drop/sales.csv <==\nregion,units\n\n==> /drop/notes.txt <==\nno newline"
+        );
+        assert_eq!(
+            sh(&m, "head -n x /drop/sales.csv"),
+            (
+                "".into(),
+                "head: invalid number of lines: \u{2018}x\u{2019}\n".into(),
+                1
+            )
+        );
+        assert_eq!(sh(&m, "wc /drop/sales.csv").0, " 4  4 38 /drop/sales.csv\n");
+        assert_eq!(
+            sh(&m, "wc -l /drop/sales.csv /drop/notes.txt").0,
+            " 4 /drop/sales.csv\n 0 /drop/notes.txt\n 4 total\n"
+        );
+        assert_eq!(
+            sh(&m, "cat /drop/sales.csv | wc").0,
+            "      4       4      38\n"
+        );
+        assert_eq!(sh(&m, "cat /drop/sales.csv | wc -l").0, "4\n");
+        assert_eq!(
+            sh(&m, "grep -i north /drop/sales.csv").0,
+            "north,10\nNorth,3\n"
+        );
+        assert_eq!(
+            sh(&m, "grep -c -v north /drop/sales.csv /drop/notes.txt").0,
+            "/drop/sales.csv:3\n/drop/notes.txt:1\n"
+        );
+        assert_eq!(sh(&m, "grep -n o /drop/notes.txt").0, "1:no newline\n");
+        assert_eq!(sh(&m, "grep zzz /drop/notes.txt").2, 1);
+        assert_eq!(
+            sh(&m, "grep north /drop/bin.dat"),
+            (
+                "".into(),
+                "grep: /drop/bin.dat: binary file matches\n".into(),
+                0
+            )
+        );
+        assert_eq!(sh(&m, "grep -c north /drop/bin.dat").0, "1\n");
+        assert_eq!(sh(&m, "grep x /drop").1, "grep: /drop: Is a directory\n");
+        assert_eq!(sh(&m, "grep").2, 2);
+    }
+
+    #[test]
+    fn echo_and_pipes() {
+        let m = sample();
+        assert_eq!(
+            sh(&m, "echo a  'b  c' \"d\""),
+            ("a b  c d\n".into(), "".into(), 0)
+        );
+        assert_eq!(sh(&m, "echo -n x"), ("x".into(), "".into(), 0));
+        assert_eq!(sh(&m, "echo -e 'a\\tb\\x41\\0101\\c' z").0, "a\tbAA");
+        assert_eq!(sh(&m, "echo 'a\\tb'").0, "a\\tb\n");
+        assert_eq!(sh(&m, "echo -x").0, "-x\n");
+        assert_eq!(
+            sh(&m, "cat /drop/sales.csv | grep -i NORTH | wc -l").0,
+            "2\n"
+        );
+        assert_eq!(sh(&m, "cat /drop/sales.csv | head -n 1 | grep zzz").2, 1);
+    }
+
+    #[test]
+    fn refusals_and_unknown_commands() {
+        let m = sample();
+        let (o, e, c) = sh(&m, "ls > x");
+        assert_eq!((o.as_str(), c), ("", 2));
+        assert!(e.contains("redirections"), "{e}");
+        let (_, e, c) = sh(&m, "grep -E x /drop/sales.csv");
+        assert_eq!(c, 2);
+        assert!(e.contains("'-E'"), "{e}");
+        assert_eq!(
+            sh(&m, "python x"),
+            ("".into(), "python: command not found\n".into(), 127)
+        );
+        assert_eq!(
+            sh(&m, "python | wc -l"),
+            ("0\n".into(), "python: command not found\n".into(), 0)
+        );
+        assert_eq!(
+            sh(&m, "cat /drop/sales.csv | nope"),
+            ("".into(), "nope: command not found\n".into(), 127)
+        );
+        assert_eq!(sh(&m, ""), ("".into(), "".into(), 0));
+        assert_eq!(sh(&m, "head -n"), ("".into(), "head: option requires an argument -- 'n'\nTry 'head --help' for more information.\n".into(), 1));
+    }
+
+    #[test]
+    fn output_is_capped() {
+        let m = sample();
+        let o = run_shell("cat /drop/sales.csv /drop/nope", &m, 10);
+        assert_eq!(
+            (o.stdout.as_slice(), o.stderr.len(), o.truncated),
+            (&b"region,uni"[..], 0, true)
+        );
+        let o = run_shell("cat /drop/nope /drop/sales.csv", &m, 50);
+        assert_eq!(o.stderr.len() + o.stdout.len(), 50);
+        assert!(o.truncated && o.stderr.starts_with(b"cat: /drop/nope"));
+        let o = run_shell("cat /drop/sales.csv", &m, 1000);
+        assert!(!o.truncated);
+    }
+}

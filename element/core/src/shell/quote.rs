@@ -82,7 +82,17 @@ fn shell_quote(arg: &str, elide: bool) -> Option<String> {
                 pending_end = false;
                 Store::Plain
             }
-            '%' | '+' | ',' | '-' | '.' | '/' | '0'..='9' | ':' | 'A'..='Z' | ']' | '_'
+            '%'
+            | '+'
+            | ','
+            | '-'
+            | '.'
+            | '/'
+            | '0'..='9'
+            | ':'
+            | 'A'..='Z'
+            | ']'
+            | '_'
             | 'a'..='z' => {
                 compat = true;
                 if ch == ':' && elide {

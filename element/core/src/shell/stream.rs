@@ -74,21 +74,6 @@ impl Rope {
         &self.segs
     }
 
-    /// All bytes in one buffer (copies only when there are several slices).
-    pub(super) fn contiguous(&self) -> Cow<'_, [u8]> {
-        match self.segs.as_slice() {
-            [] => Cow::Borrowed(&[]),
-            [one] => Cow::Borrowed(one.bytes()),
-            many => {
-                let mut v = Vec::with_capacity(self.len);
-                for s in many {
-                    v.extend_from_slice(s.bytes());
-                }
-                Cow::Owned(v)
-            }
-        }
-    }
-
     /// The bytes `a..b` of the stream, as slices.
     pub(super) fn slice(&self, a: usize, b: usize) -> Vec<Seg> {
         let mut out = Vec::new();
@@ -176,8 +161,6 @@ pub(super) struct Line<'a> {
     pub(super) text: Cow<'a, [u8]>,
     /// True when the line ends with a newline (false only for a last, unterminated line).
     pub(super) newline: bool,
-    /// Stream offset of the line's first byte.
-    pub(super) start: usize,
     /// Stream offset just after the line's content (where its newline is, if any).
     pub(super) end: usize,
     /// The line with its newline as one shared slice, when it lies in one slice.
@@ -200,7 +183,6 @@ pub(super) fn lines(rope: &Rope) -> impl Iterator<Item = Line<'_>> + '_ {
                     end: start + v.len(),
                     text: Cow::Owned(v),
                     newline: false,
-                    start,
                     shared: None,
                 });
             };
@@ -219,7 +201,6 @@ pub(super) fn lines(rope: &Rope) -> impl Iterator<Item = Line<'_>> + '_ {
                         None => Line {
                             text: Cow::Borrowed(&b[line_start..line_start + i]),
                             newline: true,
-                            start,
                             end: start + i,
                             shared: Some(seg.sub(line_start, line_start + i + 1)),
                         },
@@ -229,7 +210,6 @@ pub(super) fn lines(rope: &Rope) -> impl Iterator<Item = Line<'_>> + '_ {
                                 end: start + v.len(),
                                 text: Cow::Owned(v),
                                 newline: true,
-                                start,
                                 shared: None,
                             }
                         }
@@ -304,35 +284,17 @@ impl Sink {
 
 /// The largest cut `<= room` that does not split a valid UTF-8 character of `b`.
 fn utf8_cut(b: &[u8], room: usize) -> usize {
-    // Step back over at most 3 continuation bytes if they belong to a valid character
-    // that the cut would split.
-    for back in 0..4.min(room + 1) {
-        let start = room - back;
-        if start >= b.len() {
-            continue;
-        }
-        if b[start] & 0xC0 != 0x80 {
-            if back == 0 {
-                return room;
-            }
-            // Does a valid character start here and extend past the cut?
-            return match std::str::from_utf8(&b[start..b.len().min(start + 4)]) {
-                Ok(s) => match s.chars().next() {
-                    Some(c) if start + c.len_utf8() > room => start,
-                    _ => room,
-                },
-                Err(e) if e.valid_up_to() > 0 => {
-                    let s = std::str::from_utf8(&b[start..start + e.valid_up_to()]);
-                    match s.ok().and_then(|s| s.chars().next()) {
-                        Some(c) if start + c.len_utf8() > room => start,
-                        _ => room,
-                    }
-                }
-                Err(_) => room,
-            };
-        }
+    let mut start = room;
+    while start > 0 && room - start < 3 && b[start] & 0xC0 == 0x80 {
+        start -= 1;
     }
-    room
+    if start == room {
+        return room;
+    }
+    match super::unicode::decode(&b[start..]) {
+        (super::unicode::Unit::Char(_), n) if start + n > room => start,
+        _ => room,
+    }
 }
 
 #[cfg(test)]
@@ -356,21 +318,24 @@ mod tests {
     #[test]
     fn lines_across_slices() {
         let r = rope(&[b"ab\ncd", b"ef\n", b"", b"g"]);
-        let got: Vec<(Vec<u8>, bool, usize, usize)> = lines(&r)
-            .map(|l| (l.text.to_vec(), l.newline, l.start, l.end))
+        let got: Vec<(Vec<u8>, bool, usize)> = lines(&r)
+            .map(|l| (l.text.to_vec(), l.newline, l.end))
             .collect();
         assert_eq!(
             got,
             vec![
-                (b"ab".to_vec(), true, 0, 2),
-                (b"cdef".to_vec(), true, 3, 7),
-                (b"g".to_vec(), false, 8, 9)
+                (b"ab".to_vec(), true, 2),
+                (b"cdef".to_vec(), true, 7),
+                (b"g".to_vec(), false, 9)
             ]
         );
         assert_eq!(lines(&Rope::default()).count(), 0);
         assert_eq!(lines(&rope(&[b"\n"])).count(), 1);
-        assert_eq!(&*r.contiguous(), b"ab\ncdef\ng");
-        let s: Vec<u8> = r.slice(1, 8).iter().flat_map(|s| s.bytes().to_vec()).collect();
+        let s: Vec<u8> = r
+            .slice(1, 8)
+            .iter()
+            .flat_map(|s| s.bytes().to_vec())
+            .collect();
         assert_eq!(s, b"b\ncdef\n");
     }
 
@@ -380,11 +345,17 @@ mod tests {
         s.err(b"ab");
         s.out(b"cdef");
         s.err(b"x");
-        assert_eq!((s.stderr.as_slice(), s.stdout.as_slice(), s.truncated), (&b"ab"[..], &b"cde"[..], true));
+        assert_eq!(
+            (s.stderr.as_slice(), s.stdout.as_slice(), s.truncated),
+            (&b"ab"[..], &b"cde"[..], true)
+        );
         let mut s = Sink::new(3);
         s.out("aé".as_bytes());
-        s.out("b".as_bytes());
         assert_eq!((s.stdout.as_slice(), s.truncated), ("aé".as_bytes(), false));
+        s.out(b"");
+        assert!(!s.truncated);
+        s.out(b"b");
+        assert!(s.truncated);
         let mut s = Sink::new(2);
         s.out("aé".as_bytes());
         assert_eq!((s.stdout.as_slice(), s.truncated), (&b"a"[..], true));

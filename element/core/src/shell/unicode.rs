@@ -52,20 +52,6 @@ pub(super) fn decode(b: &[u8]) -> (Unit, usize) {
     (Unit::Char(v), n)
 }
 
-/// Iterates over the units of a byte string, with their byte offsets.
-pub(super) fn units(b: &[u8]) -> impl Iterator<Item = (usize, Unit)> + '_ {
-    let mut i = 0;
-    std::iter::from_fn(move || {
-        if i >= b.len() {
-            return None;
-        }
-        let (u, n) = decode(&b[i..]);
-        let at = i;
-        i += n;
-        Some((at, u))
-    })
-}
-
 /// True when the bytes hold an encoding error (what GNU grep calls binary data in a line).
 pub(super) fn has_encoding_error(b: &[u8]) -> bool {
     let mut i = 0;
@@ -106,7 +92,8 @@ fn map(t: &[(u32, u16, u8, i32)], c: u32) -> u32 {
     let (start, count, stride, delta) = t[i];
     let off = c - start;
     let stride = u32::from(stride);
-    if off % stride == 0 && off / stride < u32::from(count) {
+    let k = off / stride;
+    if k * stride == off && k < u32::from(count) {
         c.wrapping_add_signed(delta)
     } else {
         c
@@ -126,8 +113,8 @@ pub(super) fn to_lower(c: u32) -> u32 {
 /// Lower-case characters whose upper case does not map back to them; GNU grep (through
 /// gnulib's `case_folded_counterparts`) adds them to the case variants of their upper case.
 const LONESOME_LOWER: [u32; 18] = [
-    0x00B5, 0x0131, 0x017F, 0x01C5, 0x01C8, 0x01CB, 0x01F2, 0x0345, 0x03C2, 0x03D0, 0x03D1,
-    0x03D5, 0x03D6, 0x03F0, 0x03F1, 0x03F5, 0x1E9B, 0x1FBE,
+    0x00B5, 0x0131, 0x017F, 0x01C5, 0x01C8, 0x01CB, 0x01F2, 0x0345, 0x03C2, 0x03D0, 0x03D1, 0x03D5,
+    0x03D6, 0x03F0, 0x03F1, 0x03F5, 0x1E9B, 0x1FBE,
 ];
 
 /// The characters a pattern character `c` matches under `grep -i` (always includes `c`).
@@ -166,7 +153,10 @@ mod tests {
         assert_eq!(decode(b"\xED\xA0\x80"), (Unit::Byte(0xED), 1));
         assert_eq!(decode(b"\xF4\x90\x80\x80"), (Unit::Char(0x110000), 4));
         assert_eq!(decode(b"\xF8\x88\x80\x80\x80"), (Unit::Char(0x200000), 5));
-        assert_eq!(decode(b"\xFD\xBF\xBF\xBF\xBF\xBF"), (Unit::Char(0x7FFF_FFFF), 6));
+        assert_eq!(
+            decode(b"\xFD\xBF\xBF\xBF\xBF\xBF"),
+            (Unit::Char(0x7FFF_FFFF), 6)
+        );
         assert_eq!(decode(b"\xFC\x83\xBF\xBF\xBF\xBF"), (Unit::Byte(0xFC), 1));
         assert_eq!(decode(b"\xE1\x80"), (Unit::Byte(0xE1), 1));
         assert_eq!(decode(b"\xFF"), (Unit::Byte(0xFF), 1));

@@ -47,6 +47,15 @@
   let inflight = null; // {id, timer, resolve} of the run the worker is executing
   const queue = []; // runs waiting for the worker
   let generation = 0;
+  // When this page is cross-origin isolated (host page with COOP + COEP, iframe allowed
+  // "cross-origin-isolated"), a SharedArrayBuffer lets a timeout interrupt Python (SIGINT ->
+  // KeyboardInterrupt) without killing the worker, so Python variables survive. The worker is
+  // killed only if the interrupt does not end the run within INTERRUPT_GRACE_MS.
+  const interrupt =
+    self.crossOriginIsolated === true && typeof SharedArrayBuffer === "function"
+      ? new Int32Array(new SharedArrayBuffer(4))
+      : null;
+  const INTERRUPT_GRACE_MS = 1000;
 
   const send = (msg, transfer) => port.postMessage(msg, transfer || []);
 
@@ -72,7 +81,7 @@
       };
     });
     workerReady.catch(() => {});
-    w.postMessage({ t: "boot", module, stdlib: stdlib.slice(0), lock });
+    w.postMessage({ t: "boot", module, stdlib: stdlib.slice(0), lock, interrupt });
   }
 
   function restartWorker() {
@@ -99,6 +108,17 @@
       send(msg);
     } else if (msg.t === "done" && inflight && msg.id === inflight.id) {
       const transfer = msg.changed.map((f) => f.data.buffer);
+      if (inflight.interrupted) {
+        // The run ended through our interrupt: it is a timeout, but the worker and its
+        // variables are kept.
+        msg.error = {
+          kind: "timeout",
+          type: "TimeoutError",
+          message: `the run took longer than ${inflight.timeoutMs} ms and was interrupted (KeyboardInterrupt); Python variables were kept`,
+          traceback: (msg.error && msg.error.traceback) || "",
+        };
+        msg.result = null;
+      }
       if (msg.leftover) {
         restartWorker();
         msg.restarted = true;
@@ -122,10 +142,22 @@
       return;
     }
     const started = performance.now();
-    inflight.timer = setTimeout(() => {
+    inflight.timeoutMs = msg.timeoutMs;
+    if (interrupt) Atomics.store(interrupt, 0, 0);
+    const kill = () => {
       if (!inflight || inflight.id !== msg.id) return;
       restartWorker();
       finish({ t: "done", id: msg.id, result: null, error: { kind: "timeout", type: "TimeoutError", message: `the run took longer than ${msg.timeoutMs} ms; the worker was restarted (files kept, Python variables lost)`, traceback: "" }, truncated: false, changed: [], deleted: [], restarted: true, durationMs: performance.now() - started });
+    };
+    inflight.timer = setTimeout(() => {
+      if (!inflight || inflight.id !== msg.id) return;
+      if (interrupt) {
+        inflight.interrupted = true;
+        Atomics.store(interrupt, 0, 2); // SIGINT
+        inflight.timer = setTimeout(kill, INTERRUPT_GRACE_MS);
+      } else {
+        kill();
+      }
     }, msg.timeoutMs);
     worker.postMessage(msg, msg.put.map((f) => f.data.buffer));
   }
@@ -143,7 +175,7 @@
     startWorker();
     try {
       const bootMs = await workerReady;
-      send({ t: "ready", bootMs, denMs: performance.now() - started });
+      send({ t: "ready", bootMs, denMs: performance.now() - started, interruptible: interrupt !== null });
     } catch (e) {
       send({ t: "load-error", stage: "pyodide", message: `Pyodide did not start: ${e.message}` });
     }

@@ -269,7 +269,7 @@ function scanChanges(runStart) {
 }
 
 // --- boot ---
-async function boot({ module, stdlib, lock }) {
+async function boot({ module, stdlib, lock, interrupt }) {
   const started = performance.now();
   const realFetch = self.fetch;
   // During boot, answer the wasm and the stdlib from memory; refuse everything else.
@@ -301,6 +301,7 @@ async function boot({ module, stdlib, lock }) {
     WebAssembly.instantiateStreaming = realStreaming;
   }
   if (py.version !== "314.0.7") throw new Error(`Pyodide core is ${py.version}, expected 314.0.7`);
+  if (interrupt) py.setInterruptBuffer(interrupt);
   py.setStdout({ write: (b) => capture("stdout", b) });
   py.setStderr({ write: (b) => capture("stderr", b) });
   py.runPython(PY_HELPERS, { filename: "<foxden>" });

@@ -197,6 +197,7 @@ fn info_object(conn: &Connection) -> JsValue {
         ("kind", "iframe".into()),
         ("isolation", conn.isolation.as_str().into()),
         ("loadMs", conn.load_ms.into()),
+        ("interruptible", conn.interruptible.get().into()),
     ]);
     Object::freeze(&o).into()
 }

@@ -221,6 +221,9 @@ pub struct Connection {
     hello_rx: RefCell<Option<oneshot::Receiver<JsValue>>>,
     pub isolation: Isolation,
     pub load_ms: f64,
+    /// The den page is cross-origin isolated: a timeout first interrupts Python
+    /// (KeyboardInterrupt, variables kept) and kills the worker only if that fails.
+    pub interruptible: std::cell::Cell<bool>,
 }
 
 impl Drop for Connection {
@@ -532,7 +535,11 @@ async fn boot(
         })?;
     let ready = rx.await.unwrap_or(JsValue::UNDEFINED);
     match get_str(&ready, "t").as_deref() {
-        Some("ready") => Ok(()),
+        Some("ready") => {
+            conn.interruptible
+                .set(get(&ready, "interruptible").as_bool().unwrap_or(false));
+            Ok(())
+        }
         _ => Err(load_error_from(&ready, conn.isolation)),
     }
 }
@@ -639,6 +646,9 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
     if isolation == Isolation::IframeSandbox {
         let _ = iframe.set_attribute("sandbox", "allow-scripts");
     }
+    // Lets the den page be cross-origin isolated when the host page is (COOP + COEP): then a
+    // timeout can interrupt Python through a SharedArrayBuffer instead of killing the worker.
+    let _ = iframe.set_attribute("allow", "cross-origin-isolated");
     let _ = iframe.set_attribute("title", "foxden sandbox");
     let _ = iframe.set_attribute("aria-hidden", "true");
     let _ = iframe.set_attribute("tabindex", "-1");
@@ -698,5 +708,6 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
         hello_rx: RefCell::new(Some(rx)),
         isolation,
         load_ms: 0.0,
+        interruptible: std::cell::Cell::new(false),
     })
 }

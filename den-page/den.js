@@ -40,6 +40,7 @@
 
   let port = null;
   let module = null; // the compiled Pyodide wasm, posted to every new worker
+  let snapshot = null; // memory snapshot of a fresh interpreter, for fast restarts
   let stdlib = null; // python_stdlib.zip bytes (copied to every new worker)
   let lock = null; // pyodide-lock.json text
   let worker = null;
@@ -68,7 +69,10 @@
     workerReady = new Promise((resolve, reject) => {
       w.onmessage = (e) => {
         const msg = e.data;
-        if (msg.t === "booted") resolve(msg.ms);
+        if (msg.t === "booted") {
+          if (msg.snapshot) snapshot = msg.snapshot; // kept for every later restart
+          resolve(msg.ms);
+        }
         else if (msg.t === "boot-error") reject(new Error(msg.message));
         else if (gen === generation) fromWorker(msg);
       };
@@ -81,7 +85,8 @@
       };
     });
     workerReady.catch(() => {});
-    w.postMessage({ t: "boot", module, stdlib: stdlib.slice(0), lock, interrupt });
+    // A copy of the memory snapshot: the worker's loader takes ownership of what it is given.
+    w.postMessage({ t: "boot", module, stdlib: stdlib.slice(0), lock, interrupt, snapshot: snapshot ? snapshot.slice() : null });
   }
 
   function restartWorker() {

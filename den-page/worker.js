@@ -104,6 +104,8 @@ os.chdir("/work")
 `;
 
 let py = null; // the Pyodide API once booted
+let bootedFrom = ""; // "scratch" or "snapshot"
+let madeSnapshot = null; // memory snapshot made by the first worker, handed to the den page
 let pyRun, pyPending;
 let fatal = null; // set when Pyodide failed fatally: every later run reports "crashed"
 
@@ -269,7 +271,7 @@ function scanChanges(runStart) {
 }
 
 // --- boot ---
-async function boot({ module, stdlib, lock, interrupt }) {
+async function boot({ module, stdlib, lock, interrupt, snapshot }) {
   const started = performance.now();
   const realFetch = self.fetch;
   // During boot, answer the wasm and the stdlib from memory; refuse everything else.
@@ -288,14 +290,37 @@ async function boot({ module, stdlib, lock, interrupt }) {
     instance: await WebAssembly.instantiate(module, imports),
   });
   try {
-    py = await loadPyodide({
+    const options = {
       indexURL: INDEX_URL,
       lockFileContents: lock,
       createPyodideModule,
       stdout: () => {},
       stderr: () => {},
       env: { HOME: "/work" },
-    });
+    };
+    // Restarts resume from a memory snapshot of a freshly booted interpreter (taken by the
+    // first worker, before any user code ran): ~4x faster than booting from scratch. These
+    // loader options are Pyodide's private, experimental ones; any failure falls back to a
+    // normal boot.
+    if (snapshot) {
+      try {
+        py = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+        bootedFrom = "snapshot";
+      } catch (_) {
+        py = null;
+      }
+    }
+    if (!py) {
+      py = await loadPyodide({ ...options, _makeSnapshot: !snapshot });
+      bootedFrom = "scratch";
+      if (!snapshot) {
+        try {
+          madeSnapshot = py.makeMemorySnapshot();
+        } catch (_) {
+          madeSnapshot = null;
+        }
+      }
+    }
   } finally {
     self.fetch = realFetch;
     WebAssembly.instantiateStreaming = realStreaming;
@@ -397,7 +422,9 @@ self.onmessage = (event) => {
     if (msg.t === "boot") {
       try {
         const ms = await boot(msg);
-        self.postMessage({ t: "booted", ms });
+        const snap = madeSnapshot;
+        madeSnapshot = null;
+        self.postMessage({ t: "booted", ms, from: bootedFrom, snapshot: snap }, snap ? [snap.buffer] : []);
       } catch (e) {
         self.postMessage({ t: "boot-error", message: String(e && e.stack ? e.stack : e) });
       }

@@ -77,7 +77,9 @@ test(`${B}: the demo loads with a progress bar and the "Network: off" badge`, as
   assert.deepEqual(r.bar, { hidden: true, value: last.total, max: last.total });
   assert.equal(r.runLabel, "Run");
   assert.equal(r.runDisabled, false);
-  assert.equal(readLog("proxy").length, proxyBefore, "no request left for the network");
+  // The proxy also sees the browser's own background traffic; none of the page's may be there.
+  const added = readLog("proxy").slice(proxyBefore);
+  assert.doesNotMatch(added, /127\.0\.0\.1|pyodide|foxden|den\.html|sums|\.csv/i, "no request of the demo left for the network");
 });
 
 test(`${B}: a CSV picked with the file input gives the exact /out/sums.csv, with live output`, async () => {

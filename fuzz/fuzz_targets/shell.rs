@@ -9,8 +9,23 @@ use foxden_core::shell::run_shell;
 use foxden_core::{FileEntry, FileMap, Op};
 use libfuzzer_sys::fuzz_target;
 
-const PATHS: [&str; 5] = ["/drop/a.csv", "/drop/b c", "/work/d/e", "/out/.h", "/drop/d/é"];
-const PREFIXES: [&str; 8] = ["", "grep -i ", "grep -vcn ", "ls -a ", "cat ", "head -n ", "wc ", "echo -e "];
+const PATHS: [&str; 5] = [
+    "/drop/a.csv",
+    "/drop/b c",
+    "/work/d/e",
+    "/out/.h",
+    "/drop/d/é",
+];
+const PREFIXES: [&str; 8] = [
+    "",
+    "grep -i ",
+    "grep -vcn ",
+    "ls -a ",
+    "cat ",
+    "head -n ",
+    "wc ",
+    "echo -e ",
+];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, rest)) = data.split_first() else {

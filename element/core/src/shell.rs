@@ -47,7 +47,7 @@ pub struct ShellOutput {
 /// Runs a command line over the den's files; never panics, never changes a file.
 pub fn run_shell(command: &str, files: &FileMap, max_output_bytes: usize) -> ShellOutput {
     let mut sink = Sink::new(max_output_bytes);
-    let code = run(command, files, &mut sink);
+    let code = run(command, files, &mut sink, stream::PIPE_OWNED_LIMIT);
     ShellOutput {
         stdout: sink.stdout,
         stderr: sink.stderr,
@@ -56,7 +56,7 @@ pub fn run_shell(command: &str, files: &FileMap, max_output_bytes: usize) -> She
     }
 }
 
-fn run(command: &str, files: &FileMap, sink: &mut Sink) -> i32 {
+fn run(command: &str, files: &FileMap, sink: &mut Sink, pipe_limit: usize) -> i32 {
     let pipeline = match parse::parse(command) {
         Ok(p) => p,
         Err(e) => {
@@ -82,16 +82,16 @@ fn run(command: &str, files: &FileMap, sink: &mut Sink) -> i32 {
     for (i, cmd) in commands.iter().enumerate() {
         let mut io = Io {
             stdin: Some(std::mem::take(&mut stdin)),
-            pipe: (i < last).then(RopeBuilder::default),
+            pipe: (i < last).then(|| RopeBuilder::new(pipe_limit)),
             sink,
         };
         code = cmd.run(&fs, &mut io);
         if let Some(pipe) = io.pipe.take() {
-            if pipe.owned() > stream::PIPE_OWNED_LIMIT {
+            if pipe.over_limit() {
                 sink.err(
                     format!(
-                        "den.sh: more than {} MiB passed between two commands; stopped\n",
-                        stream::PIPE_OWNED_LIMIT >> 20
+                        "den.sh: more than {} MiB of data between two commands; stopped\n",
+                        pipe_limit >> 20
                     )
                     .as_bytes(),
                 );
@@ -420,6 +420,20 @@ mod tests {
         );
         assert_eq!(sh(&m, ""), ("".into(), "".into(), 0));
         assert_eq!(sh(&m, "head -n"), ("".into(), "head: option requires an argument -- 'n'\nTry 'head --help' for more information.\n".into(), 1));
+    }
+
+    #[test]
+    fn data_between_commands_is_limited() {
+        let m = den(&[("/drop/big", &[b'x'; 4000])]);
+        let mut sink = Sink::new(1 << 20);
+        let code = run("cat /drop/big | wc -c", &m, &mut sink, 100);
+        // Shared file data costs only a slice record.
+        assert_eq!((code, sink.stdout.as_slice()), (0, &b"4000\n"[..]));
+        let mut sink = Sink::new(1 << 20);
+        let code = run("grep -n x /drop/big | wc -c", &m, &mut sink, 1000);
+        assert_eq!(code, 2);
+        assert!(String::from_utf8_lossy(&sink.stderr).contains("between two commands"));
+        assert!(sink.stdout.is_empty());
     }
 
     #[test]

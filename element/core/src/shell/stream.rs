@@ -100,9 +100,18 @@ pub(super) struct RopeBuilder {
     pending: Vec<u8>,
     len: usize,
     owned: usize,
+    limit: usize,
 }
 
 impl RopeBuilder {
+    /// A builder that keeps at most about `limit` bytes of its own.
+    pub(super) fn new(limit: usize) -> Self {
+        RopeBuilder {
+            limit,
+            ..Default::default()
+        }
+    }
+
     fn flush(&mut self) {
         if !self.pending.is_empty() {
             let data: Arc<[u8]> = Arc::from(std::mem::take(&mut self.pending));
@@ -112,6 +121,9 @@ impl RopeBuilder {
 
     /// Appends copied bytes.
     pub(super) fn push(&mut self, b: &[u8]) {
+        if self.owned > self.limit {
+            return; // over the limit: the run stops after this command
+        }
         self.pending.extend_from_slice(b);
         self.len += b.len();
         self.owned += b.len();
@@ -123,7 +135,7 @@ impl RopeBuilder {
         if n == 0 {
             return;
         }
-        if n < SHARE_MIN {
+        if n < SHARE_MIN || self.owned > self.limit {
             self.push(s.bytes());
             return;
         }
@@ -140,9 +152,10 @@ impl RopeBuilder {
         self.segs.push(s);
     }
 
-    /// Bytes this builder holds of its own (copied bytes and slice records).
-    pub(super) fn owned(&self) -> usize {
-        self.owned
+    /// True when more than its limit of bytes of its own were asked for (the excess
+    /// was dropped).
+    pub(super) fn over_limit(&self) -> bool {
+        self.owned > self.limit
     }
 
     /// The finished rope.
@@ -302,7 +315,7 @@ mod tests {
     use super::*;
 
     fn rope(parts: &[&[u8]]) -> Rope {
-        let mut b = RopeBuilder::default();
+        let mut b = RopeBuilder::new(usize::MAX);
         for p in parts {
             // Force shared slices even for small test data.
             let data: Arc<[u8]> = Arc::from(p.to_vec());

@@ -863,7 +863,7 @@ fn random_command_lines_match_gnu() {
                 _ => false,
             }));
         }
-        let sep = if seed % 3 == 0 { "|" } else { " | " };
+        let sep = ["|", " | ", " | ", " |\n  "][(seed % 4) as usize];
         let sh = |prefix: &str| render(&p, seed, prefix).1;
         compare(&den.files, &den_stages, &sh, sep).map_err(TestCaseError::fail)
     });

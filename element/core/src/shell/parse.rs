@@ -53,6 +53,7 @@ fn is_name(s: &str) -> bool {
 enum Token {
     Word(Word),
     Pipe,
+    Newline,
 }
 
 /// Words that are reserved in command position (dash).
@@ -80,9 +81,8 @@ fn tokenize(line: &str) -> Result<Vec<Token>, ParseError> {
         match c {
             ' ' | '\t' => end_word!(),
             '\n' => {
-                return Err(unsupported(
-                    "a newline outside quotes (several commands); use one pipeline",
-                ))
+                end_word!();
+                tokens.push(Token::Newline);
             }
             '|' => {
                 if chars.peek() == Some(&'|') {
@@ -187,29 +187,37 @@ fn tokenize(line: &str) -> Result<Vec<Token>, ParseError> {
 
 /// Parses a command line into a pipeline: one argument vector per command (the first
 /// element is the command name). An empty or blank line is an empty pipeline.
+///
+/// Newlines are allowed where they separate nothing: blank lines, a newline ending the
+/// pipeline, a newline after `|` (as in `sh`). A second command after a newline is
+/// refused (command lists are not supported).
 pub(super) fn parse(line: &str) -> Result<Vec<Vec<String>>, ParseError> {
-    let tokens = tokenize(line)?;
-    if tokens.is_empty() {
-        return Ok(Vec::new());
-    }
     let mut pipeline = Vec::new();
     let mut current: Vec<String> = Vec::new();
-    let mut first = true;
-    let n = tokens.len();
-    for (i, t) in tokens.into_iter().enumerate() {
+    let mut after_pipe = false;
+    let mut ended = false;
+    for t in tokenize(line)? {
         match t {
             Token::Pipe => {
                 if current.is_empty() {
                     return Err(ParseError::Syntax("'|' without a command before it".into()));
                 }
-                if i + 1 == n {
-                    return Err(ParseError::Syntax("'|' without a command after it".into()));
-                }
                 pipeline.push(std::mem::take(&mut current));
-                first = true;
+                after_pipe = true;
+            }
+            Token::Newline => {
+                if !current.is_empty() {
+                    pipeline.push(std::mem::take(&mut current));
+                    ended = true;
+                }
             }
             Token::Word(w) => {
-                if first {
+                if ended {
+                    return Err(unsupported(
+                        "a newline between commands (command lists); use one pipeline",
+                    ));
+                }
+                if current.is_empty() {
                     if !w.quoted && RESERVED.contains(&w.text.as_str()) {
                         return Err(ParseError::Unsupported(format!(
                             "the reserved word '{}' (compound commands)",
@@ -222,13 +230,18 @@ pub(super) fn parse(line: &str) -> Result<Vec<Vec<String>>, ParseError> {
                             w.text
                         )));
                     }
-                    first = false;
                 }
+                after_pipe = false;
                 current.push(w.text);
             }
         }
     }
-    pipeline.push(current);
+    if after_pipe && current.is_empty() {
+        return Err(ParseError::Syntax("'|' without a command after it".into()));
+    }
+    if !current.is_empty() {
+        pipeline.push(current);
+    }
     Ok(pipeline)
 }
 
@@ -271,6 +284,9 @@ mod tests {
             vec![vec!["cat", "f"], vec!["grep", "x"], vec!["wc", "-l"]]
         );
         assert_eq!(words("'if' \"A=b\""), vec![vec!["if", "A=b"]]);
+        assert_eq!(words("\n\nls\n\n"), vec![vec!["ls"]]);
+        assert_eq!(words("ls |\n\n wc"), vec![vec!["ls"], vec!["wc"]]);
+        assert_eq!(words("\n \t\n"), Vec::<Vec<String>>::new());
         assert_eq!(
             words("echo { } ! done"),
             vec![vec!["echo", "{", "}", "!", "done"]]
@@ -301,6 +317,8 @@ mod tests {
             ("echo #x", "comments"),
             ("echo ~", "tilde"),
             ("ls\nls", "newline"),
+            ("ls\n\nwc", "newline"),
+            ("\nls | wc\necho", "newline"),
             ("if x", "reserved word 'if'"),
             ("! ls", "reserved word '!'"),
             ("ls | { cat", "reserved word '{'"),
@@ -310,7 +328,15 @@ mod tests {
             assert!(matches!(e, ParseError::Unsupported(_)), "{line:?}: {e:?}");
             assert!(e.message().contains(needle), "{line:?}: {}", e.message());
         }
-        for line in ["| ls", "ls |", "ls | | wc", "echo 'a", "echo \"a"] {
+        for line in [
+            "| ls",
+            "ls |",
+            "ls | | wc",
+            "echo 'a",
+            "echo \"a",
+            "ls\n| wc",
+            "ls |\n",
+        ] {
             assert!(matches!(refused(line), ParseError::Syntax(_)), "{line:?}");
         }
     }

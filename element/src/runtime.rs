@@ -328,9 +328,40 @@ fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
     }
 }
 
+/// Aborts a fetch when dropped unless disarmed: a den whose opening is cancelled (an element
+/// removed while loading) stops downloading instead of holding the connections.
+struct AbortOnDrop(Option<JsValue>);
+
+impl AbortOnDrop {
+    fn new() -> Self {
+        let ctor = js_sys::Reflect::get(&js_sys::global(), &"AbortController".into())
+            .ok()
+            .and_then(|c| c.dyn_into::<js_sys::Function>().ok());
+        AbortOnDrop(ctor.and_then(|c| js_sys::Reflect::construct(&c, &Array::new()).ok()))
+    }
+    fn signal(&self) -> JsValue {
+        self.0
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, |c| get(c, "signal"))
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            if let Ok(abort) = get(&c, "abort").dyn_into::<js_sys::Function>() {
+                let _ = abort.call0(&c);
+            }
+        }
+    }
+}
+
 async fn fetch_bytes(url: &str, progress: &dyn Fn(f64, f64)) -> Result<ArrayBuffer, JsValue> {
     let window = web_sys::window().ok_or_else(|| load_error("assets", "no window"))?;
-    let resp: web_sys::Response = JsFuture::from(window.fetch_with_str(url))
+    let mut abort = AbortOnDrop::new();
+    let init = web_sys::RequestInit::new();
+    let _ = js_sys::Reflect::set(&init, &"signal".into(), &abort.signal());
+    let resp: web_sys::Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
         .await
         .map_err(|e| load_error("assets", &format!("GET {url} failed: {}", js::describe(&e))))?
         .unchecked_into();
@@ -384,6 +415,7 @@ async fn fetch_bytes(url: &str, progress: &dyn Fn(f64, f64)) -> Result<ArrayBuff
         out.set(&c, off);
         off += c.length();
     }
+    abort.0 = None;
     Ok(out.buffer())
 }
 

@@ -12,7 +12,12 @@ export const COI_BASE = process.env.FOXDEN_COI_BASE;
 const PROXY = process.env.FOXDEN_PROXY;
 if (!BASE || !PROXY) throw new Error("run the browser tests through `cargo xtask e2e` (it starts the servers)");
 
-export async function launch() {
+/**
+ * Launches the browser under test with the proxy settings. Options (for the extension suite):
+ * `firefoxArgs`, `firefoxPrefs(profile)` (extra prefs), `chromium` (extra launch options).
+ * Resolves `{ browser, profile, close }`.
+ */
+export async function launch(opts = {}) {
   const profile = mkdtempSync(join(tmpdir(), `foxden-${BROWSER}-`));
   let browser;
   if (BROWSER === "firefox") {
@@ -22,7 +27,9 @@ export async function launch() {
       executablePath: "/usr/bin/firefox-esr",
       headless: true,
       userDataDir: profile,
+      args: opts.firefoxArgs || [],
       extraPrefsFirefox: {
+        ...(opts.firefoxPrefs ? opts.firefoxPrefs(profile) : {}),
         "network.proxy.type": 1,
         "network.proxy.http": host,
         "network.proxy.http_port": Number(port),
@@ -39,6 +46,7 @@ export async function launch() {
       executablePath: "/usr/bin/chromium",
       headless: true,
       userDataDir: profile,
+      ...(opts.chromium || {}),
       args: [
         "--no-sandbox",
         "--disable-gpu",
@@ -55,7 +63,7 @@ export async function launch() {
     await browser.close().catch(() => {});
     rmSync(profile, { recursive: true, force: true });
   };
-  return { browser, close };
+  return { browser, profile, close };
 }
 
 /** Opens a page and collects its errors (and, in Chromium, those of its frames and workers). */

@@ -4,81 +4,50 @@
 // the logging proxy must see none of it), and the IndexedDB den surviving a reopened tab.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import puppeteer from "puppeteer-core";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { BROWSER, BASE, readLog, marker, sleep } from "../lib.mjs";
+import { BROWSER, BASE, sleep, launch } from "../lib.mjs";
+import { assertNoNetwork, EXTERNAL } from "../probes.mjs";
 
 const EXT_ROOT = process.env.FOXDEN_EXT_DIR;
 const EXT_DIR = EXT_ROOT && join(EXT_ROOT, BROWSER === "firefox" ? "firefox" : "chromium");
-const PROXY = process.env.FOXDEN_PROXY;
 const GECKO_ID = "space@foxden.example"; // extension/manifest.firefox.json
-const EXTERNAL = "http://foxden-probe.example";
 
 const CSV = 'region,amount,price,note\nnorth,10,1.5,a\nsouth,20,2.25,"b, c"\neast,-3,0.1,x\n';
 const SUMS = "measure,value\nrows,3\nsum(amount),27\nsum(price),3.85\n";
 
-let browser, profile, origin, extId, spaceUrl, firefoxMajor = 0;
+let ctx, browser, profile, origin, extId, spaceUrl, firefoxMajor = 0;
 const pageErrors = [];
 // The probe test deliberately makes requests fail (e.g. a nested worker's fetch, which rejects
 // unhandled); its errors are not page errors of the extension.
 let probing = false;
 
 async function launchWithExtension() {
-  profile = mkdtempSync(join(tmpdir(), `foxden-ext-${BROWSER}-`));
   if (BROWSER === "firefox") {
     // Fix the moz-extension UUID up front so the test knows the extension's origin.
     const uuid = randomUUID();
-    const [host, port] = PROXY.split(":");
-    browser = await puppeteer.launch({
-      browser: "firefox",
-      executablePath: "/usr/bin/firefox-esr",
-      headless: true,
-      userDataDir: profile,
+    ctx = await launch({
       // WebDriver BiDi refuses to navigate a tab to a moz-extension: URL unless system access is
       // allowed; the test opens the Space tab by its URL (headless has no toolbar to click).
-      args: ["--remote-allow-system-access"],
-      extraPrefsFirefox: {
-        "network.proxy.type": 1,
-        "network.proxy.http": host,
-        "network.proxy.http_port": Number(port),
-        "network.proxy.ssl": host,
-        "network.proxy.ssl_port": Number(port),
-        "network.proxy.share_proxy_settings": true,
-        "network.proxy.allow_hijacking_localhost": false,
-        "network.proxy.no_proxies_on": "",
-        "network.dns.disableIPv6": true,
+      firefoxArgs: ["--remote-allow-system-access"],
+      firefoxPrefs: (dir) => ({
         "extensions.webextensions.uuids": JSON.stringify({ [GECKO_ID]: uuid }),
         // Downloads of the Download button land in the profile, without a dialog.
         "browser.download.folderList": 2,
-        "browser.download.dir": join(profile, "downloads"),
+        "browser.download.dir": join(dir, "downloads"),
         "browser.download.useDownloadDir": true,
-      },
+      }),
     });
+    ({ browser, profile } = ctx);
     extId = await browser.installExtension(EXT_DIR);
     assert.equal(extId, GECKO_ID);
     origin = `moz-extension://${uuid}`;
     firefoxMajor = Number((await browser.version()).match(/(\d+)\./)?.[1] || 0);
   } else {
-    browser = await puppeteer.launch({
-      executablePath: "/usr/bin/chromium",
-      headless: true,
-      userDataDir: profile,
-      pipe: true,
-      enableExtensions: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        `--proxy-server=http://${PROXY}`,
-      ],
-    });
+    ctx = await launch({ chromium: { pipe: true, enableExtensions: true } });
+    ({ browser, profile } = ctx);
     extId = await browser.installExtension(EXT_DIR);
     origin = `chrome-extension://${extId}`;
   }
@@ -139,8 +108,7 @@ before(async () => {
   await waitReady(space);
 });
 after(async () => {
-  await browser?.close().catch(() => {});
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await ctx?.close();
 });
 
 test(`${BROWSER}: the Space tab runs the sample code on a CSV and writes the exact /out/sums.csv`, async () => {
@@ -226,107 +194,23 @@ test(`${BROWSER}: explicit modes inside the extension`, async () => {
   }
 });
 
-function probeCode(m, base, self) {
-  return `
-import asyncio, js, json
-from pyodide.ffi import to_js
-results = {}
-# "same": the static server (where a leaky script-src 'self' would point on a website);
-# "ext": a remote host (through the logging proxy); "self": the extension's own origin, which is
-# what 'self' means for this den page: packaged files only, nothing on the network.
-targets = {"same": ${JSON.stringify(base)}, "ext": ${JSON.stringify(EXTERNAL)}, "self": ${JSON.stringify(self)}}
-
-async def attempt(name, fn):
-    try:
-        r = fn()
-        if asyncio.iscoroutine(r) or hasattr(r, "then"):
-            r = await asyncio.wait_for(r, 3)
-        results[name] = "NO ERROR: " + str(r)[:80]
-    except BaseException as e:
-        results[name] = type(e).__name__ + ": " + str(e)[:120]
-
-for where, base in targets.items():
-    u = lambda kind: f"{base}/probe/${m}-{where}-{kind}"
-    ws = u("ws").replace("http://", "ws://")
-    await attempt(f"{where}:js.fetch", lambda: js.fetch(u("fetch")))
-    def xhr_sync():
-        x = js.XMLHttpRequest.new(); x.open("GET", u("xhr-sync"), False); x.send(); return x.status
-    await attempt(f"{where}:xhr-sync", xhr_sync)
-    def xhr_async():
-        x = js.XMLHttpRequest.new(); x.open("GET", u("xhr-async"), True); x.send(); return "sent"
-    await attempt(f"{where}:xhr-async", xhr_async)
-    if where != "self":
-        await attempt(f"{where}:websocket", lambda: js.WebSocket.new(ws))
-    await attempt(f"{where}:eventsource", lambda: js.EventSource.new(u("eventsource")))
-    await attempt(f"{where}:importScripts(instance)", lambda: js.importScripts(u("importscripts-i")))
-    await attempt(f"{where}:importScripts(prototype)", lambda: js.WorkerGlobalScope.prototype.importScripts.call(js.self, u("importscripts-p")))
-    await attempt(f"{where}:import()", lambda: __import__("pyodide.code").code.run_js(f"import('{u('import')}')"))
-    await attempt(f"{where}:eval", lambda: js.eval(f"fetch('{u('eval')}')"))
-    await attempt(f"{where}:new Function", lambda: js.Function.new(f"return fetch('{u('function')}')")())
-    await attempt(f"{where}:nested Worker(url)", lambda: js.Worker.new(u("worker")))
-    def blob_worker():
-        src = f"fetch('{u('blobworker-fetch')}'); try {{ importScripts('{u('blobworker-import')}') }} catch (e) {{}}"
-        b = js.Blob.new(to_js([src]), to_js({"type": "text/javascript"}, dict_converter=js.Object.fromEntries))
-        return js.Worker.new(js.URL.createObjectURL(b))
-    await attempt(f"{where}:nested blob Worker", blob_worker)
-    if where == "self":
-        continue
-    def urllib_probe():
-        import urllib.request
-        return urllib.request.urlopen(u("urllib"), timeout=2).status
-    await attempt(f"{where}:urllib", urllib_probe)
-    def http_client_probe():
-        import http.client, urllib.parse
-        p = urllib.parse.urlparse(u("httpclient"))
-        c = http.client.HTTPConnection(p.hostname, p.port or 80, timeout=2)
-        c.request("GET", p.path)
-        return c.getresponse().status
-    await attempt(f"{where}:http.client", http_client_probe)
-    import pyodide.http
-    await attempt(f"{where}:pyfetch", lambda: pyodide.http.pyfetch(u("pyfetch")))
-    await attempt(f"{where}:open_url", lambda: pyodide.http.open_url(u("openurl")))
-    def socket_probe():
-        import socket, urllib.parse
-        p = urllib.parse.urlparse(u("socket"))
-        s = socket.create_connection((p.hostname, p.port or 80), timeout=2)
-        s.sendall(f"GET {p.path} HTTP/1.0\\r\\n\\r\\n".encode())
-        return s.recv(10)
-    await attempt(f"{where}:socket", socket_probe)
-
-await asyncio.sleep(1.0)
-print(json.dumps(results))
-`;
-}
-
 test(`${BROWSER}: every network probe from the extension's den fails and reaches no server`, async () => {
-  const m = marker("extnet");
   probing = true;
-  const r = await space.evaluate((code) => window.spaceDen.run(code, { timeoutMs: 90000 }), probeCode(m, BASE, origin));
-  await sleep(1500);
-  probing = false;
-  assert.equal(r.error, null, JSON.stringify(r.error));
-  const results = JSON.parse(r.stdout.trim().split("\n").pop());
-  // Positive control: the Space page itself (the host) reaches both logs with the same URLs.
-  const control = marker("extcontrol");
-  await space.evaluate(async (same, ext) => {
-    await fetch(same).catch(() => {});
-    await fetch(ext).catch(() => {});
-  }, `${BASE}/probe/${control}-same`, `${EXTERNAL}/probe/${control}-ext`);
-  await sleep(500);
-  const server = readLog("server");
-  const proxy = readLog("proxy");
-  assert.ok(server.includes(`${control}-same`), "control request from the extension page reached the static server log");
-  assert.ok(proxy.includes(`${control}-ext`), "control request from the extension page reached the proxy log");
-  const leaked = (server + proxy).split("\n").filter((l) => l.includes(m));
-  assert.deepEqual(leaked, [], `den requests reached a server:\n${leaked.join("\n")}\nprobe outcomes: ${JSON.stringify(results, null, 1)}`);
-  const names = Object.keys(results);
-  assert.ok(names.length >= 40, `ran ${names.length} probes`);
-  for (const [name, outcome] of Object.entries(results)) {
-    // Constructing a WebSocket/Worker/XHR can "succeed" locally; what matters is the logs above.
-    if (/websocket|Worker|xhr-async|eventsource|socket/.test(name)) continue;
-    assert.doesNotMatch(outcome, /^NO ERROR/, `${name}: ${outcome}`);
+  try {
+    // "same": the static server (where a leaky script-src 'self' would point on a website);
+    // "ext": a remote host (through the logging proxy); "self": the extension's own origin,
+    // which is what 'self' means for this den page: packaged files only, nothing on the network.
+    await assertNoNetwork({
+      page: space,
+      runInPage: (code) => space.evaluate((code) => window.spaceDen.run(code, { timeoutMs: 90000 }), code),
+      targets: { same: BASE, ext: EXTERNAL, self: origin },
+      packagedOnly: ["self"],
+      minProbes: 40,
+      label: `${BROWSER} extension`,
+    });
+  } finally {
+    probing = false;
   }
-  console.log(`# ${BROWSER} extension probe outcomes:\n${names.map((n) => `#   ${n}: ${results[n]}`).join("\n")}`);
 });
 
 test(`${BROWSER}: the IndexedDB den survives closing and reopening the Space tab`, async () => {

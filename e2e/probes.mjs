@@ -1,0 +1,126 @@
+// The network probe set, shared by the website and extension suites. Python code, run inside a
+// den, tries every way out we know of against each target; the caller then checks that no
+// server log holds the probes' marker (judge by markers: browsers have background traffic too),
+// with a positive control proving the logs would have seen such requests.
+import assert from "node:assert/strict";
+import { readLog, marker, sleep } from "./lib.mjs";
+
+export const EXTERNAL = "http://foxden-probe.example";
+
+/**
+ * Python source of the probe set. `targets` maps a name to a base URL. Targets listed in
+ * `packagedOnly` are origins that hold packaged files only (an extension's own origin): the
+ * probes that need a network host (WebSocket, sockets, Python HTTP clients) are skipped there.
+ */
+export function probeCode(m, targets, packagedOnly = []) {
+  return `
+import asyncio, js, json
+from pyodide.ffi import to_js
+results = {}
+targets = json.loads(${JSON.stringify(JSON.stringify(targets))})
+packaged_only = set(json.loads(${JSON.stringify(JSON.stringify(packagedOnly))}))
+
+async def attempt(name, fn):
+    try:
+        r = fn()
+        if asyncio.iscoroutine(r) or hasattr(r, "then"):
+            r = await asyncio.wait_for(r, 3)
+        results[name] = "NO ERROR: " + str(r)[:80]
+    except BaseException as e:
+        results[name] = type(e).__name__ + ": " + str(e)[:120]
+
+for where, base in targets.items():
+    u = lambda kind: f"{base}/probe/${m}-{where}-{kind}"
+    ws = u("ws").replace("http://", "ws://")
+    await attempt(f"{where}:js.fetch", lambda: js.fetch(u("fetch")))
+    def xhr_sync():
+        x = js.XMLHttpRequest.new(); x.open("GET", u("xhr-sync"), False); x.send(); return x.status
+    await attempt(f"{where}:xhr-sync", xhr_sync)
+    def xhr_async():
+        x = js.XMLHttpRequest.new(); x.open("GET", u("xhr-async"), True); x.send(); return "sent"
+    await attempt(f"{where}:xhr-async", xhr_async)
+    if where not in packaged_only:
+        await attempt(f"{where}:websocket", lambda: js.WebSocket.new(ws))
+    await attempt(f"{where}:eventsource", lambda: js.EventSource.new(u("eventsource")))
+    await attempt(f"{where}:importScripts(instance)", lambda: js.importScripts(u("importscripts-i")))
+    await attempt(f"{where}:importScripts(prototype)", lambda: js.WorkerGlobalScope.prototype.importScripts.call(js.self, u("importscripts-p")))
+    await attempt(f"{where}:import()", lambda: __import__("pyodide.code").code.run_js(f"import('{u('import')}')"))
+    await attempt(f"{where}:eval", lambda: js.eval(f"fetch('{u('eval')}')"))
+    await attempt(f"{where}:new Function", lambda: js.Function.new(f"return fetch('{u('function')}')")())
+    await attempt(f"{where}:nested Worker(url)", lambda: js.Worker.new(u("worker")))
+    def blob_worker():
+        # A nested worker runs JS of our choosing without our importScripts patch: it tries
+        # fetch, importScripts, and the prototype's importScripts (which Chromium refuses to
+        # call through Pyodide's proxies with "Illegal invocation").
+        src = (f"fetch('{u('blobworker-fetch')}').catch(() => {{}});"
+               f"try {{ importScripts('{u('blobworker-import')}') }} catch (e) {{}}"
+               f"try {{ WorkerGlobalScope.prototype.importScripts.call(self, '{u('blobworker-proto')}') }} catch (e) {{}}"
+               f"import('{u('blobworker-dynimport')}').catch(() => {{}});")
+        b = js.Blob.new(to_js([src]), to_js({"type": "text/javascript"}, dict_converter=js.Object.fromEntries))
+        return js.Worker.new(js.URL.createObjectURL(b))
+    await attempt(f"{where}:nested blob Worker", blob_worker)
+    if where in packaged_only:
+        continue
+    def urllib_probe():
+        import urllib.request
+        return urllib.request.urlopen(u("urllib"), timeout=2).status
+    await attempt(f"{where}:urllib", urllib_probe)
+    def http_client_probe():
+        import http.client, urllib.parse
+        p = urllib.parse.urlparse(u("httpclient"))
+        c = http.client.HTTPConnection(p.hostname, p.port or 80, timeout=2)
+        c.request("GET", p.path)
+        return c.getresponse().status
+    await attempt(f"{where}:http.client", http_client_probe)
+    import pyodide.http
+    await attempt(f"{where}:pyfetch", lambda: pyodide.http.pyfetch(u("pyfetch")))
+    await attempt(f"{where}:open_url", lambda: pyodide.http.open_url(u("openurl")))
+    def socket_probe():
+        import socket, urllib.parse
+        p = urllib.parse.urlparse(u("socket"))
+        s = socket.create_connection((p.hostname, p.port or 80), timeout=2)
+        s.sendall(f"GET {p.path} HTTP/1.0\\r\\n\\r\\n".encode())
+        return s.recv(10)
+    await attempt(f"{where}:socket", socket_probe)
+
+await asyncio.sleep(1.0)
+print(json.dumps(results))
+`;
+}
+
+/**
+ * Runs the probe set in a den through `runInPage(code)` (which returns the run result) and
+ * asserts: no marker in the server or proxy log, the host's own control requests are in both
+ * logs, and every probe failed (those that merely construct an object are judged by the logs).
+ */
+export async function assertNoNetwork({ page, runInPage, targets, packagedOnly = [], minProbes, label }) {
+  const m = marker("net");
+  const r = await runInPage(probeCode(m, targets, packagedOnly));
+  await sleep(1500);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  const results = JSON.parse(r.stdout.trim().split("\n").pop());
+  const control = marker("control");
+  await page.evaluate(
+    async (same, ext) => {
+      await fetch(same).catch(() => {});
+      await fetch(ext).catch(() => {});
+    },
+    `${targets.same}/probe/${control}-same`,
+    `${EXTERNAL}/probe/${control}-ext`,
+  );
+  await sleep(500);
+  const server = readLog("server");
+  const proxy = readLog("proxy");
+  assert.ok(server.includes(`${control}-same`), "the host's control request reached the static server log");
+  assert.ok(proxy.includes(`${control}-ext`), "the host's control request reached the proxy log");
+  const leaked = (server + proxy).split("\n").filter((l) => l.includes(m));
+  assert.deepEqual(leaked, [], `sandbox requests reached a server:\n${leaked.join("\n")}\nprobe outcomes: ${JSON.stringify(results, null, 1)}`);
+  const names = Object.keys(results);
+  assert.ok(names.length >= minProbes, `ran ${names.length} probes`);
+  for (const [name, outcome] of Object.entries(results)) {
+    // Constructing a WebSocket/Worker/XHR/EventSource can "succeed" locally; the logs decide.
+    if (/websocket|Worker|xhr-async|eventsource|socket/.test(name)) continue;
+    assert.doesNotMatch(outcome, /^NO ERROR/, `${name}: ${outcome}`);
+  }
+  console.log(`# ${label} probe outcomes:\n${names.map((n) => `#   ${n}: ${results[n]}`).join("\n")}`);
+}

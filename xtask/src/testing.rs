@@ -135,5 +135,29 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     if !dist_dir().join("foxden.js").exists() {
         crate::build::build(false)?;
     }
-    with_servers(args, &["e2e/bench.mjs"], "bench")
+    with_servers(args, &["e2e/bench.mjs"], "bench")?;
+    native_sha256_baseline()
+}
+
+/// The native baseline for snapshot throughput: `sha256sum` over 100 MiB on this machine.
+fn native_sha256_baseline() -> Result<(), String> {
+    let path = crate::scratch_dir("bench").join("sha256-100MiB.bin");
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    }
+    let data: Vec<u8> = (0..100u32 << 20).map(|i| (i & 255) as u8).collect();
+    std::fs::write(&path, &data).map_err(|e| e.to_string())?;
+    let mut best = f64::MAX;
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        crate::output(Command::new("sha256sum").arg(&path))?;
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    let _ = std::fs::remove_file(&path);
+    println!(
+        "native sha256sum of 100 MiB: {:.0} ms, {:.0} MiB/s (best of 3)",
+        best * 1000.0,
+        100.0 / best
+    );
+    Ok(())
 }

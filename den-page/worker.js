@@ -157,10 +157,13 @@ function capture(stream, bytes) {
 }
 
 // --- files ---
-function fsStat(path) {
-  const st = py.FS.stat(path);
+function statInfo(st) {
   const mtime = st.mtime instanceof Date ? st.mtime.getTime() : Number(st.mtime);
   return { mtime, size: st.size, ino: st.ino, mode: st.mode };
+}
+
+function fsStat(path) {
+  return statInfo(py.FS.stat(path));
 }
 
 function removeTree(path) {
@@ -243,7 +246,7 @@ function scanChanges(runStart) {
       }
       if (!FS.isFile(st.mode)) continue; // symlinks and devices are not den files
       seen.add(path);
-      const now = fsStat(path);
+      const now = statInfo(st); // one lookup per file: the lstat above is the stat of a file
       const before = known.get(path);
       if (
         !before ||

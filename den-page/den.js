@@ -41,6 +41,7 @@
   let port = null;
   let module = null; // the compiled Pyodide wasm, posted to every new worker
   let snapshot = null; // memory snapshot of a fresh interpreter, for fast restarts
+  let maxMemoryBytes = 0; // cap on each worker's WebAssembly memory (0: none)
   let stdlib = null; // python_stdlib.zip bytes (copied to every new worker)
   let lock = null; // pyodide-lock.json text
   let worker = null;
@@ -86,7 +87,7 @@
     });
     workerReady.catch(() => {});
     // A copy of the memory snapshot: the worker's loader takes ownership of what it is given.
-    w.postMessage({ t: "boot", module, stdlib: stdlib.slice(0), lock, interrupt, snapshot: snapshot ? snapshot.slice() : null });
+    w.postMessage({ t: "boot", module, stdlib: stdlib.slice(0), lock, interrupt, maxMemoryBytes, snapshot: snapshot ? snapshot.slice() : null });
   }
 
   function restartWorker() {
@@ -177,6 +178,7 @@
     }
     stdlib = msg.stdlib;
     lock = msg.lock;
+    maxMemoryBytes = msg.maxMemoryBytes;
     startWorker();
     try {
       const bootMs = await workerReady;

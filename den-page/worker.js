@@ -273,8 +273,27 @@ function scanChanges(runStart) {
   return { changed, deleted, transfer };
 }
 
+// --- memory cap ---
+// Emscripten grows the heap by calling WebAssembly.Memory.prototype.grow from JS; refusing to
+// grow past the cap makes malloc fail, which Python reports as MemoryError. The interpreter
+// stays usable, so the den's variables survive. (The product sheet's sandbox could use the
+// whole 4 GB before failing.)
+let memoryCap = 0;
+function capMemory(cap) {
+  if (!cap || memoryCap) return;
+  memoryCap = cap;
+  const realGrow = WebAssembly.Memory.prototype.grow;
+  WebAssembly.Memory.prototype.grow = function (pages) {
+    if (this.buffer.byteLength + pages * 65536 > memoryCap) {
+      throw new RangeError(`foxden: memory cap of ${memoryCap} bytes (maxMemoryBytes) reached`);
+    }
+    return realGrow.call(this, pages);
+  };
+}
+
 // --- boot ---
-async function boot({ module, stdlib, lock, interrupt, snapshot }) {
+async function boot({ module, stdlib, lock, interrupt, snapshot, maxMemoryBytes }) {
+  capMemory(maxMemoryBytes);
   const started = performance.now();
   const realFetch = self.fetch;
   // During boot, answer the wasm and the stdlib from memory; refuse everything else.

@@ -37,6 +37,8 @@ export interface OpenDenOptions {
   maxDenBytes?: number;
   /** How long asyncio tasks / JS timers left by a run may live before the worker restarts (ms). Default 200. */
   killGraceMs?: number;
+  /** Cap on the worker's WebAssembly memory; past it Python gets MemoryError and keeps running. Default 2 GiB, 128 MiB to 4 GiB. */
+  maxMemoryBytes?: number;
   /** Asset loading progress (bytes). */
   onProgress?: (p: { loaded: number; total: number }) => void;
 }
@@ -83,7 +85,13 @@ export interface ShellResult { stdout: string; stderr: string; code: number; tru
 
 export interface FileInfo { path: string; size: number; sha256: string; mtime: number }
 
-export interface DenInfo { kind: "iframe"; isolation: Exclude<Isolation, "auto">; loadMs: number }
+export interface DenInfo {
+  kind: "iframe";
+  isolation: Exclude<Isolation, "auto">;
+  loadMs: number;
+  /** The den page is cross-origin isolated: timeouts interrupt Python (variables kept) before killing. */
+  interruptible: boolean;
+}
 
 export declare class Den {
   private constructor();

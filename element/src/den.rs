@@ -85,6 +85,22 @@ impl DenOptions {
             limits::DEFAULT_KILL_GRACE_MS as f64,
             60_000.0,
         )? as u32;
+        let mut runtime = runtime;
+        runtime.max_memory_bytes = positive(
+            v,
+            "maxMemoryBytes",
+            limits::DEFAULT_MAX_MEMORY_BYTES as f64,
+            limits::MAX_MEMORY_BYTES as f64,
+        )?;
+        if runtime.max_memory_bytes < limits::MIN_MEMORY_BYTES as f64 {
+            return Err(option_error(
+                "maxMemoryBytes",
+                &format!(
+                    "maxMemoryBytes must be at least {} (Pyodide needs that much to start)",
+                    limits::MIN_MEMORY_BYTES
+                ),
+            ));
+        }
         Ok(DenOptions {
             name,
             runtime,

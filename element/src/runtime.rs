@@ -60,6 +60,8 @@ pub struct RuntimeOptions {
     pub isolation: Isolation,
     pub load_timeout_ms: f64,
     pub container: Option<web_sys::Element>,
+    /// Cap on the worker's WebAssembly memory (set from `openDen({ maxMemoryBytes })`).
+    pub max_memory_bytes: f64,
 }
 
 thread_local! {
@@ -154,6 +156,7 @@ impl RuntimeOptions {
             isolation,
             load_timeout_ms,
             container,
+            max_memory_bytes: foxden_core::limits::DEFAULT_MAX_MEMORY_BYTES as f64,
         })
     }
 
@@ -445,7 +448,7 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         .await;
         let (wasm, stdlib, lock) = assets?;
         let conn = conn?;
-        boot(&conn, wasm, stdlib, lock).await?;
+        boot(&conn, wasm, stdlib, lock, opts.max_memory_bytes).await?;
         Ok(conn)
     };
     let mut conn = match with_timeout(work, deadline).await {
@@ -544,6 +547,7 @@ async fn boot(
     wasm: ArrayBuffer,
     stdlib: ArrayBuffer,
     lock: String,
+    max_memory_bytes: f64,
 ) -> Result<(), JsValue> {
     let (tx, rx) = oneshot::channel();
     conn.shared.borrow_mut().loader = Some(tx);
@@ -552,6 +556,7 @@ async fn boot(
         ("wasm", wasm.clone().into()),
         ("stdlib", stdlib.clone().into()),
         ("lock", lock.into()),
+        ("maxMemoryBytes", max_memory_bytes.into()),
     ]);
     let transfer = Array::of2(&wasm, &stdlib);
     conn.port

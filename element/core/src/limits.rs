@@ -10,6 +10,12 @@ pub const DEFAULT_MAX_DEN_BYTES: u64 = 256 << 20;
 pub const DEFAULT_KILL_GRACE_MS: u32 = 200;
 /// How long `openDen` waits for the runtime to become ready (ms).
 pub const DEFAULT_LOAD_TIMEOUT_MS: u32 = 60_000;
+/// Default cap on the worker's WebAssembly memory: past it, Python gets MemoryError (2 GiB).
+pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 2 << 30;
+/// Largest memory cap: WebAssembly's 32-bit limit.
+pub const MAX_MEMORY_BYTES: u64 = 4 << 30;
+/// Smallest memory cap that still lets Pyodide start.
+pub const MIN_MEMORY_BYTES: u64 = 128 << 20;
 /// Largest accepted run timeout (ms): one hour.
 pub const MAX_TIMEOUT_MS: u32 = 3_600_000;
 

@@ -1,5 +1,6 @@
-// Cross-origin isolated host page (COOP + COEP): a timeout interrupts Python instead of killing
-// the worker, so Python variables survive. Without isolation, the worker is killed (spine tests).
+// Limits that keep Python's state: on a cross-origin isolated host page (COOP + COEP) a timeout
+// interrupts Python instead of killing the worker (without isolation the worker is killed: see
+// the spine tests), and maxMemoryBytes turns memory exhaustion into a MemoryError.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { launch, openPage, openQuickDen, BROWSER, COI_BASE } from "../lib.mjs";
@@ -36,4 +37,28 @@ test(`${BROWSER}: on a cross-origin isolated page a timeout interrupts Python an
   assert.equal(stubborn.restarted, true);
   const fresh = await page.evaluate(() => window.dens.coi.run("'kept' in globals()"));
   assert.equal(fresh.result, "False");
+});
+
+test(`${BROWSER}: maxMemoryBytes caps the worker's memory: MemoryError, and the den keeps working`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, DenError } = window.foxden;
+    let tooSmall = null;
+    try {
+      await openDen({ name: "tiny", runtime: iframeRuntime(), maxMemoryBytes: 1024 });
+    } catch (e) {
+      tooSmall = e instanceof DenError ? e.option : e.name;
+    }
+    const den = await openDen({ name: "capped-mem", runtime: iframeRuntime(), maxMemoryBytes: 256 * 1024 * 1024 });
+    await den.run("keep = 'me'");
+    const big = await den.run("blob = bytearray(400 * 1024 * 1024)");
+    const after = await den.run("small = bytearray(10 * 1024 * 1024)\nkeep, len(small)");
+    await den.close();
+    return { tooSmall, big, after };
+  });
+  assert.equal(r.tooSmall, "maxMemoryBytes");
+  assert.equal(r.big.error.kind, "python");
+  assert.equal(r.big.error.type, "MemoryError");
+  assert.equal(r.big.restarted, false);
+  assert.equal(r.after.error, null, JSON.stringify(r.after.error));
+  assert.equal(r.after.result, "('me', 10485760)");
 });

@@ -222,3 +222,24 @@ test(`${B}: a den whose assets are missing or wrong rejects with DenLoadError na
   assert.match(r[2].message, /404/);
   assert.ok(r[2].ms < 6000, `took ${r[2].ms} ms`);
 });
+
+test(`${B}: close() during a run ends the run at once and removes the iframe`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime } = window.foxden;
+    const frames = () => document.querySelectorAll("iframe[data-foxden-den]").length;
+    const before = frames();
+    const den = await openDen({ name: "closing", runtime: iframeRuntime() });
+    const pending = den.run("while True: pass", { timeoutMs: 20000 });
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = performance.now();
+    await den.close();
+    const run = await pending;
+    const took = performance.now() - t0;
+    await new Promise((r) => setTimeout(r, 50));
+    return { error: run.error, took, before, after: frames() };
+  });
+  assert.equal(r.error.kind, "crashed");
+  assert.equal(r.error.type, "DenClosed");
+  assert.ok(r.took < 1000, `run ended ${r.took} ms after close()`);
+  assert.equal(r.after, r.before);
+});

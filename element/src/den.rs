@@ -456,7 +456,14 @@ impl Den {
                 *inner.conn.borrow_mut() = None;
                 inner.sync.borrow_mut().reset();
                 JsValue::from(obj(&[
-                    ("error", error_obj("crashed", "DenPageError", "the den page stopped answering; it will be restarted on the next run (files kept, Python variables lost)")),
+                    (
+                        "error",
+                        if inner.closed.get() {
+                            error_obj("crashed", "DenClosed", "the den was closed during the run")
+                        } else {
+                            error_obj("crashed", "DenPageError", "the den page stopped answering; it will be restarted on the next run (files kept, Python variables lost)")
+                        },
+                    ),
                     ("restarted", true.into()),
                 ]))
             }
@@ -723,7 +730,10 @@ impl Den {
         if inner.closed.replace(true) {
             return;
         }
-        *inner.conn.borrow_mut() = None;
+        // A run in flight ends now (as "crashed", the den was closed), not at its watchdog.
+        if let Some(conn) = inner.conn.borrow_mut().take() {
+            conn.cancel_pending();
+        }
         // Closes the IndexedDB connection and releases the den's Web Lock.
         *inner.persist.borrow_mut() = None;
         release_name(&inner.opts.name);

@@ -278,6 +278,13 @@ impl Connection {
     }
 
     /// Restarts the interpreter; resolves when the new one is ready.
+    /// Ends every pending run and reset at once (their futures see the channel closed).
+    pub fn cancel_pending(&self) {
+        let mut shared = self.shared.borrow_mut();
+        shared.runs.clear();
+        shared.resets.clear();
+    }
+
     pub async fn reset(&self, timeout_ms: f64) -> Result<(), String> {
         let id = self.next_id();
         let (tx, rx) = oneshot::channel();

@@ -12,13 +12,14 @@ export const EXTERNAL = "http://foxden-probe.example";
  * `packagedOnly` are origins that hold packaged files only (an extension's own origin): the
  * probes that need a network host (WebSocket, sockets, Python HTTP clients) are skipped there.
  */
-export function probeCode(m, targets, packagedOnly = []) {
+export function probeCode(m, targets, packagedOnly = [], only = null) {
   return `
 import asyncio, js, json
 from pyodide.ffi import to_js
 results = {}
 targets = json.loads(${JSON.stringify(JSON.stringify(targets))})
 packaged_only = set(json.loads(${JSON.stringify(JSON.stringify(packagedOnly))}))
+only = json.loads(${JSON.stringify(JSON.stringify(only))})
 
 async def attempt(name, fn):
     try:
@@ -29,25 +30,26 @@ async def attempt(name, fn):
     except BaseException as e:
         results[name] = type(e).__name__ + ": " + str(e)[:120]
 
-for where, base in targets.items():
+def probes_for(where, base):
     u = lambda kind: f"{base}/probe/${m}-{where}-{kind}"
     ws = u("ws").replace("http://", "ws://")
-    await attempt(f"{where}:js.fetch", lambda: js.fetch(u("fetch")))
+    p = []
+    p.append(("js.fetch", lambda: js.fetch(u("fetch"))))
     def xhr_sync():
         x = js.XMLHttpRequest.new(); x.open("GET", u("xhr-sync"), False); x.send(); return x.status
-    await attempt(f"{where}:xhr-sync", xhr_sync)
+    p.append(("xhr-sync", xhr_sync))
     def xhr_async():
         x = js.XMLHttpRequest.new(); x.open("GET", u("xhr-async"), True); x.send(); return "sent"
-    await attempt(f"{where}:xhr-async", xhr_async)
+    p.append(("xhr-async", xhr_async))
     if where not in packaged_only:
-        await attempt(f"{where}:websocket", lambda: js.WebSocket.new(ws))
-    await attempt(f"{where}:eventsource", lambda: js.EventSource.new(u("eventsource")))
-    await attempt(f"{where}:importScripts(instance)", lambda: js.importScripts(u("importscripts-i")))
-    await attempt(f"{where}:importScripts(prototype)", lambda: js.WorkerGlobalScope.prototype.importScripts.call(js.self, u("importscripts-p")))
-    await attempt(f"{where}:import()", lambda: __import__("pyodide.code").code.run_js(f"import('{u('import')}')"))
-    await attempt(f"{where}:eval", lambda: js.eval(f"fetch('{u('eval')}')"))
-    await attempt(f"{where}:new Function", lambda: js.Function.new(f"return fetch('{u('function')}')")())
-    await attempt(f"{where}:nested Worker(url)", lambda: js.Worker.new(u("worker")))
+        p.append(("websocket", lambda: js.WebSocket.new(ws)))
+    p.append(("eventsource", lambda: js.EventSource.new(u("eventsource"))))
+    p.append(("importScripts(instance)", lambda: js.importScripts(u("importscripts-i"))))
+    p.append(("importScripts(prototype)", lambda: js.WorkerGlobalScope.prototype.importScripts.call(js.self, u("importscripts-p"))))
+    p.append(("import()", lambda: __import__("pyodide.code").code.run_js(f"import('{u('import')}')")))
+    p.append(("eval", lambda: js.eval(f"fetch('{u('eval')}')")))
+    p.append(("new Function", lambda: js.Function.new(f"return fetch('{u('function')}')")()))
+    p.append(("nested Worker(url)", lambda: js.Worker.new(u("worker"))))
     def blob_worker():
         # A nested worker runs JS of our choosing without our importScripts patch: it tries
         # fetch, importScripts, and the prototype's importScripts (which Chromium refuses to
@@ -58,47 +60,61 @@ for where, base in targets.items():
                f"import('{u('blobworker-dynimport')}').catch(() => {{}});")
         b = js.Blob.new(to_js([src]), to_js({"type": "text/javascript"}, dict_converter=js.Object.fromEntries))
         return js.Worker.new(js.URL.createObjectURL(b))
-    await attempt(f"{where}:nested blob Worker", blob_worker)
+    p.append(("nested blob Worker", blob_worker))
     if where in packaged_only:
-        continue
+        return p
     def urllib_probe():
         import urllib.request
         return urllib.request.urlopen(u("urllib"), timeout=2).status
-    await attempt(f"{where}:urllib", urllib_probe)
+    p.append(("urllib", urllib_probe))
     def http_client_probe():
         import http.client, urllib.parse
-        p = urllib.parse.urlparse(u("httpclient"))
-        c = http.client.HTTPConnection(p.hostname, p.port or 80, timeout=2)
-        c.request("GET", p.path)
+        q = urllib.parse.urlparse(u("httpclient"))
+        c = http.client.HTTPConnection(q.hostname, q.port or 80, timeout=2)
+        c.request("GET", q.path)
         return c.getresponse().status
-    await attempt(f"{where}:http.client", http_client_probe)
+    p.append(("http.client", http_client_probe))
     import pyodide.http
-    await attempt(f"{where}:pyfetch", lambda: pyodide.http.pyfetch(u("pyfetch")))
-    await attempt(f"{where}:open_url", lambda: pyodide.http.open_url(u("openurl")))
+    p.append(("pyfetch", lambda: pyodide.http.pyfetch(u("pyfetch"))))
+    p.append(("open_url", lambda: pyodide.http.open_url(u("openurl"))))
     def socket_probe():
         import socket, urllib.parse
-        p = urllib.parse.urlparse(u("socket"))
-        s = socket.create_connection((p.hostname, p.port or 80), timeout=2)
-        s.sendall(f"GET {p.path} HTTP/1.0\\r\\n\\r\\n".encode())
+        q = urllib.parse.urlparse(u("socket"))
+        s = socket.create_connection((q.hostname, q.port or 80), timeout=2)
+        s.sendall(f"GET {q.path} HTTP/1.0\\r\\n\\r\\n".encode())
         return s.recv(10)
-    await attempt(f"{where}:socket", socket_probe)
+    p.append(("socket", socket_probe))
+    return p
 
-await asyncio.sleep(1.0)
-print(json.dumps(results))
+probes = {f"{where}:{name}": fn for where, base in targets.items() for name, fn in probes_for(where, base)}
+if only is None:
+    print(json.dumps(sorted(probes)))
+else:
+    await attempt(only, probes[only])
+    await asyncio.sleep(0.2)
+    print(json.dumps(results))
 `;
 }
 
 /**
- * Runs the probe set in a den through `runInPage(code)` (which returns the run result) and
+ * Runs the probe set in a den through `runInPage(code, timeoutMs)` (which returns the run result) and
  * asserts: no marker in the server or proxy log, the host's own control requests are in both
  * logs, and every probe failed (those that merely construct an object are judged by the logs).
  */
 export async function assertNoNetwork({ page, runInPage, targets, packagedOnly = [], minProbes, label }) {
   const m = marker("net");
-  const r = await runInPage(probeCode(m, targets, packagedOnly));
+  const list = await runInPage(probeCode(m, targets, packagedOnly), 30000);
+  assert.equal(list.error, null, JSON.stringify(list.error));
+  // One run per probe, each with its own timeout: a probe that hangs (a synchronous request
+  // the browser never answers) is reported as such and cannot hide the others.
+  const results = {};
+  for (const name of JSON.parse(list.stdout.trim().split("\n").pop())) {
+    const r = await runInPage(probeCode(m, targets, packagedOnly, name), 15000);
+    if (r.error && r.error.kind === "timeout") results[name] = "HUNG (run timed out; worker restarted)";
+    else if (r.error) results[name] = `run error: ${r.error.kind} ${r.error.message}`;
+    else Object.assign(results, JSON.parse(r.stdout.trim().split("\n").pop()));
+  }
   await sleep(1500);
-  assert.equal(r.error, null, JSON.stringify(r.error));
-  const results = JSON.parse(r.stdout.trim().split("\n").pop());
   const control = marker("control");
   await page.evaluate(
     async (same, ext) => {

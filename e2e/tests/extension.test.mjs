@@ -202,7 +202,7 @@ test(`${BROWSER}: every network probe from the extension's den fails and reaches
     // which is what 'self' means for this den page: packaged files only, nothing on the network.
     await assertNoNetwork({
       page: space,
-      runInPage: (code) => space.evaluate((code) => window.spaceDen.run(code, { timeoutMs: 90000 }), code),
+      runInPage: (code, timeoutMs) => space.evaluate((code, timeoutMs) => window.spaceDen.run(code, { timeoutMs }), code, timeoutMs),
       targets: { same: BASE, ext: EXTERNAL, self: origin },
       packagedOnly: ["self"],
       minProbes: 40,

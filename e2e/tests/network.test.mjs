@@ -16,7 +16,7 @@ after(async () => ctx?.close());
 test(`${BROWSER}: every network probe from the sandbox fails and reaches no server`, async () => {
   await assertNoNetwork({
     page,
-    runInPage: (code) => page.evaluate((code) => window.dens.probe.run(code, { timeoutMs: 60000 }), code),
+    runInPage: (code, timeoutMs) => page.evaluate((code, timeoutMs) => window.dens.probe.run(code, { timeoutMs }), code, timeoutMs),
     targets: { same: BASE, ext: EXTERNAL },
     minProbes: 30,
     label: BROWSER,

@@ -46,8 +46,8 @@ const sleep = (ms) => new Promise((r) => realSetTimeout(r, ms));
 
 // Python helpers, defined once after boot. Variables of user code live in _foxden_ns and persist.
 const PY_HELPERS = `
-import ast, asyncio, sys, traceback, os
-from pyodide.code import eval_code_async
+import ast, asyncio, inspect, sys, traceback, os
+from pyodide.code import eval_code, eval_code_async
 
 _foxden_ns = {"__name__": "__main__", "__builtins__": __builtins__}
 
@@ -62,27 +62,51 @@ def _foxden_format(exc):
 def _foxden_error(exc):
     return [type(exc).__name__, str(exc), _foxden_format(exc)]
 
+def _foxden_parse(code):
+    """(is_expr, uses_await), or a SyntaxError result."""
+    tree = compile(code, "<exec>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    is_expr = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
+    co = compile(tree, "<exec>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    return is_expr, bool(co.co_flags & inspect.CO_COROUTINE)
+
+def _foxden_failed(e):
+    if isinstance(e, SystemExit) and (e.code is None or e.code == 0):
+        return [None, None]
+    return [None, _foxden_error(e)]
+
+def _foxden_flush():
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        pass
+
+def _foxden_uses_await(code):
+    try:
+        return _foxden_parse(code)[1]
+    except BaseException:
+        return False
+
+def _foxden_run_sync(code):
+    # Code without top-level await runs synchronously, on the JS stack (no promise machinery).
+    try:
+        is_expr, _ = _foxden_parse(code)
+        value = eval_code(code, _foxden_ns, filename="<exec>", return_mode="last_expr")
+        return [repr(value) if is_expr else None, None]
+    except BaseException as e:
+        return _foxden_failed(e)
+    finally:
+        _foxden_flush()
+
 async def _foxden_run(code):
     try:
-        tree = compile(code, "<exec>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    except SyntaxError as e:
-        return [None, _foxden_error(e)]
-    is_expr = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
-    try:
+        is_expr, _ = _foxden_parse(code)
         value = await eval_code_async(code, _foxden_ns, filename="<exec>", return_mode="last_expr")
         return [repr(value) if is_expr else None, None]
-    except SystemExit as e:
-        if e.code is None or e.code == 0:
-            return [None, None]
-        return [None, _foxden_error(e)]
     except BaseException as e:
-        return [None, _foxden_error(e)]
+        return _foxden_failed(e)
     finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except BaseException:
-            pass
+        _foxden_flush()
 
 def _foxden_pending_tasks(cancel):
     try:
@@ -106,7 +130,7 @@ os.chdir("/work")
 let py = null; // the Pyodide API once booted
 let bootedFrom = ""; // "scratch" or "snapshot"
 let madeSnapshot = null; // memory snapshot made by the first worker, handed to the den page
-let pyRun, pyPending;
+let pyRun, pyRunSync, pyUsesAwait, pyPending;
 let fatal = null; // set when Pyodide failed fatally: every later run reports "crashed"
 
 // Files the worker holds: path -> {mtime, size, ino} as of the last sync or scan.
@@ -353,6 +377,8 @@ async function boot({ module, stdlib, lock, interrupt, snapshot, maxMemoryBytes 
   py.setStderr({ write: (b) => capture("stderr", b) });
   py.runPython(PY_HELPERS, { filename: "<foxden>" });
   pyRun = py.globals.get("_foxden_run");
+  pyRunSync = py.globals.get("_foxden_run_sync");
+  pyUsesAwait = py.globals.get("_foxden_uses_await");
   pyPending = py.globals.get("_foxden_pending_tasks");
   return performance.now() - started;
 }
@@ -390,7 +416,7 @@ async function run(msg) {
   decoders.stdout = new TextDecoder();
   decoders.stderr = new TextDecoder();
   try {
-    const out = await pyRun(msg.code);
+    const out = pyUsesAwait(msg.code) ? await pyRun(msg.code) : pyRunSync(msg.code);
     const [result, err] = out.toJs();
     out.destroy();
     reply.result = result ?? null;

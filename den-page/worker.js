@@ -190,14 +190,19 @@ function fsStat(path) {
   return statInfo(py.FS.stat(path));
 }
 
+// lstat, or null when nothing is at `path`.
+function lstatOrNull(path) {
+  try {
+    return py.FS.lstat(path);
+  } catch {
+    return null;
+  }
+}
+
 function removeTree(path) {
   const FS = py.FS;
-  let st;
-  try {
-    st = FS.lstat(path);
-  } catch {
-    return;
-  }
+  const st = lstatOrNull(path);
+  if (!st) return;
   if (FS.isDir(st.mode)) {
     for (const name of FS.readdir(path)) {
       if (name !== "." && name !== "..") removeTree(`${path}/${name}`);
@@ -220,18 +225,13 @@ function applySync(put, del) {
     let parent = "";
     for (const seg of dir.split("/").slice(1)) {
       parent += "/" + seg;
-      try {
-        if (!FS.isDir(FS.lstat(parent).mode)) removeTree(parent);
-      } catch {
-        break;
-      }
+      const st = lstatOrNull(parent);
+      if (!st) break;
+      if (!FS.isDir(st.mode)) removeTree(parent);
     }
     FS.mkdirTree(dir);
-    try {
-      if (FS.isDir(FS.lstat(path).mode)) removeTree(path);
-    } catch {
-      /* absent */
-    }
+    const existing = lstatOrNull(path);
+    if (existing && FS.isDir(existing.mode)) removeTree(path);
     FS.writeFile(path, data);
     const t = mtime || Date.now();
     FS.utime(path, t, t);
@@ -258,12 +258,8 @@ function scanChanges(runStart) {
     for (const name of names) {
       if (name === "." || name === "..") continue;
       const path = `${dir}/${name}`;
-      let st;
-      try {
-        st = FS.lstat(path);
-      } catch {
-        continue;
-      }
+      const st = lstatOrNull(path);
+      if (!st) continue;
       if (FS.isDir(st.mode)) {
         walk(path);
         continue;

@@ -78,6 +78,16 @@ export async function openPage(browser, path = "/e2e/index.html", base = BASE) {
   return { page, errors, logs };
 }
 
+/** An afterEach hook that logs the page errors that appeared during each test. */
+export function logNewErrors(getErrors) {
+  let seen = 0;
+  return (t) => {
+    const errors = getErrors() || [];
+    if (errors.length > seen) console.log(`# page errors after "${t.name}": ${errors.slice(seen).join(" | ")}`);
+    seen = errors.length;
+  };
+}
+
 export function readLog(which) {
   const file = which === "proxy" ? process.env.FOXDEN_PROXY_LOG : process.env.FOXDEN_SERVER_LOG;
   try {

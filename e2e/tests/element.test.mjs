@@ -3,7 +3,7 @@ import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
-import { launch, openPage, BROWSER, BASE, sleep } from "../lib.mjs";
+import { launch, openPage, BROWSER, BASE, sleep, logNewErrors } from "../lib.mjs";
 
 const B = BROWSER;
 let ctx, page, errors;
@@ -13,11 +13,8 @@ before(async () => {
   ({ page, errors } = await openPage(ctx.browser, "/e2e/element-lab.html"));
 });
 
-let seen = 0;
-afterEach((t) => {
-  if (errors.length > seen) console.log(`# page errors after "${t.name}": ${errors.slice(seen).join(" | ")}`);
-  seen = errors.length;
-});
+// Names the test after which each page error appeared.
+afterEach(logNewErrors(() => errors));
 
 after(async () => {
   await ctx?.close();

@@ -1,7 +1,7 @@
 // The spine: module -> den page -> worker -> Pyodide, in a real browser (issue 2).
 import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { launch, openPage, openQuickDen, BROWSER, sleep } from "../lib.mjs";
+import { launch, openPage, openQuickDen, BROWSER, sleep, logNewErrors } from "../lib.mjs";
 
 let ctx, page, errors;
 
@@ -14,11 +14,8 @@ before(async () => {
   assert.ok(info.loadMs > 0 && info.loadMs < 60000, `loadMs ${info.loadMs}`);
 });
 
-let seen = 0;
-afterEach((t) => {
-  if (errors.length > seen) console.log(`# page errors after "${t.name}": ${errors.slice(seen).join(" | ")}`);
-  seen = errors.length;
-});
+// Names the test after which each page error appeared.
+afterEach(logNewErrors(() => errors));
 
 after(async () => {
   await ctx?.close();

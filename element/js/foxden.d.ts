@@ -93,11 +93,8 @@ export interface DenInfo {
   interruptible: boolean;
 }
 
-export declare class Den {
-  private constructor();
-  readonly name: string;
-  readonly info: DenInfo;
-  readonly closed: boolean;
+/** The methods a den and a `<foxden-den>` element share (same results, same errors). */
+export interface DenMethods {
   run(code: string, opts?: RunOptions): Promise<RunResult>;
   sh(command: string): Promise<ShellResult>;
   writeFile(path: string, data: string | Uint8Array | ArrayBuffer | ArrayBufferView): Promise<FileChanges>;
@@ -112,6 +109,15 @@ export declare class Den {
   reset(): Promise<void>;
   close(): Promise<void>;
 }
+
+export declare class Den {
+  private constructor();
+  readonly name: string;
+  readonly info: DenInfo;
+  readonly closed: boolean;
+}
+/** Merged with the class: a Den has every method of DenMethods. */
+export interface Den extends DenMethods {}
 
 export declare function openDen(opts: OpenDenOptions): Promise<Den>;
 export declare function iframeRuntime(opts?: IframeRuntimeOptions): IframeRuntime;
@@ -191,7 +197,7 @@ export type FoxdenDenAttribute =
   | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "controls" | "autorun";
 
 /** The `<foxden-den>` element. Every attribute is reflected as the property of the same name in camelCase. */
-export interface FoxdenDenElement extends HTMLElement {
+export interface FoxdenDenElement extends HTMLElement, DenMethods {
   /** Den name (attribute `name`, required): 1-64 ASCII letters, digits, '-' or '_'. */
   name: string;
   /** `"memory"` (default), `"idb"` or `"idb:<dbName>"`. */
@@ -220,18 +226,6 @@ export interface FoxdenDenElement extends HTMLElement {
   /** `info` of the open den, or null. */
   readonly info: DenInfo | null;
 
-  run(code: string, opts?: RunOptions): Promise<RunResult>;
-  sh(command: string): Promise<ShellResult>;
-  writeFile(path: string, data: string | Uint8Array | ArrayBuffer | ArrayBufferView): Promise<FileChanges>;
-  readFile(path: string): Promise<Uint8Array>;
-  readFile(path: string, opts: "utf-8" | { encoding: "utf-8" }): Promise<string>;
-  readText(path: string): Promise<string>;
-  deleteFile(path: string): Promise<FileChanges>;
-  list(): Promise<FileInfo[]>;
-  snapshot(): Promise<Uint8Array>;
-  restore(bytes: Uint8Array | ArrayBuffer): Promise<FileChanges>;
-  fork(opts: { name: string }): Promise<Den>;
-  reset(): Promise<void>;
   /** Closes the den; it reopens when the element is re-inserted or a den attribute changes. */
   close(): Promise<void>;
 

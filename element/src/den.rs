@@ -1,6 +1,5 @@
 //! A den: host-owned files plus a runtime that runs Python over them.
 
-use crate::callback::with_timeout;
 use crate::errors::{den_error, option_error, path_error, snapshot_error};
 use crate::js::{self, bytes_to_js, get, get_f64, get_str, is_absent, obj, str_array};
 use crate::runtime::{self, Connection, OutputHandler, Progress, RuntimeOptions};
@@ -837,10 +836,4 @@ impl Den {
         self.close_impl();
         Promise::resolve(&JsValue::UNDEFINED)
     }
-}
-
-/// Waits up to `ms` for `fut`; used by the element for bounded waits.
-#[allow(dead_code)]
-pub async fn bounded<F: std::future::Future>(fut: F, ms: f64) -> Option<F::Output> {
-    with_timeout(fut, ms).await
 }

@@ -53,7 +53,7 @@ pub fn data_to_bytes(v: &JsValue) -> Option<Vec<u8>> {
     if let Some(b) = v.dyn_ref::<js_sys::ArrayBuffer>() {
         return Some(Uint8Array::new(b).to_vec());
     }
-    if ArrayBufferViewLike::is(v) {
+    if js_sys::ArrayBuffer::is_view(v) {
         let buf = get(v, "buffer");
         let off = get_f64(v, "byteOffset").unwrap_or(0.0) as u32;
         let len = get_f64(v, "byteLength").unwrap_or(0.0) as u32;
@@ -62,13 +62,6 @@ pub fn data_to_bytes(v: &JsValue) -> Option<Vec<u8>> {
         }
     }
     None
-}
-
-struct ArrayBufferViewLike;
-impl ArrayBufferViewLike {
-    fn is(v: &JsValue) -> bool {
-        js_sys::ArrayBuffer::is_view(v)
-    }
 }
 
 /// A JS array of strings.

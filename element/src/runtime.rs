@@ -219,7 +219,7 @@ pub struct Connection {
     port: MessagePort,
     shared: Rc<RefCell<Shared>>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
-    _on_load: RefCell<Option<Listener>>,
+    _on_load: Listener,
     next_id: std::cell::Cell<u32>,
     hello_rx: RefCell<Option<oneshot::Receiver<JsValue>>>,
     pub isolation: Isolation,
@@ -248,7 +248,7 @@ impl Connection {
     /// Posts a run; resolves with the den page's `done` message, or `None` when the port closed.
     pub async fn run(
         &self,
-        mut msg: js_sys::Object,
+        msg: js_sys::Object,
         transfer: Array,
         on_output: OutputHandler,
         watchdog_ms: f64,
@@ -263,7 +263,6 @@ impl Connection {
                 on_output,
             },
         );
-        msg = msg.clone();
         if self
             .port
             .post_message_with_transferable(&msg, &transfer)
@@ -747,7 +746,7 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
         port,
         shared,
         _on_message: on_message,
-        _on_load: RefCell::new(Some(on_load)),
+        _on_load: on_load,
         next_id: std::cell::Cell::new(0),
         hello_rx: RefCell::new(Some(rx)),
         isolation,

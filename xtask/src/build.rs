@@ -36,10 +36,10 @@ fn read(path: &Path) -> Result<String, String> {
     fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Escapes a script so it can sit inside an inline `<script>` element: every `<` becomes `\x3c`
-/// inside strings and regexes, which is the same character to JavaScript. Outside strings a
-/// `<` is an operator; `\u003c` is not valid there, so the build refuses such sources unless
-/// they are followed by a space or `=` (comparisons), which cannot start `</script` or `<!--`.
+/// Escapes a script so it can sit inside an inline `<script>` element: `</` becomes `<\/` and
+/// `<!--` becomes `<\!--`. Both sequences can only occur inside strings, regexes or comments in
+/// valid JavaScript, where the escaped form means the same. (The embedded worker source is a
+/// string literal whose every `<` is already `\x3c`, see `js_string_literal`.)
 pub fn escape_inline_script(src: &str) -> String {
     src.replace("</", "<\\/").replace("<!--", "<\\!--")
 }

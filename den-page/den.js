@@ -38,17 +38,31 @@
     return null;
   }
 
+  // Limits on what a worker may send (it runs user code: every message is hostile). The host
+  // checks all of these again; here they keep the den page itself bounded.
+  const PROTOCOL = 2;
+  const MAX_FILES = 10000; // files in one reply (changed, deleted)
+  const MAX_PATH = 1024;
+  const STREAMS = ["stdout", "stderr"];
+  const ERROR_KINDS = ["python", "timeout", "crashed", "storage"];
+
   let port = null;
   let module = null; // the compiled Pyodide wasm, posted to every new worker
-  let snapshot = null; // memory snapshot of a fresh interpreter, for fast restarts
+  // Memory snapshot of a fresh interpreter, for fast restarts. It comes only from a "maker"
+  // worker that boots with Pyodide's snapshot options, posts the snapshot, and is terminated
+  // without ever receiving a run; it is set once and never replaced.
+  let snapshot = null;
+  let maker = null;
   let maxMemoryBytes = 0; // cap on each worker's WebAssembly memory (0: none)
+  let maxDenBytes = 0; // cap on the bytes of one reply's files
   let stdlib = null; // python_stdlib.zip bytes (copied to every new worker)
   let lock = null; // pyodide-lock.json text
-  let worker = null;
+  let worker = null; // {w, ctl, gen}
   let workerReady = null; // promise: resolves when the current worker booted
-  let inflight = null; // {id, timer, resolve} of the run the worker is executing
+  let inflight = null; // {id, timer, timeoutMs, cap, used, interrupted} of the run the worker is executing
   const queue = []; // runs waiting for the worker
   let generation = 0;
+  let booting = null; // {resolve, reject} while the current worker boots
   // When this page is cross-origin isolated (host page with COOP + COEP, iframe allowed
   // "cross-origin-isolated"), a SharedArrayBuffer lets a timeout interrupt Python (SIGINT ->
   // KeyboardInterrupt) without killing the worker, so Python variables survive. The worker is
@@ -61,37 +75,100 @@
 
   const send = (msg, transfer) => port.postMessage(msg, transfer || []);
 
-  function startWorker() {
-    const gen = ++generation;
+  /** One shape for every run the den page ends itself. */
+  function failedReply(id, kind, type, message, durationMs) {
+    return { t: "done", id, result: null, error: { kind, type, message, traceback: "" }, truncated: false, changed: [], deleted: [], restarted: true, durationMs: durationMs || 0 };
+  }
+
+  /** Starts a worker: role "run" (runs code) or "maker" (makes the snapshot, then ends). */
+  function spawn(role, onMessage, onError) {
     const url = URL.createObjectURL(new Blob([PRELUDE, WORKER_SOURCE], { type: "text/javascript" }));
     const w = new Worker(url); // classic: Chromium refuses module workers from blob: in an opaque origin
     URL.revokeObjectURL(url);
-    worker = w;
+    // The worker's global channel is where user code can post (js.postMessage): after the boot
+    // message nothing from it is read. Replies come on the private port handed over at boot.
+    const channel = new MessageChannel();
+    channel.port1.onmessage = (e) => onMessage(e.data);
+    channel.port1.onmessageerror = () => onError("a message from the worker could not be deserialized");
+    w.onerror = (e) => {
+      e.preventDefault();
+      onError(`worker error: ${e.message || "unknown"}`);
+    };
+    w.postMessage(
+      { t: "boot", role, ctl: channel.port2, module, stdlib: stdlib.slice(0), lock, interrupt, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null },
+      [channel.port2],
+    );
+    return { w, ctl: channel.port1 };
+  }
+
+  function startWorker() {
+    const gen = ++generation;
+    let settle = null;
     workerReady = new Promise((resolve, reject) => {
-      w.onmessage = (e) => {
-        const msg = e.data;
-        if (msg.t === "booted") {
-          if (msg.snapshot) snapshot = msg.snapshot; // kept for every later restart
-          resolve(msg.ms);
-        }
-        else if (msg.t === "boot-error") reject(new Error(msg.message));
-        else if (gen === generation) fromWorker(msg);
-      };
-      w.onerror = (e) => {
-        e.preventDefault();
-        if (gen !== generation) return;
-        const text = `worker error: ${e.message || "unknown"}`;
-        reject(new Error(text));
-        if (inflight) crashInflight(text);
-      };
+      settle = { resolve, reject };
     });
     workerReady.catch(() => {});
-    // A copy of the memory snapshot: the worker's loader takes ownership of what it is given.
-    w.postMessage({ t: "boot", module, stdlib: stdlib.slice(0), lock, interrupt, maxMemoryBytes, snapshot: snapshot ? snapshot.slice() : null });
+    booting = settle;
+    const onMessage = (msg) => {
+      if (gen !== generation || !msg || typeof msg !== "object") return;
+      if (settle) {
+        // Booting: only the boot answer counts (no user code has run in this worker yet).
+        const s = settle;
+        booting = null;
+        if (msg.t === "booted") {
+          settle = null;
+          s.resolve(typeof msg.ms === "number" ? msg.ms : 0);
+        } else if (msg.t === "boot-error") {
+          settle = null;
+          s.reject(new Error(String(msg.message).slice(0, 4096)));
+        }
+        return;
+      }
+      fromWorker(msg);
+    };
+    const onError = (text) => {
+      if (gen !== generation) return;
+      if (settle) {
+        settle.reject(new Error(text));
+        settle = booting = null;
+      }
+      if (inflight && inflight.started) crashInflight(text);
+    };
+    worker = { gen, ...spawn("run", onMessage, onError) };
+  }
+
+  /** Boots the maker once, when no snapshot exists yet; its snapshot is the only one accepted. */
+  function makeSnapshot() {
+    if (snapshot || maker) return;
+    let done = false;
+    const end = () => {
+      done = true;
+      if (maker) {
+        maker.w.terminate();
+        maker.ctl.close();
+      }
+    };
+    maker = spawn(
+      "maker",
+      (msg) => {
+        if (done) return;
+        if (msg && msg.t === "snapshot" && msg.snapshot instanceof Uint8Array && !snapshot) snapshot = msg.snapshot;
+        end();
+      },
+      () => {
+        if (!done) end();
+      },
+    );
   }
 
   function restartWorker() {
-    if (worker) worker.terminate();
+    // A worker replaced while booting: whoever waits for it moves on to the new one.
+    if (booting) booting.reject(new Error("replaced"));
+    booting = null;
+    if (worker) {
+      worker.w.terminate();
+      worker.ctl.close();
+    }
     startWorker();
   }
 
@@ -99,61 +176,124 @@
     const done = inflight;
     inflight = null;
     clearTimeout(done.timer);
-    send(reply, transfer);
+    try {
+      send(reply, transfer);
+    } catch (e) {
+      send(failedReply(reply.id, "crashed", "WorkerError", `the run's reply could not be sent: ${e.message}`));
+    }
     pump();
   }
 
   function crashInflight(text) {
     const id = inflight.id;
     restartWorker();
-    finish({ t: "done", id, result: null, error: { kind: "crashed", type: "WorkerError", message: text, traceback: "" }, truncated: false, changed: [], deleted: [], restarted: true, durationMs: 0 });
+    finish(failedReply(id, "crashed", "WorkerError", text));
+  }
+
+  const isText = (v, cap) => typeof v === "string" && v.length <= cap;
+
+  /** Checks a worker's `done`; returns the reply to forward, or a string saying what is wrong. */
+  function checkDone(msg) {
+    const cap = inflight.cap + 65536;
+    if (!(msg.result === null || isText(msg.result, cap))) return "result is not text within the output cap";
+    const err = msg.error;
+    if (err !== null) {
+      if (!err || typeof err !== "object" || !ERROR_KINDS.includes(err.kind)) return "error is not an error object";
+      if (!isText(err.type, 256) || !isText(err.message, cap) || !isText(err.traceback, cap)) return "error fields are not text within the caps";
+    }
+    if (!Array.isArray(msg.changed) || msg.changed.length > MAX_FILES) return "changed is not a list within the file cap";
+    if (!Array.isArray(msg.deleted) || msg.deleted.length > MAX_FILES) return "deleted is not a list within the file cap";
+    let bytes = 0;
+    const changed = [];
+    for (let i = 0; i < msg.changed.length; i++) {
+      const f = msg.changed[i];
+      if (!f || !isText(f.path, MAX_PATH) || !(f.data instanceof Uint8Array) || !(f.data.buffer instanceof ArrayBuffer)) return `changed[${i}] is not {path, data: Uint8Array}`;
+      bytes += f.data.byteLength;
+      if (bytes > maxDenBytes) return `the changed files exceed ${maxDenBytes} bytes`;
+      changed.push({ path: f.path, data: f.data });
+    }
+    for (let i = 0; i < msg.deleted.length; i++) {
+      if (!isText(msg.deleted[i], MAX_PATH)) return `deleted[${i}] is not a path`;
+    }
+    return {
+      t: "done",
+      id: inflight.id,
+      result: msg.result,
+      error: err === null ? null : { kind: err.kind, type: err.type, message: err.message, traceback: err.traceback },
+      truncated: msg.truncated === true || inflight.truncated,
+      changed,
+      deleted: msg.deleted.slice(),
+      restarted: false,
+      durationMs: typeof msg.durationMs === "number" && msg.durationMs >= 0 ? msg.durationMs : 0,
+      leftover: msg.leftover === true,
+    };
   }
 
   function fromWorker(msg) {
+    if (!inflight || !inflight.started || msg.id !== inflight.id) return;
     if (msg.t === "out") {
-      send(msg);
-    } else if (msg.t === "done" && inflight && msg.id === inflight.id) {
-      const transfer = msg.changed.map((f) => f.data.buffer);
+      // Output is capped here too: a worker that ignores the cap cannot flood the host.
+      if (!STREAMS.includes(msg.stream) || typeof msg.text !== "string" || inflight.truncated) return;
+      let text = msg.text;
+      const bytes = new TextEncoder().encode(text);
+      const room = Math.max(inflight.cap - inflight.used, 0);
+      if (bytes.length > room) {
+        // Cut at a character boundary (a partial character decodes to U+FFFD, dropped).
+        text = new TextDecoder().decode(bytes.subarray(0, room)).replace(/\uFFFD$/, "");
+        inflight.truncated = true;
+      }
+      inflight.used += Math.min(bytes.length, room);
+      if (text) send({ t: "out", id: msg.id, stream: msg.stream, text });
+    } else if (msg.t === "done") {
+      const reply = checkDone(msg);
+      if (typeof reply === "string") {
+        crashInflight(`the worker sent a malformed reply (${reply}); it was restarted`);
+        return;
+      }
+      const transfer = reply.changed.map((f) => f.data.buffer);
       if (inflight.interrupted) {
         // The run ended through our interrupt: it is a timeout, but the worker and its
         // variables are kept.
-        msg.error = {
+        reply.error = {
           kind: "timeout",
           type: "TimeoutError",
           message: `the run took longer than ${inflight.timeoutMs} ms and was interrupted (KeyboardInterrupt); Python variables were kept`,
-          traceback: (msg.error && msg.error.traceback) || "",
+          traceback: (reply.error && reply.error.traceback) || "",
         };
-        msg.result = null;
+        reply.result = null;
       }
-      if (msg.leftover) {
+      if (reply.leftover) {
         restartWorker();
-        msg.restarted = true;
-      } else {
-        msg.restarted = false;
+        reply.restarted = true;
       }
-      finish(msg, transfer);
+      delete reply.leftover;
+      finish(reply, transfer.length === new Set(transfer).size ? transfer : []);
     }
   }
 
   async function pump() {
     if (inflight || queue.length === 0) return;
     const msg = queue.shift();
-    inflight = { id: msg.id };
-    try {
-      await workerReady;
-    } catch (e) {
-      // The worker did not boot (it was fine before, so this is a crash of the runtime).
-      inflight = { id: msg.id, timer: 0 };
-      crashInflight(`the Python worker failed to start: ${e.message}`);
-      return;
+    inflight = { id: msg.id, timer: 0, timeoutMs: msg.timeoutMs, cap: msg.maxOutputBytes, used: 0, truncated: false, started: false };
+    for (;;) {
+      const ready = workerReady;
+      try {
+        await ready;
+        if (ready === workerReady) break;
+      } catch (e) {
+        if (ready !== workerReady) continue; // replaced by a restart: wait for the new one
+        // The worker did not boot (it was fine before, so this is a crash of the runtime).
+        crashInflight(`the Python worker failed to start: ${e.message}`);
+        return;
+      }
     }
     const started = performance.now();
-    inflight.timeoutMs = msg.timeoutMs;
+    inflight.started = true;
     if (interrupt) Atomics.store(interrupt, 0, 0);
     const kill = () => {
       if (!inflight || inflight.id !== msg.id) return;
       restartWorker();
-      finish({ t: "done", id: msg.id, result: null, error: { kind: "timeout", type: "TimeoutError", message: `the run took longer than ${msg.timeoutMs} ms; the worker was restarted (files kept, Python variables lost)`, traceback: "" }, truncated: false, changed: [], deleted: [], restarted: true, durationMs: performance.now() - started });
+      finish(failedReply(msg.id, "timeout", "TimeoutError", `the run took longer than ${msg.timeoutMs} ms; the worker was restarted (files kept, Python variables lost)`, performance.now() - started));
     };
     inflight.timer = setTimeout(() => {
       if (!inflight || inflight.id !== msg.id) return;
@@ -165,11 +305,14 @@
         kill();
       }
     }, msg.timeoutMs);
-    worker.postMessage(msg, msg.put.map((f) => f.data.buffer));
+    // The host's watchdog counts from here: the run now has timeoutMs (+ the interrupt grace).
+    send({ t: "started", id: msg.id });
+    worker.ctl.postMessage(msg, msg.put.map((f) => f.data.buffer));
   }
 
   async function onBoot(msg) {
     const started = performance.now();
+    if (module) return; // booted once already
     try {
       module = await WebAssembly.compile(msg.wasm);
     } catch (e) {
@@ -179,13 +322,17 @@
     stdlib = msg.stdlib;
     lock = msg.lock;
     maxMemoryBytes = msg.maxMemoryBytes;
+    maxDenBytes = msg.maxDenBytes;
     startWorker();
     try {
       const bootMs = await workerReady;
       send({ t: "ready", bootMs, denMs: performance.now() - started, interruptible: interrupt !== null });
     } catch (e) {
       send({ t: "load-error", stage: "pyodide", message: `Pyodide did not start: ${e.message}` });
+      return;
     }
+    // The snapshot for fast restarts is made now, off the critical path, by a separate worker.
+    makeSnapshot();
   }
 
   function onHostMessage(event) {
@@ -197,7 +344,7 @@
     } else if (msg.t === "reset") {
       // New interpreter, files gone from the worker (the host re-sends them on the next run).
       // A run in flight is ended as crashed first.
-      if (inflight) crashInflight("the den was reset during the run");
+      if (inflight && inflight.started) crashInflight("the den was reset during the run");
       else restartWorker();
       workerReady.then(
         () => send({ t: "reset-done", id: msg.id }),
@@ -220,6 +367,6 @@
       port.onmessage = null;
       return;
     }
-    send({ t: "hello", protocol: 1 });
+    send({ t: "hello", protocol: PROTOCOL });
   });
 })();

@@ -5,8 +5,23 @@
 // den.js, which starts it from a Blob URL. The worker can fetch nothing: the den page's CSP has
 // connect-src 'none', and the fetch below answers only the two boot files from memory.
 //
-// Messages in:  boot {module, stdlib, lock}           run {id, code, maxOutputBytes, killGraceMs, put, del}
-// Messages out: booted {ms}  boot-error {message}    out {id, stream, text}   done {...}
+// Trust: user code runs here and reaches every JS global through Python's `js` module, so it
+// can post anything with `self.postMessage`. The den page therefore ignores the worker's global
+// channel after boot and talks to this script only through a private MessagePort (`ctl`) handed
+// over in the boot message, before any user code ran. The port lives in this closure only and
+// is used only through functions captured below, before user code could replace them.
+//
+// Messages (see docs/architecture.md):
+//   den page -> worker, global channel, once: boot {role, ctl, module, stdlib, lock, interrupt, maxMemoryBytes, snapshot}
+//   den page -> worker, ctl:  run {id, code, maxOutputBytes, killGraceMs, put, del}
+//   worker -> den page, ctl:  booted {ms, from}  boot-error {message}  snapshot {snapshot}
+//                             out {id, stream, text}  done {id, result, error, truncated, changed, deleted, leftover, durationMs}
+//
+// role "maker" boots with Pyodide's snapshot options, makes the memory snapshot of a fresh
+// interpreter, posts it and is terminated: it never receives a run. role "run" boots plainly
+// or from that snapshot. (An interpreter booted with _makeSnapshot wraps the JS globals in a
+// proxy whose getters run with the wrong receiver: `js.performance` throws there. It is only
+// fit to make the snapshot.)
 import { loadPyodide } from "pyodide/pyodide.mjs";
 import createPyodideModule from "pyodide/pyodide.asm.mjs";
 
@@ -15,7 +30,15 @@ const ROOTS = ["/drop", "/out", "/work"];
 // makes during boot is answered from memory below.
 const INDEX_URL = "https://pyodide.invalid/";
 
-// --- JS timers: tracked so that timers left alive after a run can be detected. ---
+// --- primitives captured before any user code runs (user code may replace the globals) ---
+const apply = Reflect.apply;
+const portPost = MessagePort.prototype.postMessage;
+const eventData = Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data").get;
+let ctl = null; // the private port to the den page (set at boot, never exposed)
+/** Posts to the den page on the private port. */
+const post = (msg, transfer) => apply(portPost, ctl, [msg, transfer || []]);
+
+// --- JS work a run can leave behind: tracked so that it can be detected or ended. ---
 const realSetTimeout = self.setTimeout.bind(self);
 const realClearTimeout = self.clearTimeout.bind(self);
 const realSetInterval = self.setInterval.bind(self);
@@ -43,6 +66,77 @@ self.clearInterval = (id) => {
   realClearInterval(id);
 };
 const sleep = (ms) => new Promise((r) => realSetTimeout(r, ms));
+
+// Message loops (MessageChannel, BroadcastChannel), nested workers, scheduler.postTask and
+// animation frames can keep JS running after a run ends without any timer. Channels and workers
+// a run created are closed / terminated when it ends (documented: JS resources do not outlive
+// the run that made them); pending postTask tasks and frames count as leftovers, like timers.
+// Installed after Pyodide booted (it keeps one MessageChannel of its own for scheduling).
+const runResources = []; // {close()} of channels and workers made by the current run
+const pendingTasks = new Set();
+function trackConstructor(name, close) {
+  const Real = self[name];
+  if (typeof Real !== "function") return;
+  const Tracked = function (...args) {
+    if (!new.target) throw new TypeError(`${name} must be called with new`);
+    const obj = new Real(...args);
+    runResources.push(() => close(obj));
+    return obj;
+  };
+  Tracked.prototype = Real.prototype;
+  // The real constructor stays out of reach: instances and the prototype point at the wrapper.
+  Object.defineProperty(Real.prototype, "constructor", { value: Tracked, writable: true, configurable: true });
+  self[name] = Tracked;
+}
+function installTracking() {
+  trackConstructor("MessageChannel", (c) => {
+    c.port1.close();
+    c.port2.close();
+  });
+  trackConstructor("BroadcastChannel", (c) => c.close());
+  trackConstructor("Worker", (w) => w.terminate());
+  const sched = self.scheduler;
+  if (sched && typeof sched.postTask === "function") {
+    const realPostTask = sched.postTask.bind(sched);
+    sched.postTask = (fn, opts) => {
+      const p = realPostTask(fn, opts);
+      pendingTasks.add(p);
+      const settle = () => pendingTasks.delete(p);
+      p.then(settle, settle);
+      return p;
+    };
+  }
+  if (typeof self.requestAnimationFrame === "function") {
+    const realRaf = self.requestAnimationFrame.bind(self);
+    const realCancel = self.cancelAnimationFrame.bind(self);
+    self.requestAnimationFrame = (fn) => {
+      const id = realRaf((t) => {
+        liveTimers.delete(`raf${id}`);
+        if (typeof fn === "function") fn(t);
+      });
+      liveTimers.add(`raf${id}`);
+      return id;
+    };
+    self.cancelAnimationFrame = (id) => {
+      liveTimers.delete(`raf${id}`);
+      realCancel(id);
+    };
+  }
+}
+/** Closes the channels and terminates the workers the run made; true if there were any. */
+function endRunResources() {
+  const n = runResources.length;
+  for (const close of runResources.splice(0)) {
+    try {
+      close();
+    } catch (_) {
+      /* already closed */
+    }
+  }
+  return n > 0;
+}
+const leftoverCount = () => liveTimers.size + pendingTasks.size;
+
 
 // Python helpers, defined once after boot. Variables of user code live in _foxden_ns and persist.
 const PY_HELPERS = `
@@ -129,7 +223,6 @@ os.chdir("/work")
 
 let py = null; // the Pyodide API once booted
 let bootedFrom = ""; // "scratch" or "snapshot"
-let madeSnapshot = null; // memory snapshot made by the first worker, handed to the den page
 let pyRun, pyRunSync, pyUsesAwait, pyPending;
 let fatal = null; // set when Pyodide failed fatally: every later run reports "crashed"
 
@@ -147,7 +240,7 @@ function flushOutput() {
     const text = current.pending[stream];
     if (text) {
       current.pending[stream] = "";
-      self.postMessage({ t: "out", id: current.id, stream, text });
+      post({ t: "out", id: current.id, stream, text });
     }
   }
   current.last = performance.now();
@@ -312,7 +405,7 @@ function capMemory(cap) {
 }
 
 // --- boot ---
-async function boot({ module, stdlib, lock, interrupt, snapshot, maxMemoryBytes }) {
+async function boot({ role, module, stdlib, lock, interrupt, snapshot, maxMemoryBytes }) {
   capMemory(maxMemoryBytes);
   const started = performance.now();
   const realFetch = self.fetch;
@@ -340,10 +433,14 @@ async function boot({ module, stdlib, lock, interrupt, snapshot, maxMemoryBytes 
       stderr: () => {},
       env: { HOME: "/work" },
     };
-    // Restarts resume from a memory snapshot of a freshly booted interpreter (taken by the
-    // first worker, before any user code ran): ~4x faster than booting from scratch. These
-    // loader options are Pyodide's private, experimental ones; any failure falls back to a
-    // normal boot.
+    if (role === "maker") {
+      // A fresh interpreter, booted only to be photographed: no helpers, no user code.
+      py = await loadPyodide({ ...options, _makeSnapshot: true });
+      return { ms: performance.now() - started, snapshot: py.makeMemorySnapshot() };
+    }
+    // Restarts resume from the maker's memory snapshot: ~4x faster than booting from scratch.
+    // These loader options are Pyodide's private, experimental ones; any failure falls back to
+    // a normal boot.
     if (snapshot) {
       try {
         py = await loadPyodide({ ...options, _loadSnapshot: snapshot });
@@ -353,15 +450,8 @@ async function boot({ module, stdlib, lock, interrupt, snapshot, maxMemoryBytes 
       }
     }
     if (!py) {
-      py = await loadPyodide({ ...options, _makeSnapshot: !snapshot });
+      py = await loadPyodide(options);
       bootedFrom = "scratch";
-      if (!snapshot) {
-        try {
-          madeSnapshot = py.makeMemorySnapshot();
-        } catch (_) {
-          madeSnapshot = null;
-        }
-      }
     }
   } finally {
     self.fetch = realFetch;
@@ -376,7 +466,8 @@ async function boot({ module, stdlib, lock, interrupt, snapshot, maxMemoryBytes 
   pyRunSync = py.globals.get("_foxden_run_sync");
   pyUsesAwait = py.globals.get("_foxden_uses_await");
   pyPending = py.globals.get("_foxden_pending_tasks");
-  return performance.now() - started;
+  installTracking();
+  return { ms: performance.now() - started };
 }
 
 // --- run ---
@@ -395,7 +486,7 @@ async function run(msg) {
   };
   if (fatal) {
     reply.error = { kind: "crashed", type: "FatalError", message: fatal, traceback: "" };
-    self.postMessage(reply);
+    post(reply);
     return;
   }
   try {
@@ -403,7 +494,7 @@ async function run(msg) {
   } catch (e) {
     reply.error = { kind: "storage", type: "SyncError", message: `could not place files in the sandbox: ${e}`, traceback: "" };
     reply.leftover = true; // the worker's files are unknown now: restart it
-    self.postMessage(reply);
+    post(reply);
     return;
   }
   const runStart = Date.now();
@@ -431,15 +522,17 @@ async function run(msg) {
   // Leftovers: cancel asyncio tasks the code started; wait up to killGraceMs for them and for
   // JS timers to finish; if any is still alive, the den page restarts this worker.
   if (!fatal) {
+    endRunResources();
     let tasks = pyPending(true);
-    if (tasks > 0 || liveTimers.size > 0) {
+    if (tasks > 0 || leftoverCount() > 0) {
       const deadline = performance.now() + msg.killGraceMs;
       while (performance.now() < deadline) {
         await sleep(5);
+        endRunResources();
         tasks = pyPending(false);
-        if (tasks === 0 && liveTimers.size === 0) break;
+        if (tasks === 0 && leftoverCount() === 0) break;
       }
-      if (tasks > 0 || liveTimers.size > 0) reply.leftover = true;
+      if (tasks > 0 || leftoverCount() > 0) reply.leftover = true;
     }
   }
   flushOutput();
@@ -455,25 +548,34 @@ async function run(msg) {
     reply.leftover = true;
   }
   reply.durationMs = performance.now() - started;
-  self.postMessage(reply, transfer);
+  post(reply, transfer);
 }
 
-// Messages are handled one at a time, in order.
+// The boot message arrives once on the global channel, before any user code can run; it
+// carries the private port. Everything after it comes on that port, handled one at a time.
 let queue = Promise.resolve();
 self.onmessage = (event) => {
-  const msg = event.data;
+  const msg = apply(eventData, event, []);
+  if (ctl || !msg || msg.t !== "boot" || !(msg.ctl instanceof MessagePort)) return;
+  self.onmessage = null;
+  ctl = msg.ctl;
+  ctl.onmessage = (e) => {
+    const m = apply(eventData, e, []);
+    if (!m || m.t !== "run") return;
+    queue = queue
+      .then(() => run(m))
+      .catch((e) => {
+        // A fault in this script itself (not in user code): report it; the den page restarts us.
+        post({ t: "done", id: m.id, result: null, error: { kind: "crashed", type: "WorkerError", message: String(e), traceback: "" }, truncated: false, changed: [], deleted: [], leftover: true, durationMs: 0 });
+      });
+  };
   queue = queue.then(async () => {
-    if (msg.t === "boot") {
-      try {
-        const ms = await boot(msg);
-        const snap = madeSnapshot;
-        madeSnapshot = null;
-        self.postMessage({ t: "booted", ms, from: bootedFrom, snapshot: snap }, snap ? [snap.buffer] : []);
-      } catch (e) {
-        self.postMessage({ t: "boot-error", message: String(e && e.stack ? e.stack : e) });
-      }
-    } else if (msg.t === "run") {
-      await run(msg);
+    try {
+      const booted = await boot(msg);
+      if (msg.role === "maker") post({ t: "snapshot", ms: booted.ms, snapshot: booted.snapshot }, [booted.snapshot.buffer]);
+      else post({ t: "booted", ms: booted.ms, from: bootedFrom });
+    } catch (e) {
+      post({ t: "boot-error", message: String(e && e.stack ? e.stack : e) });
     }
   });
 };

@@ -1,14 +1,17 @@
 //! A den: host-owned files plus a runtime that runs Python over them.
 
 use crate::errors::{den_error, option_error, path_error, snapshot_error};
-use crate::js::{self, bytes_to_js, get, get_f64, get_str, is_absent, obj, str_array};
-use crate::runtime::{self, Connection, OutputHandler, Progress, RuntimeOptions};
+use crate::js::{self, bytes_to_js, get, get_str, is_absent, obj, str_array};
+use crate::runtime::{
+    self, Connection, OutputHandler, Progress, RunEnd, RunRequest, RuntimeOptions,
+};
 use crate::store::StoreSpec;
 use foxden_core::files::{ChangeSet, FileEntry, FileMap, Op, StorageError};
 use foxden_core::limits;
 use foxden_core::paths::normalize_file_path;
+use foxden_core::protocol::{Done, ErrorKind, OutputBuffer, ReplyLimits, RunError, Watchdog};
 use foxden_core::sync::SyncState;
-use js_sys::{Array, Function, Object, Promise, Uint8Array};
+use js_sys::{Array, Function, Object, Promise};
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -85,6 +88,7 @@ impl DenOptions {
             60_000.0,
         )? as u32;
         let mut runtime = runtime;
+        runtime.max_den_bytes = max_den_bytes as f64;
         runtime.max_memory_bytes = positive(
             v,
             "maxMemoryBytes",
@@ -220,7 +224,9 @@ fn info_object(conn: &Connection) -> JsValue {
 pub fn storage_to_js(e: &StorageError) -> JsValue {
     match e {
         StorageError::Path(p) => path_error(p),
-        StorageError::CapExceeded { .. } => den_error("cap", &e.to_string()),
+        StorageError::CapExceeded { .. } | StorageError::TooManyFiles { .. } => {
+            den_error("cap", &e.to_string())
+        }
         StorageError::Conflict { .. } => den_error("conflict", &e.to_string()),
     }
 }
@@ -299,12 +305,26 @@ impl Inner {
         self.conn.borrow().clone()
     }
 
+    /// Opens a new den page in the background (after the host dropped one), before the next
+    /// call needs it; the next call waits for it through the exclusive guard.
+    fn reopen_soon(this: &Rc<Inner>) {
+        let inner = this.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let _guard = inner.exclusive().await;
+            if !inner.closed.get() {
+                let _ = inner.ensure_connection().await;
+            }
+        });
+    }
+
     async fn ensure_connection(&self) -> Result<Rc<Connection>, JsValue> {
         if let Some(c) = self.connection() {
             return Ok(c);
         }
         // The previous den page stopped answering: start a fresh one (files are host-owned).
         let conn = Rc::new(runtime::start(&self.opts.runtime, Rc::new(|_, _| {})).await?);
+        // close() may have come while the den page loaded: then it must not stay.
+        self.check_open()?;
         *self.info.borrow_mut() = info_object(&conn);
         self.sync.borrow_mut().reset();
         *self.conn.borrow_mut() = Some(conn.clone());
@@ -356,12 +376,12 @@ fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
     })
 }
 
-fn error_obj(kind: &str, ty: &str, message: &str) -> JsValue {
+fn error_js(e: &RunError) -> JsValue {
     obj(&[
-        ("kind", kind.into()),
-        ("type", ty.into()),
-        ("message", message.into()),
-        ("traceback", "".into()),
+        ("kind", e.kind.as_str().into()),
+        ("type", e.ty.as_str().into()),
+        ("message", e.message.as_str().into()),
+        ("traceback", e.traceback.as_str().into()),
     ])
     .into()
 }
@@ -420,18 +440,13 @@ impl Den {
             ("put", put.into()),
             ("del", str_array(&plan.delete).into()),
         ]);
-        let stdout = Rc::new(RefCell::new(String::new()));
-        let stderr = Rc::new(RefCell::new(String::new()));
+        let output = Rc::new(RefCell::new(OutputBuffer::new(
+            ro.max_output_bytes as usize,
+        )));
         let on_output: OutputHandler = {
-            let (stdout, stderr) = (stdout.clone(), stderr.clone());
             let user = ro.on_output.clone();
             let weak = Rc::downgrade(inner);
             Rc::new(move |stream: &str, text: &str| {
-                if stream == "stderr" {
-                    stderr.borrow_mut().push_str(text);
-                } else {
-                    stdout.borrow_mut().push_str(text);
-                }
                 let detail: JsValue = obj(&[
                     ("runId", seq.into()),
                     ("stream", stream.into()),
@@ -446,63 +461,85 @@ impl Den {
                 }
             })
         };
-        // The den page answers a timeout itself; the watchdog only catches a den page that died.
-        let watchdog = ro.timeout_ms + inner.opts.kill_grace_ms as f64 + 10_000.0;
-        let done = conn.run(msg, transfer, on_output, watchdog).await;
-        let done = match done {
-            Some(d) => d,
-            None => {
+        // The den page enforces the timeout itself; the host's watchdog catches a den page that
+        // hangs or lies: it is removed and a new one opened, files kept.
+        let limits = ReplyLimits::for_run(ro.max_output_bytes as usize, inner.opts.max_den_bytes);
+        let end = conn
+            .run(RunRequest {
+                msg,
+                transfer,
+                output: output.clone(),
+                on_output,
+                limits,
+                watchdog: Watchdog::for_run(ro.timeout_ms, inner.opts.runtime.load_timeout_ms),
+            })
+            .await;
+        let mut done = match end {
+            RunEnd::Done(d) => d,
+            other => {
+                // The den page is gone or misbehaved: drop it (the iframe is removed) and open a
+                // new one in the background; the files are host-owned and stay.
                 *inner.conn.borrow_mut() = None;
                 inner.sync.borrow_mut().reset();
-                JsValue::from(obj(&[
-                    (
-                        "error",
-                        if inner.closed.get() {
-                            error_obj("crashed", "DenClosed", "the den was closed during the run")
-                        } else {
-                            error_obj("crashed", "DenPageError", "the den page stopped answering; it will be restarted on the next run (files kept, Python variables lost)")
-                        },
+                if !inner.closed.get() {
+                    Inner::reopen_soon(inner);
+                }
+                let error = match other {
+                    _ if inner.closed.get() => RunError::new(
+                        ErrorKind::Crashed,
+                        "DenClosed",
+                        "the den was closed during the run",
                     ),
-                    ("restarted", true.into()),
-                ]))
+                    RunEnd::Refused(e) => RunError::new(
+                        ErrorKind::Crashed,
+                        "ProtocolError",
+                        format!("the den page sent a reply the host refused ({e}); it was replaced (files kept, Python variables lost)"),
+                    ),
+                    RunEnd::Silent { started: true } => RunError::new(
+                        ErrorKind::Timeout,
+                        "TimeoutError",
+                        format!("the den page did not answer within {} ms (timeoutMs + {} ms); it was replaced (files kept, Python variables lost)", ro.timeout_ms, limits::HOST_WATCHDOG_GRACE_MS),
+                    ),
+                    _ => RunError::new(
+                        ErrorKind::Crashed,
+                        "DenPageError",
+                        "the den page stopped answering; it was replaced (files kept, Python variables lost)",
+                    ),
+                };
+                Done::failed(0, error, true)
             }
         };
-        let mut error = get(&done, "error");
-        if is_absent(&error) {
-            error = JsValue::NULL;
-        }
-        let restarted = get(&done, "restarted").as_bool().unwrap_or(false);
+        done.truncated |= done.clip_texts(&limits);
+        let mut error = done.error.take();
+        let restarted = done.restarted;
         // Files the run created, changed or deleted come back; the host checks and commits them.
         let mut ops = Vec::new();
         let mut touched: Vec<String> = Vec::new();
         let mut notes = String::new();
-        let changed = get(&done, "changed");
-        if let Some(arr) = changed.dyn_ref::<Array>() {
-            for f in arr.iter() {
-                let raw = get_str(&f, "path").unwrap_or_default();
-                let path = match normalize_file_path(&raw) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        notes.push_str(&format!("foxden: {raw:?} was not kept: {e}\n"));
-                        continue;
-                    }
-                };
-                let data: Uint8Array = get(&f, "data").unchecked_into();
-                let entry = FileEntry::new(data.to_vec(), js::wall_ms());
-                if inner.files.borrow().get(&path).map(|e| e.sha256) == Some(entry.sha256) {
-                    inner.sync.borrow_mut().set(&path, Some(entry.sha256));
+        for f in std::mem::take(&mut done.changed) {
+            let path = match normalize_file_path(&f.path) {
+                Ok(p) => p,
+                Err(e) => {
+                    notes.push_str(&format!("foxden: {:?} was not kept: {e}\n", f.path));
                     continue;
                 }
-                touched.push(path.clone());
-                ops.push(Op::Put { path, entry });
+            };
+            let entry = FileEntry::new(f.data, js::wall_ms());
+            if inner.files.borrow().get(&path).map(|e| e.sha256) == Some(entry.sha256) {
+                inner.sync.borrow_mut().set(&path, Some(entry.sha256));
+                continue;
             }
+            touched.push(path.clone());
+            ops.push(Op::Put { path, entry });
         }
-        let deleted = get(&done, "deleted");
-        if let Some(arr) = deleted.dyn_ref::<Array>() {
-            for p in arr.iter() {
-                if let Some(path) = p.as_string().and_then(|p| normalize_file_path(&p).ok()) {
+        for p in std::mem::take(&mut done.deleted) {
+            match normalize_file_path(&p) {
+                Ok(path) => {
                     touched.push(path.clone());
                     ops.push(Op::Delete { path });
+                }
+                Err(e) => {
+                    notes.push_str(&format!("foxden: the deletion of {p:?} was ignored: {e}\n"))
                 }
             }
         }
@@ -531,8 +568,8 @@ impl Den {
                     sync.set(path, None);
                 }
                 let msg = format!("the run's file changes were not kept: {e}");
-                if error.is_null() {
-                    error = error_obj("storage", "StorageError", &msg);
+                if error.is_none() {
+                    error = Some(RunError::new(ErrorKind::Storage, "StorageError", msg));
                 } else {
                     notes.push_str(&format!("foxden: {msg}\n"));
                 }
@@ -542,31 +579,23 @@ impl Den {
         if restarted {
             inner.sync.borrow_mut().reset();
         }
-        let stderr_text = {
-            let mut s = stderr.borrow().clone();
-            s.push_str(&notes);
-            s
-        };
-        let result = get(&done, "result");
-        let result = if is_absent(&result) {
-            JsValue::NULL
-        } else {
-            result
+        let (stdout, stderr, truncated) = {
+            let o = output.borrow();
+            let mut stderr = o.stderr.clone();
+            stderr.push_str(&notes);
+            (o.stdout.clone(), stderr, o.truncated || done.truncated)
         };
         let out = obj(&[
-            ("stdout", stdout.borrow().as_str().into()),
-            ("stderr", stderr_text.into()),
-            ("result", result),
-            ("error", error),
+            ("stdout", stdout.into()),
+            ("stderr", stderr.into()),
             (
-                "truncated",
-                get(&done, "truncated").as_bool().unwrap_or(false).into(),
+                "result",
+                done.result.as_deref().map_or(JsValue::NULL, JsValue::from),
             ),
+            ("error", error.as_ref().map_or(JsValue::NULL, error_js)),
+            ("truncated", truncated.into()),
             ("files", changes_js(&changes)),
-            (
-                "durationMs",
-                get_f64(&done, "durationMs").unwrap_or(0.0).into(),
-            ),
+            ("durationMs", done.duration_ms.into()),
             ("restarted", restarted.into()),
         ]);
         let out: JsValue = out.into();

@@ -14,6 +14,7 @@ mod leak_check;
 mod locks;
 mod runtime;
 mod store;
+mod wire;
 
 use crate::js::{bytes_to_js, get, get_f64, obj};
 use den::DenOptions;

@@ -4,6 +4,10 @@
 use crate::callback::{with_timeout, Listener};
 use crate::errors::{load_error, option_error};
 use crate::js::{self, get, get_f64, get_str, is_absent, obj};
+use crate::wire;
+use foxden_core::protocol::{
+    run_id, DenToHost, Done, OutputBuffer, ReplyError, ReplyLimits, Watchdog, PROTOCOL_VERSION,
+};
 use futures::channel::oneshot;
 use js_sys::{Array, ArrayBuffer, Uint8Array};
 use std::cell::RefCell;
@@ -62,6 +66,8 @@ pub struct RuntimeOptions {
     pub container: Option<web_sys::Element>,
     /// Cap on the worker's WebAssembly memory (set from `openDen({ maxMemoryBytes })`).
     pub max_memory_bytes: f64,
+    /// Cap on the bytes of one run's reply (set from `openDen({ maxDenBytes })`).
+    pub max_den_bytes: f64,
 }
 
 thread_local! {
@@ -157,6 +163,7 @@ impl RuntimeOptions {
             load_timeout_ms,
             container,
             max_memory_bytes: foxden_core::limits::DEFAULT_MAX_MEMORY_BYTES as f64,
+            max_den_bytes: foxden_core::limits::DEFAULT_MAX_DEN_BYTES as f64,
         })
     }
 
@@ -198,12 +205,15 @@ impl RuntimeOptions {
 /// Progress of asset loading: (loaded bytes, total bytes).
 pub type Progress = Rc<dyn Fn(f64, f64)>;
 
-/// Handler for streamed output of a run.
+/// Handler for streamed output of a run: (stream, the text the host kept).
 pub type OutputHandler = Rc<dyn Fn(&str, &str)>;
 
 struct RunSlot {
-    done: oneshot::Sender<JsValue>,
+    started: Option<oneshot::Sender<()>>,
+    done: oneshot::Sender<Result<Done, ReplyError>>,
+    output: Rc<RefCell<OutputBuffer>>,
     on_output: OutputHandler,
+    limits: ReplyLimits,
 }
 
 #[derive(Default)]
@@ -211,6 +221,28 @@ struct Shared {
     loader: Option<oneshot::Sender<JsValue>>,
     runs: HashMap<u32, RunSlot>,
     resets: HashMap<u32, oneshot::Sender<JsValue>>,
+}
+
+/// How a run ended, as far as the host can tell.
+pub enum RunEnd {
+    /// The den page answered with a well-formed reply.
+    Done(Done),
+    /// The den page answered with a reply the host refused.
+    Refused(ReplyError),
+    /// The den page did not answer in time (`started`: it had said the run started).
+    Silent { started: bool },
+    /// The connection was closed (`close()`, or the port failed).
+    Closed,
+}
+
+/// A run to post: the message, its transfer list, and how the host bounds it.
+pub struct RunRequest {
+    pub msg: js_sys::Object,
+    pub transfer: Array,
+    pub output: Rc<RefCell<OutputBuffer>>,
+    pub on_output: OutputHandler,
+    pub limits: ReplyLimits,
+    pub watchdog: Watchdog,
 }
 
 /// A live den page. Dropping it closes the port and removes the iframe.
@@ -245,38 +277,46 @@ impl Connection {
         id
     }
 
-    /// Posts a run; resolves with the den page's `done` message, or `None` when the port closed.
-    pub async fn run(
-        &self,
-        msg: js_sys::Object,
-        transfer: Array,
-        on_output: OutputHandler,
-        watchdog_ms: f64,
-    ) -> Option<JsValue> {
+    /// Posts a run and waits for its end, under the host's two-phase watchdog: the den page
+    /// must say the run `started` within `watchdog.start_ms` (its worker may be booting), then
+    /// answer within `watchdog.run_ms`.
+    pub async fn run(&self, req: RunRequest) -> RunEnd {
         let id = self.next_id();
-        let _ = js_sys::Reflect::set(&msg, &"id".into(), &id.into());
+        let _ = js_sys::Reflect::set(&req.msg, &"id".into(), &id.into());
+        let (started_tx, started_rx) = oneshot::channel();
         let (tx, rx) = oneshot::channel();
         self.shared.borrow_mut().runs.insert(
             id,
             RunSlot {
+                started: Some(started_tx),
                 done: tx,
-                on_output,
+                output: req.output,
+                on_output: req.on_output,
+                limits: req.limits,
             },
         );
         if self
             .port
-            .post_message_with_transferable(&msg, &transfer)
+            .post_message_with_transferable(&req.msg, &req.transfer)
             .is_err()
         {
             self.shared.borrow_mut().runs.remove(&id);
-            return None;
+            return RunEnd::Closed;
         }
-        let out = with_timeout(rx, watchdog_ms).await;
+        // Phase 1 ends on `started`, or when the slot goes (a `done`, or the connection closed).
+        let end = match with_timeout(started_rx, req.watchdog.start_ms).await {
+            None => RunEnd::Silent { started: false },
+            Some(_) => match with_timeout(rx, req.watchdog.run_ms).await {
+                None => RunEnd::Silent { started: true },
+                Some(Ok(Ok(done))) => RunEnd::Done(done),
+                Some(Ok(Err(e))) => RunEnd::Refused(e),
+                Some(Err(_)) => RunEnd::Closed,
+            },
+        };
         self.shared.borrow_mut().runs.remove(&id);
-        out.and_then(|r| r.ok())
+        end
     }
 
-    /// Restarts the interpreter; resolves when the new one is ready.
     /// Ends every pending run and reset at once (their futures see the channel closed).
     pub fn cancel_pending(&self) {
         let mut shared = self.shared.borrow_mut();
@@ -284,6 +324,7 @@ impl Connection {
         shared.resets.clear();
     }
 
+    /// Restarts the interpreter; resolves when the new one is ready.
     pub async fn reset(&self, timeout_ms: f64) -> Result<(), String> {
         let id = self.next_id();
         let (tx, rx) = oneshot::channel();
@@ -294,8 +335,8 @@ impl Connection {
         let out = with_timeout(rx, timeout_ms).await;
         self.shared.borrow_mut().resets.remove(&id);
         match out {
-            Some(Ok(msg)) => match get_str(&msg, "error") {
-                Some(e) => Err(e),
+            Some(Ok(msg)) => match wire::text(&get(&msg, "error"), 4096) {
+                Some((e, _)) => Err(e),
                 None => Ok(()),
             },
             _ => Err("the den page did not answer the reset".into()),
@@ -303,37 +344,78 @@ impl Connection {
     }
 }
 
+/// The id of a message, if it is a whole number in range.
+fn msg_id(msg: &JsValue) -> Option<u32> {
+    get_f64(msg, "id").and_then(run_id)
+}
+
+/// Every message from the den page goes through here. It may come from hostile code: unknown
+/// kinds, wrong types, stale or future ids are ignored; replies are read by `wire` with bounds.
 fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
     let msg = ev.data();
-    let t = get_str(&msg, "t").unwrap_or_default();
-    match t.as_str() {
-        "hello" | "ready" | "load-error" => {
-            if let Some(tx) = shared.borrow_mut().loader.take() {
+    let Some(kind) = get(&msg, "t")
+        .as_string()
+        .filter(|t| t.len() <= 16)
+        .and_then(|t| DenToHost::parse(&t))
+    else {
+        return;
+    };
+    match kind {
+        DenToHost::Hello | DenToHost::Ready | DenToHost::LoadError => {
+            let tx = shared.borrow_mut().loader.take();
+            if let Some(tx) = tx {
                 let _ = tx.send(msg);
             }
         }
-        "out" => {
-            let id = get_f64(&msg, "id").unwrap_or(-1.0) as u32;
-            let handler = shared.borrow().runs.get(&id).map(|s| s.on_output.clone());
-            if let Some(h) = handler {
-                let stream = get_str(&msg, "stream").unwrap_or_default();
-                let text = get_str(&msg, "text").unwrap_or_default();
-                h(&stream, &text);
+        DenToHost::Started => {
+            let Some(id) = msg_id(&msg) else { return };
+            let tx = shared
+                .borrow_mut()
+                .runs
+                .get_mut(&id)
+                .and_then(|s| s.started.take());
+            if let Some(tx) = tx {
+                let _ = tx.send(());
             }
         }
-        "done" => {
-            let id = get_f64(&msg, "id").unwrap_or(-1.0) as u32;
-            if let Some(slot) = shared.borrow_mut().runs.remove(&id) {
-                let _ = slot.done.send(msg);
+        DenToHost::Out => {
+            let Some(id) = msg_id(&msg) else { return };
+            let slot = shared
+                .borrow()
+                .runs
+                .get(&id)
+                .map(|s| (s.output.clone(), s.on_output.clone()));
+            let Some((output, handler)) = slot else {
+                return;
+            };
+            let room = output.borrow().room();
+            let Some((stream, text, cut)) = wire::out(&msg, room) else {
+                return;
+            };
+            let kept = {
+                let mut o = output.borrow_mut();
+                let kept = o.push(stream, &text);
+                o.truncated |= cut;
+                kept
+            };
+            if !kept.is_empty() {
+                handler(stream.as_str(), &kept);
             }
         }
-        "reset-done" => {
-            let id = get_f64(&msg, "id").unwrap_or(-1.0) as u32;
-            if let Some(tx) = shared.borrow_mut().resets.remove(&id) {
+        DenToHost::Done => {
+            let Some(id) = msg_id(&msg) else { return };
+            let slot = shared.borrow_mut().runs.remove(&id);
+            if let Some(slot) = slot {
+                let _ = slot.done.send(wire::done(&msg, id, &slot.limits));
+            }
+        }
+        DenToHost::ResetDone => {
+            let Some(id) = msg_id(&msg) else { return };
+            let tx = shared.borrow_mut().resets.remove(&id);
+            if let Some(tx) = tx {
                 let _ = tx.send(msg);
             }
         }
-        _ => {}
     }
 }
 
@@ -454,7 +536,7 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         .await;
         let (wasm, stdlib, lock) = assets?;
         let conn = conn?;
-        boot(&conn, wasm, stdlib, lock, opts.max_memory_bytes).await?;
+        boot(&conn, wasm, stdlib, lock, opts).await?;
         Ok(conn)
     };
     let mut conn = match with_timeout(work, deadline).await {
@@ -519,6 +601,7 @@ async fn handshake(
     let hello = wait_loader(&conn).await;
     hello_seen.set(true);
     if get_str(&hello, "t").as_deref() == Some("hello") {
+        check_protocol(&hello)?;
         return Ok(conn);
     }
     let fallback = opts.isolation == Isolation::Auto
@@ -535,6 +618,7 @@ async fn handshake(
     let hello = wait_loader(&conn).await;
     hello_seen.set(true);
     if get_str(&hello, "t").as_deref() == Some("hello") {
+        check_protocol(&hello)?;
         return Ok(conn);
     }
     let second = load_error_message(&hello);
@@ -547,13 +631,28 @@ async fn handshake(
     ))
 }
 
+/// The den page must speak this build's protocol (a stale cached den.html would not).
+fn check_protocol(hello: &JsValue) -> Result<(), JsValue> {
+    let got = get_f64(hello, "protocol");
+    if got == Some(PROTOCOL_VERSION as f64) {
+        return Ok(());
+    }
+    Err(load_error(
+        "protocol",
+        &format!(
+            "the den page speaks protocol {}, this foxden.js speaks {PROTOCOL_VERSION}: serve the den/ folder of the same foxden build",
+            got.map_or("(none)".to_owned(), |v| v.to_string())
+        ),
+    ))
+}
+
 /// Hands the assets to the den page and waits until Pyodide is ready.
 async fn boot(
     conn: &Connection,
     wasm: ArrayBuffer,
     stdlib: ArrayBuffer,
     lock: String,
-    max_memory_bytes: f64,
+    opts: &RuntimeOptions,
 ) -> Result<(), JsValue> {
     let (tx, rx) = oneshot::channel();
     conn.shared.borrow_mut().loader = Some(tx);
@@ -562,7 +661,8 @@ async fn boot(
         ("wasm", wasm.clone().into()),
         ("stdlib", stdlib.clone().into()),
         ("lock", lock.into()),
-        ("maxMemoryBytes", max_memory_bytes.into()),
+        ("maxMemoryBytes", opts.max_memory_bytes.into()),
+        ("maxDenBytes", opts.max_den_bytes.into()),
     ]);
     let transfer = Array::of2(&wasm, &stdlib);
     conn.port

@@ -80,6 +80,14 @@ pub enum StorageError {
         /// The cap.
         cap: u64,
     },
+    /// The den would hold more files than its cap.
+    #[error("the den would hold {count} files, over its cap of {max} files; nothing was changed")]
+    TooManyFiles {
+        /// Files the den would hold.
+        count: usize,
+        /// The cap.
+        max: usize,
+    },
     /// A file and a folder would share a path (`/work/a` a file and `/work/a/b` a file).
     #[error("{path:?} conflicts with existing {other:?}: a path cannot be both a file and a folder; nothing was changed")]
     Conflict {
@@ -218,6 +226,12 @@ impl FileMap {
         let needed = total.max(0) as u64;
         if needed > cap && needed > self.total {
             return Err(StorageError::CapExceeded { needed, cap });
+        }
+        let count =
+            (self.files.len() + changes.created.len()).saturating_sub(changes.deleted.len());
+        let max = crate::limits::DEFAULT_MAX_FILES;
+        if count > max && count > self.files.len() {
+            return Err(StorageError::TooManyFiles { count, max });
         }
         Ok((normalized, changes))
     }

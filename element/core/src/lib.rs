@@ -5,6 +5,7 @@
 //! - [`files`]: the den's file map (the memory store), atomic batches and the size cap.
 //! - [`sync`]: what the sandbox already has, so a run ships only differences.
 //! - [`limits`]: defaults and name rules from the product sheet.
+//! - [`protocol`]: the host ↔ den page messages and the bounds on what a den page sends.
 //! - [`shell`]: the read-only shell behind `den.sh`.
 //! - [`snapshot`]: the snapshot codec (tar with a manifest and SHA-256 per file).
 #![deny(missing_docs)]
@@ -12,6 +13,7 @@
 pub mod files;
 pub mod limits;
 pub mod paths;
+pub mod protocol;
 pub mod shell;
 pub mod snapshot;
 pub mod sync;

@@ -16,6 +16,12 @@ pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 2 << 30;
 pub const MAX_MEMORY_BYTES: u64 = 4 << 30;
 /// Smallest memory cap that still lets Pyodide start.
 pub const MIN_MEMORY_BYTES: u64 = 128 << 20;
+/// Cap on the number of files in a den (empty files cost nothing against the byte cap).
+pub const DEFAULT_MAX_FILES: usize = 10_000;
+/// How long the host waits past a run's timeout for the den page to answer before it removes
+/// the den page and opens a new one (ms): covers the den page's interrupt grace (1 s) and a
+/// busy event loop.
+pub const HOST_WATCHDOG_GRACE_MS: u32 = 3_000;
 /// Largest accepted run timeout (ms): one hour.
 pub const MAX_TIMEOUT_MS: u32 = 3_600_000;
 

@@ -1,0 +1,315 @@
+// The hostile-den suite (issue 9 item 4, issue 15): the host talks to a den page that is under
+// the attacker's control (e2e/pages/hostile-den.html runs each run's "code" as a JavaScript
+// scenario with the host's port). For every attack: the host rejects the reply with a clear
+// error or ignores the message, stays responsive (an honest run right after works), and the
+// store is byte-identical (SHA-256 of every file, computed in the page, before and after).
+import { test, before, after, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { launch, openPage, BROWSER, logNewErrors } from "../lib.mjs";
+
+let ctx, page, errors;
+const B = BROWSER;
+const MAX_DEN_BYTES = 1 << 20;
+const dialogs = [];
+
+before(async () => {
+  ctx = await launch();
+  ({ page, errors } = await openPage(ctx.browser));
+  page.on("dialog", (d) => {
+    dialogs.push(d.message());
+    d.dismiss().catch(() => {});
+  });
+  await page.evaluate(async (maxDenBytes) => {
+    const { openDen, iframeRuntime, memoryStore } = window.foxden;
+    const den = await openDen({
+      name: "hostile",
+      store: memoryStore(),
+      maxDenBytes,
+      runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html", pyodideUrl: "/pyodide/" }),
+    });
+    await den.writeFile("/drop/a.csv", "x,y\n1,2\n");
+    await den.writeFile("/work/b.bin", new Uint8Array([0, 1, 2, 255, 254]));
+    await den.writeFile("/out/c.txt", "kept");
+    window.den = den;
+    // SHA-256 of every file, from the bytes the host returns.
+    window.digest = async () => {
+      const parts = [];
+      for (const f of await den.list()) {
+        const bytes = await den.readFile(f.path);
+        const h = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+        parts.push(`${f.path}:${Array.from(h, (b) => b.toString(16).padStart(2, "0")).join("")}`);
+      }
+      return parts.join("\n");
+    };
+    window.baseline = await window.digest();
+  }, MAX_DEN_BYTES);
+});
+
+afterEach(logNewErrors(() => errors));
+
+after(async () => {
+  await ctx?.close();
+});
+
+/** Runs a scenario; then checks the store and that an honest run works. */
+async function attack(code, opts = {}) {
+  const out = await page.evaluate(
+    async (code, opts) => {
+      const t0 = performance.now();
+      const r = await window.den.run(code, { timeoutMs: 2000, ...opts });
+      const ms = performance.now() - t0;
+      const same = (await window.digest()) === window.baseline;
+      const next = await window.den.run(`post(honest({ result: "'alive'" }))`, { timeoutMs: 5000 });
+      return { r, ms, same, next: next.result, nextError: next.error, iframes: document.querySelectorAll("iframe[data-foxden-den]").length, href: location.href };
+    },
+    code,
+    opts,
+  );
+  assert.equal(out.same, true, "the store must be byte-identical");
+  assert.equal(out.next, "'alive'", `the host must stay responsive: ${JSON.stringify(out.nextError)}`);
+  assert.equal(out.iframes, 1, "exactly one den iframe");
+  assert.match(out.href, /\/e2e\/index\.html$/);
+  return out.r;
+}
+
+const refused = (r, pattern) => {
+  assert.equal(r.error?.kind, "crashed", JSON.stringify(r));
+  assert.equal(r.error.type, "ProtocolError");
+  if (pattern) assert.match(r.error.message, pattern);
+  assert.deepEqual(r.files, { created: [], changed: [], deleted: [] });
+  assert.equal(r.restarted, true);
+};
+
+const notKept = (r) => {
+  assert.deepEqual(r.files, { created: [], changed: [], deleted: [] });
+  assert.match(r.stderr, /was not kept|was ignored/);
+};
+
+// --- paths ---
+test(`${B}: hostile done: a traversal path is not kept`, async () => {
+  notKept(await attack(`post(honest({ changed: [{ path: "/drop/../etc/x", data: new Uint8Array([1]) }] }))`));
+});
+test(`${B}: hostile done: a path outside /drop, /out, /work is not kept`, async () => {
+  notKept(await attack(`post(honest({ changed: [{ path: "/etc/passwd", data: new Uint8Array([1]) }] }))`));
+});
+test(`${B}: hostile done: a relative path is not kept`, async () => {
+  notKept(await attack(`post(honest({ changed: [{ path: "work/x", data: new Uint8Array([1]) }] }))`));
+});
+test(`${B}: hostile done: a traversal deletion is ignored`, async () => {
+  notKept(await attack(`post(honest({ deleted: ["/drop/../work/b.bin"] }))`));
+});
+test(`${B}: hostile done: a path with NUL and control characters is not kept`, async () => {
+  notKept(await attack(`post(honest({ changed: [{ path: "/work/a\\u0000b", data: new Uint8Array([1]) }, { path: "/work/\\u001b[31m", data: new Uint8Array([1]) }] }))`));
+});
+test(`${B}: hostile done: a 100 KB path is refused before it is copied`, async () => {
+  refused(await attack(`post(honest({ changed: [{ path: "/work/" + "a".repeat(100000), data: new Uint8Array([1]) }] }))`), /path/);
+});
+
+// --- wrong types ---
+test(`${B}: hostile done: data that only looks like bytes ({length: 2^32-1}) is refused`, async () => {
+  refused(await attack(`post(honest({ changed: [{ path: "/work/x", data: { length: 0xFFFFFFFF } }] }))`), /Uint8Array/);
+});
+test(`${B}: hostile done: data null is refused`, async () => {
+  refused(await attack(`post(honest({ changed: [{ path: "/work/x", data: null }] }))`), /Uint8Array/);
+});
+test(`${B}: hostile done: a number for a path is refused`, async () => {
+  refused(await attack(`post(honest({ changed: [{ path: 42, data: new Uint8Array([1]) }] }))`), /path/);
+});
+test(`${B}: hostile done: changed as an object is refused`, async () => {
+  refused(await attack(`post(honest({ changed: { length: 3 } }))`), /list/);
+});
+test(`${B}: hostile done: numbers in deleted are refused`, async () => {
+  refused(await attack(`post(honest({ deleted: [1, 2, 3] }))`), /deleted/);
+});
+test(`${B}: hostile done: a number for result is refused`, async () => {
+  refused(await attack(`post(honest({ result: 42 }))`), /result/);
+});
+test(`${B}: hostile done: an unknown error kind is refused`, async () => {
+  refused(await attack(`post(honest({ error: { kind: "pwned", type: "X", message: "m", traceback: "" } }))`), /error\.kind/);
+});
+test(`${B}: hostile done: a string for error is refused`, async () => {
+  refused(await attack(`post(honest({ error: "boom" }))`), /error/);
+});
+test(`${B}: hostile done: an object with getters arrives as plain data (getters run in the den, not the host)`, async () => {
+  const r = await attack(`
+    let calls = 0;
+    const reply = honest({});
+    Object.defineProperty(reply, "result", { enumerable: true, get() { calls++; return "'from a getter'"; } });
+    post(reply);`);
+  assert.equal(r.result, "'from a getter'");
+  assert.equal(r.error, null);
+});
+test(`${B}: hostile done: a non-boolean truncated is refused`, async () => {
+  refused(await attack(`post(honest({ truncated: "yes" }))`), /truncated/);
+});
+
+// --- sizes and counts ---
+test(`${B}: hostile done: a sparse Array(2^32-1) of changes is refused at once`, async () => {
+  const r = await attack(`post(honest({ changed: new Array(2 ** 32 - 1) }))`);
+  refused(r, /cap of 10000/);
+});
+test(`${B}: hostile done: 100 000 empty files are refused (file cap)`, async () => {
+  const r = await attack(`
+    const changed = [];
+    for (let i = 0; i < 100000; i++) changed.push({ path: "/work/f" + i, data: new Uint8Array(0) });
+    post(honest({ changed }));`, { timeoutMs: 10000 });
+  refused(r, /cap of 10000/);
+});
+test(`${B}: hostile done: files beyond maxDenBytes are refused before they are copied`, async () => {
+  const r = await attack(`
+    const a = new Uint8Array(${MAX_DEN_BYTES});
+    const b = new Uint8Array(${MAX_DEN_BYTES});
+    post(honest({ changed: [{ path: "/work/a", data: a }, { path: "/work/b", data: b }] }), [a.buffer, b.buffer]);`);
+  refused(r, /maxDenBytes/);
+});
+test(`${B}: hostile done: files within the reply cap but over the den's cap are a storage error`, async () => {
+  const r = await attack(`
+    const a = new Uint8Array(${MAX_DEN_BYTES - 8});
+    post(honest({ changed: [{ path: "/work/big", data: a }] }), [a.buffer]);`);
+  assert.equal(r.error.kind, "storage");
+  assert.match(r.error.message, /maxDenBytes/);
+});
+test(`${B}: hostile done: a 50 MB result and error text are clipped to maxOutputBytes`, async () => {
+  const r = await attack(`const big = "x".repeat(50e6); post(honest({ result: big, error: { kind: "python", type: "E", message: big, traceback: big } }))`, { maxOutputBytes: 1000 });
+  assert.equal(r.result.length, 1000);
+  assert.equal(r.error.message.length, 1000);
+  assert.equal(r.error.traceback.length, 1000);
+  assert.equal(r.truncated, true);
+});
+test(`${B}: hostile out: a flood of output keeps the host bounded by maxOutputBytes`, async () => {
+  const r = await attack(`
+    const chunk = "y".repeat(100000);
+    for (let i = 0; i < 2000; i++) post({ t: "out", id: msg.id, stream: "stdout", text: chunk });
+    post(honest({}));`, { maxOutputBytes: 65536, timeoutMs: 20000 });
+  assert.equal(r.stdout.length, 65536);
+  assert.equal(r.truncated, true);
+});
+test(`${B}: hostile out: wrong streams, wrong types and other runs' ids are ignored`, async () => {
+  const r = await attack(`
+    post({ t: "out", id: msg.id, stream: "stdin", text: "no" });
+    post({ t: "out", id: msg.id, stream: "stdout", text: 12345 });
+    post({ t: "out", id: msg.id + 1, stream: "stdout", text: "future" });
+    post({ t: "out", id: msg.id - 1, stream: "stdout", text: "stale" });
+    post({ t: "out", id: String(msg.id), stream: "stdout", text: "string id" });
+    post({ t: "out", id: msg.id, stream: "stdout", text: "ok" });
+    post(honest({}));`);
+  assert.equal(r.stdout, "ok");
+  assert.equal(r.stderr, "");
+});
+
+// --- ids and message kinds ---
+test(`${B}: hostile done: replies for stale and future run ids are ignored`, async () => {
+  const r = await attack(`
+    post(honest({ id: msg.id - 1, result: "'stale'" }));
+    post(honest({ id: msg.id + 1, result: "'future'" }));
+    post(honest({ id: -1, result: "'negative'" }));
+    post(honest({ id: 1.5, result: "'fraction'" }));
+    post(honest({ result: "'real'" }));`);
+  assert.equal(r.result, "'real'");
+});
+test(`${B}: hostile: forged hello, ready, load-error, reset-done and unknown kinds are ignored mid-run`, async () => {
+  const r = await attack(`
+    post({ t: "hello", protocol: 999 });
+    post({ t: "ready", bootMs: 0, denMs: 0, interruptible: true });
+    post({ t: "load-error", stage: "isolation", message: "forged" });
+    post({ t: "reset-done", id: msg.id });
+    post({ t: "booted", snapshot: new Uint8Array(10) });
+    post({ t: ["done"], id: msg.id });
+    post({ t: "done".repeat(1000), id: msg.id });
+    post(null); post(42); post("done");
+    post(honest({ result: "'real'" }));`);
+  assert.equal(r.result, "'real'");
+  const info = await page.evaluate(() => window.den.info);
+  assert.equal(info.interruptible, false);
+});
+test(`${B}: hostile: extra ports sent to the host are ignored`, async () => {
+  const r = await attack(`
+    const mc = new MessageChannel();
+    post({ t: "out", id: msg.id, stream: "stdout", text: "p" }, [mc.port1]);
+    window.parent.postMessage({ foxden: "connect" }, "*", [mc.port2]);
+    post(honest({ result: "'real'" }));`);
+  assert.equal(r.result, "'real'");
+  assert.equal(r.stdout, "p");
+});
+
+// --- a den page that stops answering: the host's watchdog ---
+test(`${B}: hostile: a den page that ignores a run is replaced by the host's watchdog (timeout, files kept)`, async () => {
+  const r = await attack(`post({ t: "started", id: msg.id }); await new Promise(() => {});`, { timeoutMs: 500 });
+  assert.equal(r.error.kind, "timeout");
+  assert.match(r.error.message, /did not answer within 500 ms/);
+  assert.equal(r.restarted, true);
+});
+test(`${B}: hostile: a den page that floods the host and never answers is replaced too`, async () => {
+  const t0 = Date.now();
+  const r = await attack(`
+    post({ t: "started", id: msg.id });
+    for (;;) {
+      for (let i = 0; i < 200; i++) post({ t: "out", id: msg.id + 7, stream: "stdout", text: "z".repeat(1000) });
+      await sleep(0);
+    }`, { timeoutMs: 500 });
+  assert.equal(r.error.kind, "timeout");
+  assert.ok(Date.now() - t0 < 60000);
+});
+test(`${B}: hostile: a done before started is still bounded and accepted once`, async () => {
+  const r = await attack(`post(honest({ result: "'one'" })); post(honest({ result: "'two'" }));`);
+  assert.equal(r.result, "'one'");
+});
+test(`${B}: hostile: a reply that comes after close() is ignored`, async () => {
+  const out = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, memoryStore, liveCounts } = window.foxden;
+    const before = liveCounts().connections;
+    const d = await openDen({ name: "late", store: memoryStore(), runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html" }) });
+    await d.writeFile("/work/k", "k");
+    const p = d.run(`post({ t: "started", id: msg.id }); await sleep(300); post(honest({ result: "'late'", changed: [{ path: "/work/k", data: new Uint8Array([9]) }] }))`);
+    await new Promise((res) => setTimeout(res, 100));
+    await d.close();
+    const r = await p;
+    await new Promise((res) => setTimeout(res, 600));
+    return { r, after: liveCounts().connections, before, iframes: document.querySelectorAll("iframe[data-foxden-den]").length };
+  });
+  assert.equal(out.r.error.type, "DenClosed");
+  assert.equal(out.after, out.before);
+  assert.equal(out.iframes, 1);
+});
+
+// --- what the sandbox flags forbid ---
+test(`${B}: hostile: the den page cannot navigate the top window, open popups, download or show modals`, async () => {
+  const pagesBefore = (await ctx.browser.pages()).length;
+  const r = await attack(`
+    const tried = [];
+    try { window.top.location.href = "http://127.0.0.1:9/pwned"; tried.push("nav-ok"); } catch (e) { tried.push("nav-refused"); }
+    try { const w = window.open("http://127.0.0.1:9/popup"); tried.push(w ? "popup-opened" : "popup-null"); } catch (e) { tried.push("popup-refused"); }
+    try { alert("pwned"); confirm("pwned"); prompt("pwned"); tried.push("modals-returned"); } catch (e) { tried.push("modals-refused"); }
+    try { const a = document.createElement("a"); a.href = URL.createObjectURL(new Blob(["x"])); a.download = "x.txt"; document.body.append(a); a.click(); tried.push("download-clicked"); } catch (e) { tried.push("download-refused"); }
+    post(honest({ result: JSON.stringify(tried.join(",")) }));`);
+  await new Promise((res) => setTimeout(res, 500));
+  assert.doesNotMatch(r.result, /popup-opened/);
+  assert.deepEqual(dialogs, []);
+  assert.equal((await ctx.browser.pages()).length, pagesBefore);
+  const sandbox = await page.evaluate(() => document.querySelector("iframe[data-foxden-den]").getAttribute("sandbox"));
+  assert.equal(sandbox, "allow-scripts");
+});
+test(`${B}: hostile: HTML in file names and output is shown by the controls UI as text only`, async () => {
+  const out = await page.evaluate(async () => {
+    window.pwned = 0;
+    const el = document.createElement("foxden-den");
+    el.setAttribute("name", "htmlnames");
+    el.setAttribute("controls", "");
+    el.setAttribute("den-url", "/e2e/hostile-den.html");
+    el.textContent = "";
+    document.body.append(el);
+    await new Promise((res) => el.addEventListener("ready", res, { once: true }));
+    const evil = "<img src=x onerror=window.pwned=1>";
+    const r = await el.run(`
+      post({ t: "out", id: msg.id, stream: "stdout", text: ${JSON.stringify("<img src=x onerror=window.pwned=2>")} });
+      post(honest({ result: ${JSON.stringify(JSON.stringify("<img src=x onerror=window.pwned=3>"))}, changed: [{ path: "/out/" + ${JSON.stringify(evil)} + ".txt", data: new Uint8Array([1]) }] }));`);
+    await new Promise((res) => setTimeout(res, 300));
+    const imgs = el.shadowRoot ? el.shadowRoot.querySelectorAll("img").length : el.querySelectorAll("img").length;
+    const text = (el.shadowRoot || el).textContent;
+    el.remove();
+    return { r, pwned: window.pwned, imgs, shows: text.includes("<img src=x onerror=window.pwned=2>") };
+  });
+  assert.equal(out.pwned, 0);
+  assert.equal(out.imgs, 0);
+  assert.equal(out.shows, true);
+});

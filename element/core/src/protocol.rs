@@ -1,0 +1,483 @@
+//! The host ↔ den page protocol, as the host sees it: the version, the message kinds, and the
+//! bounds the host applies to everything a den page sends.
+//!
+//! A den page runs user code (through Python's `js` module the worker can post anything), so
+//! every message from it is treated as hostile: the browser glue reads a message field by field
+//! with strict type checks, bounded before anything is copied (see [`ReplyLimits`]), into the
+//! types below; a reply that breaks a rule is refused as a whole with a [`ReplyError`], the run
+//! ends as `crashed`, and the den page is replaced. docs/architecture.md has the message table.
+
+use std::fmt;
+
+/// The protocol version a den page announces in `hello`; the host refuses any other.
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// Longest path a den page may name (the path rules' own limit).
+pub const MAX_PATH_BYTES: usize = crate::paths::MAX_PATH_BYTES;
+/// Longest error type name (`ZeroDivisionError`, …) a den page may send.
+pub const MAX_ERROR_TYPE_BYTES: usize = 256;
+
+/// Messages a den page sends to the host (`t` field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DenToHost {
+    /// The den page checked its isolation: `{protocol}`.
+    Hello,
+    /// Pyodide booted: `{bootMs, denMs, interruptible}`.
+    Ready,
+    /// The den could not start: `{stage, message}`.
+    LoadError,
+    /// A run was handed to the worker: `{id}`; the host's watchdog counts from here.
+    Started,
+    /// Streamed output of a run: `{id, stream, text}`.
+    Out,
+    /// A run ended: `{id, result, error, truncated, changed, deleted, restarted, durationMs}`.
+    Done,
+    /// A reset ended: `{id, error?}`.
+    ResetDone,
+}
+
+impl DenToHost {
+    /// Parses the `t` field; `None` for anything else (ignored by the host).
+    pub fn parse(t: &str) -> Option<Self> {
+        Some(match t {
+            "hello" => Self::Hello,
+            "ready" => Self::Ready,
+            "load-error" => Self::LoadError,
+            "started" => Self::Started,
+            "out" => Self::Out,
+            "done" => Self::Done,
+            "reset-done" => Self::ResetDone,
+            _ => return None,
+        })
+    }
+}
+
+/// A run id as sent in a message: a whole number in `u32` range, or `None`.
+pub fn run_id(v: f64) -> Option<u32> {
+    (v.is_finite() && v.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&v)).then_some(v as u32)
+}
+
+/// The stream of an `out` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+impl Stream {
+    /// Parses `"stdout"` / `"stderr"`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "stdout" => Some(Self::Stdout),
+            "stderr" => Some(Self::Stderr),
+            _ => None,
+        }
+    }
+    /// The name used in messages and events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stdout => "stdout",
+            Self::Stderr => "stderr",
+        }
+    }
+}
+
+/// `error.kind` of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The code raised.
+    Python,
+    /// The run passed its timeout.
+    Timeout,
+    /// The worker or den page failed, or was closed or reset during the run.
+    Crashed,
+    /// The run's file changes were refused.
+    Storage,
+}
+
+impl ErrorKind {
+    /// Parses a kind; `None` for anything else.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "python" => Self::Python,
+            "timeout" => Self::Timeout,
+            "crashed" => Self::Crashed,
+            "storage" => Self::Storage,
+            _ => return None,
+        })
+    }
+    /// The name used in `run.error.kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Python => "python",
+            Self::Timeout => "timeout",
+            Self::Crashed => "crashed",
+            Self::Storage => "storage",
+        }
+    }
+}
+
+/// `run.error`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunError {
+    /// What kind of failure.
+    pub kind: ErrorKind,
+    /// The exception or error type name.
+    pub ty: String,
+    /// The message.
+    pub message: String,
+    /// The Python traceback, or empty.
+    pub traceback: String,
+}
+
+impl RunError {
+    /// An error made by foxden itself (no traceback).
+    pub fn new(kind: ErrorKind, ty: &str, message: impl Into<String>) -> Self {
+        RunError {
+            kind,
+            ty: ty.into(),
+            message: message.into(),
+            traceback: String::new(),
+        }
+    }
+}
+
+/// A file a run created or changed, as the den page reported it (path not yet normalized).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedFile {
+    /// The path the den page named.
+    pub path: String,
+    /// The content.
+    pub data: Vec<u8>,
+}
+
+/// A den page's `done`, read and bounded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Done {
+    /// The run id.
+    pub id: u32,
+    /// `repr()` of the last expression, or `None`.
+    pub result: Option<String>,
+    /// The error, if the run failed.
+    pub error: Option<RunError>,
+    /// The output was cut at the cap.
+    pub truncated: bool,
+    /// Files created or changed.
+    pub changed: Vec<ChangedFile>,
+    /// Files deleted.
+    pub deleted: Vec<String>,
+    /// The worker was restarted after the run (Python variables lost).
+    pub restarted: bool,
+    /// Time the run took in the worker.
+    pub duration_ms: f64,
+}
+
+impl Done {
+    /// The one shape of a run that failed before or without a reply from the worker.
+    pub fn failed(id: u32, error: RunError, restarted: bool) -> Self {
+        Done {
+            id,
+            result: None,
+            error: Some(error),
+            truncated: false,
+            changed: Vec::new(),
+            deleted: Vec::new(),
+            restarted,
+            duration_ms: 0.0,
+        }
+    }
+
+    /// Clips `result` and the error texts to the limits; true if something was cut.
+    pub fn clip_texts(&mut self, limits: &ReplyLimits) -> bool {
+        let mut cut = false;
+        if let Some(r) = &mut self.result {
+            cut |= clip(r, limits.max_text_bytes);
+        }
+        if let Some(e) = &mut self.error {
+            clip(&mut e.ty, MAX_ERROR_TYPE_BYTES);
+            cut |= clip(&mut e.message, limits.max_text_bytes);
+            cut |= clip(&mut e.traceback, limits.max_text_bytes);
+        }
+        cut
+    }
+}
+
+/// Bounds on one reply from a den page, checked before anything is copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyLimits {
+    /// Most entries in `changed` plus `deleted`.
+    pub max_files: usize,
+    /// Most bytes in all of `changed` together.
+    pub max_bytes: u64,
+    /// Most UTF-8 bytes kept of `result`, `error.message` and `error.traceback` each.
+    pub max_text_bytes: usize,
+}
+
+impl ReplyLimits {
+    /// Limits for a run with this output cap in a den with this byte cap.
+    pub fn for_run(max_output_bytes: usize, max_den_bytes: u64) -> Self {
+        ReplyLimits {
+            max_files: crate::limits::DEFAULT_MAX_FILES,
+            max_bytes: max_den_bytes,
+            max_text_bytes: max_output_bytes,
+        }
+    }
+
+    /// Checks the two list lengths, before they are read.
+    pub fn check_counts(&self, changed: u32, deleted: u32) -> Result<(), ReplyError> {
+        let count = changed as usize + deleted as usize;
+        if count > self.max_files {
+            return Err(ReplyError::TooManyFiles {
+                count,
+                max: self.max_files,
+            });
+        }
+        Ok(())
+    }
+
+    /// Adds one file's size to a running total; fails once the total passes the cap.
+    pub fn add_bytes(&self, total: &mut u64, len: u64) -> Result<(), ReplyError> {
+        *total = total.saturating_add(len);
+        if *total > self.max_bytes {
+            return Err(ReplyError::TooManyBytes {
+                bytes: *total,
+                max: self.max_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks the length of a path field before it is copied.
+    pub fn check_path_len(&self, field: &'static str, len: u32) -> Result<(), ReplyError> {
+        if len as usize > MAX_PATH_BYTES * 4 {
+            return Err(ReplyError::Field {
+                field,
+                expected: "a path of at most 1024 bytes",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Why the host refused a den page's reply. The run ends as `crashed` (`ProtocolError`) and
+/// nothing of the reply is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplyError {
+    /// A field is missing or has the wrong type.
+    Field {
+        /// The field, e.g. `changed[3].data`.
+        field: &'static str,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// More files than the cap.
+    TooManyFiles {
+        /// Entries in the reply.
+        count: usize,
+        /// The cap.
+        max: usize,
+    },
+    /// More bytes than the den's cap.
+    TooManyBytes {
+        /// Bytes counted so far.
+        bytes: u64,
+        /// The cap.
+        max: u64,
+    },
+}
+
+impl fmt::Display for ReplyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplyError::Field { field, expected } => {
+                write!(f, "`{field}` is not {expected}")
+            }
+            ReplyError::TooManyFiles { count, max } => {
+                write!(f, "it names {count} files, over the cap of {max}")
+            }
+            ReplyError::TooManyBytes { bytes, max } => write!(
+                f,
+                "its files hold more than {max} bytes (maxDenBytes); {bytes} counted so far"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ReplyError {}
+
+/// Cuts `s` to at most `cap` UTF-8 bytes, at a character boundary. True if it was cut.
+pub fn clip(s: &mut String, cap: usize) -> bool {
+    if s.len() <= cap {
+        return false;
+    }
+    let mut end = cap;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.truncate(end);
+    true
+}
+
+/// A run's stdout and stderr as the host keeps them: never more than `cap` bytes together,
+/// whatever a den page sends.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OutputBuffer {
+    /// Standard output so far.
+    pub stdout: String,
+    /// Standard error so far.
+    pub stderr: String,
+    used: usize,
+    cap: usize,
+    /// Output was dropped at the cap.
+    pub truncated: bool,
+}
+
+impl OutputBuffer {
+    /// An empty buffer with a cap in bytes.
+    pub fn new(cap: usize) -> Self {
+        OutputBuffer {
+            cap,
+            ..Default::default()
+        }
+    }
+
+    /// Appends a chunk; returns the part kept (empty once the cap is reached).
+    pub fn push(&mut self, stream: Stream, text: &str) -> String {
+        if self.truncated {
+            return String::new();
+        }
+        let mut kept = text.to_owned();
+        if clip(&mut kept, self.cap - self.used) {
+            self.truncated = true;
+        }
+        self.used += kept.len();
+        match stream {
+            Stream::Stdout => self.stdout.push_str(&kept),
+            Stream::Stderr => self.stderr.push_str(&kept),
+        }
+        kept
+    }
+
+    /// Bytes kept so far.
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
+    /// Bytes that may still be kept.
+    pub fn room(&self) -> usize {
+        if self.truncated {
+            0
+        } else {
+            self.cap - self.used
+        }
+    }
+}
+
+/// How long the host waits for a den page, in two phases: until it says the run `started`
+/// (the worker may be booting after a restart), then until `done`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Watchdog {
+    /// From posting the run to `started` (ms).
+    pub start_ms: f64,
+    /// From `started` to `done` (ms).
+    pub run_ms: f64,
+}
+
+impl Watchdog {
+    /// Deadlines for a run with this timeout, in a den whose worker may need up to
+    /// `boot_ms` to start.
+    pub fn for_run(timeout_ms: f64, boot_ms: f64) -> Self {
+        Watchdog {
+            start_ms: boot_ms + crate::limits::HOST_WATCHDOG_GRACE_MS as f64,
+            run_ms: timeout_ms + crate::limits::HOST_WATCHDOG_GRACE_MS as f64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_ids() {
+        assert_eq!(DenToHost::parse("done"), Some(DenToHost::Done));
+        assert_eq!(DenToHost::parse("booted"), None);
+        assert_eq!(run_id(7.0), Some(7));
+        assert_eq!(run_id(-1.0), None);
+        assert_eq!(run_id(1.5), None);
+        assert_eq!(run_id(f64::NAN), None);
+        assert_eq!(run_id(4294967296.0), None);
+        for k in ["python", "timeout", "crashed", "storage"] {
+            assert_eq!(ErrorKind::parse(k).map(ErrorKind::as_str), Some(k));
+        }
+        assert_eq!(ErrorKind::parse("pwned"), None);
+        assert_eq!(Stream::parse("stdin"), None);
+    }
+
+    #[test]
+    fn clip_keeps_characters_whole() {
+        let mut s = "aé✓".to_owned(); // 1 + 2 + 3 bytes
+        assert!(clip(&mut s, 4));
+        assert_eq!(s, "aé");
+        let mut s = "aé✓".to_owned();
+        assert!(!clip(&mut s, 6));
+        let mut s = "✓".to_owned();
+        assert!(clip(&mut s, 2));
+        assert_eq!(s, "");
+    }
+
+    #[test]
+    fn output_buffer_is_bounded() {
+        let mut b = OutputBuffer::new(10);
+        assert_eq!(b.push(Stream::Stdout, "hello"), "hello");
+        assert_eq!(b.push(Stream::Stderr, "oops"), "oops");
+        assert_eq!(b.push(Stream::Stdout, "✓✓"), "");
+        assert!(b.truncated);
+        assert_eq!(b.push(Stream::Stdout, "x"), "");
+        assert_eq!(
+            (b.stdout.as_str(), b.stderr.as_str(), b.used()),
+            ("hello", "oops", 9)
+        );
+        let mut big = OutputBuffer::new(1 << 20);
+        for _ in 0..100 {
+            big.push(Stream::Stdout, &"x".repeat(100_000));
+        }
+        assert_eq!(big.stdout.len(), 1 << 20);
+        assert!(big.truncated);
+    }
+
+    #[test]
+    fn reply_limits() {
+        let l = ReplyLimits::for_run(1000, 100);
+        assert!(l.check_counts(5000, 5000).is_ok());
+        assert!(matches!(
+            l.check_counts(u32::MAX, 1),
+            Err(ReplyError::TooManyFiles { .. })
+        ));
+        let mut total = 0;
+        assert!(l.add_bytes(&mut total, 60).is_ok());
+        let e = l.add_bytes(&mut total, 60).unwrap_err();
+        assert!(e.to_string().contains("more than 100 bytes"), "{e}");
+        let mut total = 0;
+        assert!(l.add_bytes(&mut total, u64::MAX).is_err());
+        assert!(l.check_path_len("changed[].path", 5000).is_err());
+        let mut d = Done::failed(
+            1,
+            RunError::new(ErrorKind::Python, "E", "m".repeat(5000)),
+            false,
+        );
+        d.result = Some("r".repeat(2000));
+        assert!(d.clip_texts(&l));
+        assert_eq!(d.result.as_deref().map(str::len), Some(1000));
+        assert_eq!(d.error.as_ref().map(|e| e.message.len()), Some(1000));
+    }
+
+    #[test]
+    fn watchdog_phases() {
+        let w = Watchdog::for_run(500.0, 60_000.0);
+        assert_eq!(w.run_ms, 3_500.0);
+        assert_eq!(w.start_ms, 63_000.0);
+    }
+}

@@ -1,0 +1,183 @@
+//! Reading what a den page sends, field by field, into `foxden_core::protocol` types.
+//!
+//! Everything here treats the message as hostile: types are checked before use, list lengths
+//! and byte counts are bounded before anything is read or copied, and long strings are sliced
+//! in JS before they cross into wasm memory. (Messages arrive through structured clone, so they
+//! are plain data: no getters or proxies survive the trip; sparse arrays and huge values do.)
+
+use crate::js::{get, is_absent};
+use foxden_core::protocol::{
+    clip, ChangedFile, Done, ErrorKind, ReplyError, ReplyLimits, RunError, Stream,
+    MAX_ERROR_TYPE_BYTES,
+};
+use js_sys::{Array, JsString, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+
+/// A string field, at most `cap` UTF-8 bytes: (text, was cut). `None` if not a string.
+pub fn text(v: &JsValue, cap: usize) -> Option<(String, bool)> {
+    let s = v.dyn_ref::<JsString>()?;
+    let units = s.length() as usize;
+    // Every UTF-16 unit is at least one UTF-8 byte: slicing to `cap` units first bounds the copy.
+    let (mut out, sliced) = if units > cap {
+        (String::from(s.slice(0, cap as u32)), true)
+    } else {
+        (String::from(s), false)
+    };
+    let cut = clip(&mut out, cap);
+    Some((out, sliced || cut))
+}
+
+fn field_text(
+    msg: &JsValue,
+    key: &str,
+    field: &'static str,
+    cap: usize,
+) -> Result<String, ReplyError> {
+    text(&get(msg, key), cap)
+        .map(|(s, _)| s)
+        .ok_or(ReplyError::Field {
+            field,
+            expected: "text",
+        })
+}
+
+fn flag(msg: &JsValue, key: &str, field: &'static str) -> Result<bool, ReplyError> {
+    let v = get(msg, key);
+    if is_absent(&v) {
+        return Ok(false);
+    }
+    v.as_bool().ok_or(ReplyError::Field {
+        field,
+        expected: "true or false",
+    })
+}
+
+fn list(msg: &JsValue, key: &str, field: &'static str) -> Result<Array, ReplyError> {
+    let v = get(msg, key);
+    if is_absent(&v) {
+        return Ok(Array::new());
+    }
+    if !Array::is_array(&v) {
+        return Err(ReplyError::Field {
+            field,
+            expected: "a list",
+        });
+    }
+    Ok(v.unchecked_into())
+}
+
+fn error(v: &JsValue, cap: usize) -> Result<Option<RunError>, ReplyError> {
+    if is_absent(v) {
+        return Ok(None);
+    }
+    let bad = ReplyError::Field {
+        field: "error",
+        expected: "null or {kind, type, message, traceback}",
+    };
+    if !v.is_object() {
+        return Err(bad);
+    }
+    let kind = get(v, "kind")
+        .as_string()
+        .filter(|k| k.len() <= 16)
+        .and_then(|k| ErrorKind::parse(&k))
+        .ok_or(ReplyError::Field {
+            field: "error.kind",
+            expected: "python, timeout, crashed or storage",
+        })?;
+    let traceback = get(v, "traceback");
+    Ok(Some(RunError {
+        kind,
+        ty: field_text(v, "type", "error.type", MAX_ERROR_TYPE_BYTES)?,
+        message: field_text(v, "message", "error.message", cap)?,
+        traceback: if is_absent(&traceback) {
+            String::new()
+        } else {
+            field_text(v, "traceback", "error.traceback", cap)?
+        },
+    }))
+}
+
+/// Reads a `done` message. Lists are bounded before they are walked, every file's size is
+/// counted before any byte is copied, and texts are clipped to the limits.
+pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyError> {
+    let result_v = get(msg, "result");
+    let mut truncated = flag(msg, "truncated", "truncated")?;
+    let result = if is_absent(&result_v) {
+        None
+    } else {
+        let (s, cut) = text(&result_v, limits.max_text_bytes).ok_or(ReplyError::Field {
+            field: "result",
+            expected: "text or null",
+        })?;
+        truncated |= cut;
+        Some(s)
+    };
+    let error = error(&get(msg, "error"), limits.max_text_bytes)?;
+    let changed = list(msg, "changed", "changed")?;
+    let deleted = list(msg, "deleted", "deleted")?;
+    limits.check_counts(changed.length(), deleted.length())?;
+    // First pass: types and sizes only.
+    let mut files: Vec<(JsString, Uint8Array)> = Vec::with_capacity(changed.length() as usize);
+    let mut total = 0u64;
+    for f in changed.iter() {
+        if !f.is_object() {
+            return Err(ReplyError::Field {
+                field: "changed[]",
+                expected: "{path, data}",
+            });
+        }
+        let path: JsString = get(&f, "path").dyn_into().map_err(|_| ReplyError::Field {
+            field: "changed[].path",
+            expected: "a path string",
+        })?;
+        limits.check_path_len("changed[].path", path.length())?;
+        let data: Uint8Array = get(&f, "data").dyn_into().map_err(|_| ReplyError::Field {
+            field: "changed[].data",
+            expected: "a Uint8Array",
+        })?;
+        limits.add_bytes(&mut total, data.byte_length() as u64)?;
+        files.push((path, data));
+    }
+    let mut gone = Vec::with_capacity(deleted.length() as usize);
+    for p in deleted.iter() {
+        let p: JsString = p.dyn_into().map_err(|_| ReplyError::Field {
+            field: "deleted[]",
+            expected: "a path string",
+        })?;
+        limits.check_path_len("deleted[]", p.length())?;
+        gone.push(String::from(p));
+    }
+    // Second pass: copy.
+    let changed = files
+        .into_iter()
+        .map(|(path, data)| ChangedFile {
+            path: String::from(path),
+            data: data.to_vec(),
+        })
+        .collect();
+    let duration_ms = get(msg, "durationMs")
+        .as_f64()
+        .filter(|d| d.is_finite() && *d >= 0.0)
+        .unwrap_or(0.0);
+    Ok(Done {
+        id,
+        result,
+        error,
+        truncated,
+        changed,
+        deleted: gone,
+        restarted: flag(msg, "restarted", "restarted")?,
+        duration_ms,
+    })
+}
+
+/// Reads an `out` message's stream and text, the text cut to `room` bytes: (stream, text, cut).
+pub fn out(msg: &JsValue, room: usize) -> Option<(Stream, String, bool)> {
+    let stream = get(msg, "stream")
+        .as_string()
+        .filter(|s| s.len() <= 8)
+        .and_then(|s| Stream::parse(&s))?;
+    let (text, cut) = text(&get(msg, "text"), room)?;
+    Some((stream, text, cut))
+}

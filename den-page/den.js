@@ -80,11 +80,23 @@
     return { t: "done", id, result: null, error: { kind, type, message, traceback: "" }, truncated: false, changed: [], deleted: [], restarted: true, durationMs: durationMs || 0 };
   }
 
+  // The worker starts from a data: URL on websites: its script is this page's own string, and
+  // unlike a blob: worker of an opaque origin (which Chromium does not count as a secure
+  // context) it is a secure context in both browsers, so Python's `js.crypto.randomUUID()`,
+  // `js.crypto.subtle` etc. exist as in bare Pyodide. Extension den pages keep blob: (their
+  // manifest CSP allows only that).
+  let dataUrl = null;
+  function workerUrl() {
+    if (LOADED_BY_URL) return URL.createObjectURL(new Blob([PRELUDE, WORKER_SOURCE], { type: "text/javascript" }));
+    if (!dataUrl) dataUrl = "data:text/javascript;charset=utf-8," + encodeURIComponent(PRELUDE + WORKER_SOURCE);
+    return dataUrl;
+  }
+
   /** Starts a worker: role "run" (runs code) or "maker" (makes the snapshot, then ends). */
   function spawn(role, onMessage, onError) {
-    const url = URL.createObjectURL(new Blob([PRELUDE, WORKER_SOURCE], { type: "text/javascript" }));
+    const url = workerUrl();
     const w = new Worker(url); // classic: Chromium refuses module workers from blob: in an opaque origin
-    URL.revokeObjectURL(url);
+    if (url.startsWith("blob:")) URL.revokeObjectURL(url);
     // The worker's global channel is where user code can post (js.postMessage): after the boot
     // message nothing from it is read. Replies come on the private port handed over at boot.
     const channel = new MessageChannel();
@@ -117,7 +129,7 @@
         booting = null;
         if (msg.t === "booted") {
           settle = null;
-          s.resolve(typeof msg.ms === "number" ? msg.ms : 0);
+          s.resolve({ ms: typeof msg.ms === "number" ? msg.ms : 0, from: msg.from === "snapshot" ? "snapshot" : "scratch" });
         } else if (msg.t === "boot-error") {
           settle = null;
           s.reject(new Error(String(msg.message).slice(0, 4096)));
@@ -325,7 +337,7 @@
     maxDenBytes = msg.maxDenBytes;
     startWorker();
     try {
-      const bootMs = await workerReady;
+      const { ms: bootMs } = await workerReady;
       send({ t: "ready", bootMs, denMs: performance.now() - started, interruptible: interrupt !== null });
     } catch (e) {
       send({ t: "load-error", stage: "pyodide", message: `Pyodide did not start: ${e.message}` });
@@ -347,7 +359,7 @@
       if (inflight && inflight.started) crashInflight("the den was reset during the run");
       else restartWorker();
       workerReady.then(
-        () => send({ t: "reset-done", id: msg.id }),
+        (b) => send({ t: "reset-done", id: msg.id, from: b.from, bootMs: b.ms }),
         (e) => send({ t: "reset-done", id: msg.id, error: e.message }),
       );
     }

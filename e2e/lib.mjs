@@ -55,6 +55,8 @@ export async function launch(opts = {}) {
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        // window.gc(), for the heap figures of the load test.
+        "--js-flags=--expose-gc",
         `--proxy-server=http://${PROXY}`,
       ],
     });

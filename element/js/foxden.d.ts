@@ -106,7 +106,9 @@ export interface DenMethods {
   snapshot(): Promise<Uint8Array>;
   restore(bytes: Uint8Array | ArrayBuffer): Promise<FileChanges>;
   fork(opts: { name: string }): Promise<Den>;
-  reset(): Promise<void>;
+  /** A new interpreter (Python variables gone), files kept. `from`: resumed from the memory
+   * snapshot of a fresh interpreter, or booted from scratch (before that snapshot exists). */
+  reset(): Promise<{ from: "snapshot" | "scratch"; bootMs: number }>;
   close(): Promise<void>;
 }
 

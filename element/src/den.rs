@@ -749,8 +749,9 @@ impl Den {
         let conn = inner.ensure_connection().await?;
         let r = conn.reset(inner.opts.runtime.load_timeout_ms).await;
         inner.sync.borrow_mut().reset();
-        r.map_err(|e| den_error("reset", &format!("the interpreter did not restart: {e}")))?;
-        Ok(JsValue::UNDEFINED)
+        let (from, boot_ms) =
+            r.map_err(|e| den_error("reset", &format!("the interpreter did not restart: {e}")))?;
+        Ok(obj(&[("from", from.into()), ("bootMs", boot_ms.into())]).into())
     }
 
     pub(crate) fn close_impl(&self) {
@@ -854,7 +855,8 @@ impl Den {
         })
     }
 
-    /// New interpreter (Python variables gone), files kept.
+    /// New interpreter (Python variables gone), files kept. Resolves `{ from, bootMs }`: whether
+    /// it resumed from the memory snapshot of a fresh interpreter or booted from scratch.
     pub fn reset(&self) -> Promise {
         let d = self.share();
         wasm_bindgen_futures::future_to_promise(async move { d.reset_impl().await })

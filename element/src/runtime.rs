@@ -324,8 +324,9 @@ impl Connection {
         shared.resets.clear();
     }
 
-    /// Restarts the interpreter; resolves when the new one is ready.
-    pub async fn reset(&self, timeout_ms: f64) -> Result<(), String> {
+    /// Restarts the interpreter; resolves when the new one is ready, with how it booted:
+    /// `("snapshot" | "scratch", boot ms)`.
+    pub async fn reset(&self, timeout_ms: f64) -> Result<(&'static str, f64), String> {
         let id = self.next_id();
         let (tx, rx) = oneshot::channel();
         self.shared.borrow_mut().resets.insert(id, tx);
@@ -337,7 +338,16 @@ impl Connection {
         match out {
             Some(Ok(msg)) => match wire::text(&get(&msg, "error"), 4096) {
                 Some((e, _)) => Err(e),
-                None => Ok(()),
+                None => Ok((
+                    if get_str(&msg, "from").as_deref() == Some("snapshot") {
+                        "snapshot"
+                    } else {
+                        "scratch"
+                    },
+                    get_f64(&msg, "bootMs")
+                        .filter(|v| v.is_finite() && *v >= 0.0)
+                        .unwrap_or(0.0),
+                )),
             },
             _ => Err("the den page did not answer the reset".into()),
         }
@@ -597,6 +607,7 @@ async fn handshake(
     isolation: Isolation,
     hello_seen: Rc<std::cell::Cell<bool>>,
 ) -> Result<Connection, JsValue> {
+    refuse_redirect(&opts.den_url).await?;
     let conn = create(opts, isolation)?;
     let hello = wait_loader(&conn).await;
     hello_seen.set(true);
@@ -685,6 +696,29 @@ async fn boot(
         }
         _ => Err(load_error_from(&ready, conn.isolation)),
     }
+}
+
+/// The port is posted to whatever page the iframe ends up showing (an opaque origin cannot be
+/// named as target), and the den's files go through it: a `denUrl` that redirects could hand
+/// them to another page. Asked once before the iframe loads; a redirect is refused.
+async fn refuse_redirect(den_url: &str) -> Result<(), JsValue> {
+    let Some(w) = web_sys::window() else {
+        return Ok(());
+    };
+    let init = web_sys::RequestInit::new();
+    init.set_redirect(web_sys::RequestRedirect::Manual);
+    init.set_mode(web_sys::RequestMode::NoCors);
+    let Ok(resp) = JsFuture::from(w.fetch_with_str_and_init(den_url, &init)).await else {
+        return Ok(()); // unreachable: the load itself will fail and be diagnosed
+    };
+    let resp: web_sys::Response = resp.unchecked_into();
+    if resp.type_() == web_sys::ResponseType::Opaqueredirect || resp.redirected() {
+        return Err(load_error(
+            "den-page",
+            &format!("the den page {den_url} redirects; serve den.html at its final URL (the host hands the den's files to whatever page loads)"),
+        ));
+    }
+    Ok(())
 }
 
 async fn diagnose_den_page(den_url: &str) -> String {

@@ -393,4 +393,39 @@ mod tests {
                 .collect::<Vec<_>>()
         );
     }
+
+    #[test]
+    fn file_count_is_capped() {
+        let mut m = FileMap::new();
+        let max = crate::limits::DEFAULT_MAX_FILES;
+        let ops: Vec<Op> = (0..max)
+            .map(|i| Op::Put {
+                path: format!("/work/f{i}"),
+                entry: FileEntry::new(Vec::new(), 0.0),
+            })
+            .collect();
+        assert!(m.apply(ops, 1 << 20).is_ok());
+        let one_more = vec![Op::Put {
+            path: "/work/extra".into(),
+            entry: FileEntry::new(Vec::new(), 0.0),
+        }];
+        let before = m.clone();
+        assert!(matches!(
+            m.apply(one_more, 1 << 20),
+            Err(StorageError::TooManyFiles { count, max: cap }) if count == max + 1 && cap == max
+        ));
+        assert_eq!(m, before);
+        // Replacing and deleting still work at the cap.
+        let swap = vec![
+            Op::Delete {
+                path: "/work/f0".into(),
+            },
+            Op::Put {
+                path: "/work/extra".into(),
+                entry: FileEntry::new(vec![1], 0.0),
+            },
+        ];
+        assert!(m.apply(swap, 1 << 20).is_ok());
+        assert_eq!(m.len(), max);
+    }
 }

@@ -1,0 +1,211 @@
+// Trusting the interpreter (issue 9 items 1-2, issue 15 item 6), with the real den page and
+// Pyodide: `js` works the same in every interpreter a den uses and in bare Pyodide; code in the
+// worker cannot forge the den page's control messages or poison the restart snapshot; JS work a
+// run leaves behind (message loops, nested workers, postTask) is ended or detected.
+import { test, before, after, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { launch, openPage, openQuickDen, BROWSER, logNewErrors, sleep } from "../lib.mjs";
+
+let ctx, page, errors;
+const B = BROWSER;
+
+// Global accessors and methods read from Python; each is reported as the kind of value it
+// gives (Object.prototype.toString of a JS value, the Python type otherwise) or the error.
+const PROBE = `
+import js, json, pyodide_js
+from pyodide.ffi import JsProxy
+def _kind(v):
+    # A JS number comes to Python as int when it is whole and float otherwise; both are "number".
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return "number"
+    if isinstance(v, JsProxy):
+        return "js:" + str(js.Object.prototype.toString.call(v))
+    return type(v).__name__
+def _from_import():
+    from js import performance
+    return performance.now()
+_probes = {
+    "self": lambda: js.self,
+    "globalThis": lambda: js.globalThis,
+    "navigator": lambda: js.navigator,
+    "navigator.userAgent": lambda: js.navigator.userAgent,
+    "navigator.hardwareConcurrency": lambda: js.navigator.hardwareConcurrency,
+    "navigator.language": lambda: js.navigator.language,
+    "performance": lambda: js.performance,
+    "performance.now()": lambda: js.performance.now(),
+    "performance.timeOrigin": lambda: js.performance.timeOrigin,
+    "crypto": lambda: js.crypto,
+    "crypto.randomUUID()": lambda: js.crypto.randomUUID(),
+    "crypto.getRandomValues()": lambda: js.crypto.getRandomValues(js.Uint8Array.new(4)),
+    "location": lambda: js.location,
+    "location.href": lambda: js.location.href,
+    "setTimeout": lambda: js.setTimeout,
+    "clearTimeout": lambda: js.clearTimeout,
+    "fonts": lambda: js.fonts,
+    "importScripts": lambda: js.importScripts,
+    "WorkerGlobalScope": lambda: js.WorkerGlobalScope,
+    "isSecureContext": lambda: js.isSecureContext,
+    "origin": lambda: js.origin,
+    "TextEncoder().encode()": lambda: js.TextEncoder.new().encode("a"),
+    "Date.now()": lambda: js.Date.now(),
+    "from js import performance": _from_import,
+    "pyodide_js.version": lambda: pyodide_js.version,
+}
+_out = {}
+for _k, _f in _probes.items():
+    try:
+        _out[_k] = _kind(_f())
+    except BaseException as _e:
+        _out[_k] = "error:" + type(_e).__name__ + ": " + str(_e)[:120]
+_res = json.dumps(_out, sort_keys=True)
+print(_res)
+_res
+`;
+
+before(async () => {
+  ctx = await launch();
+  ({ page, errors } = await openPage(ctx.browser, "/e2e/bare.html"));
+  await openQuickDen(page, "trust");
+});
+
+afterEach(logNewErrors(() => errors));
+
+after(async () => {
+  await ctx?.close();
+});
+
+const run = (code, opts) => page.evaluate((code, opts) => window.dens.trust.run(code, opts), code, opts || {});
+const table = async () => {
+  const r = await run(PROBE);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  return JSON.parse(r.stdout);
+};
+
+/** Waits until reset() reports a worker restored from the snapshot (the maker runs after ready). */
+async function resetFromSnapshot() {
+  for (let i = 0; i < 40; i++) {
+    const r = await page.evaluate(() => window.dens.trust.reset());
+    if (r.from === "snapshot") return r;
+    await sleep(500);
+  }
+  throw new Error("no worker came from the snapshot within 20 s");
+}
+
+test(`${B}: js works the same in the first interpreter, after reset (snapshot), after a timeout restart, and in bare Pyodide`, async () => {
+  const first = await table();
+  const bareRaw = await page.evaluate(async (code) => {
+    await window.bareBoot();
+    return window.bareRun(code);
+  }, PROBE);
+  const bare = JSON.parse(bareRaw);
+  const reset = await resetFromSnapshot();
+  assert.ok(reset.bootMs > 0);
+  const restored = await table();
+  const t = await run("while True: pass", { timeoutMs: 500 });
+  assert.equal(t.error.kind, "timeout");
+  assert.equal(t.restarted, true);
+  const afterTimeout = await table();
+  await page.evaluate(() => window.dens.trust.reset());
+  const afterReset = await table();
+  const names = Object.keys(bare);
+  assert.ok(names.length >= 20, `${names.length} probes`);
+  for (const name of names) {
+    assert.doesNotMatch(String(first[name]), /^error/, `${name} in the first interpreter: ${first[name]}`);
+    for (const [label, got] of [["first", first], ["restored", restored], ["afterTimeout", afterTimeout], ["afterReset", afterReset]]) {
+      assert.equal(got[name], bare[name], `${name}: ${label} gives ${got[name]}, bare Pyodide ${bare[name]}`);
+    }
+  }
+  console.log(`# ${B}: ${names.length} js probes identical in 4 den interpreters and bare Pyodide`);
+});
+
+test(`${B}: code in the worker cannot forge control messages or poison the restart snapshot`, async () => {
+  await resetFromSnapshot();
+  const r = await run(`
+import js, sys, types
+from pyodide.ffi import to_js
+marker = "planted"
+sys.modules["planted_mod"] = types.ModuleType("planted_mod")
+def obj(d):
+    return to_js(d, dict_converter=js.Object.fromEntries)
+# Forged messages on the worker's global channel (the den page reads nothing there after boot).
+js.postMessage(obj({"t": "booted", "ms": 1, "snapshot": js.Uint8Array.new(4096)}))
+js.postMessage(obj({"t": "snapshot", "snapshot": js.Uint8Array.new(4096)}))
+js.postMessage(obj({"t": "done", "id": 1, "result": "'forged'", "error": None, "changed": [], "deleted": []}))
+js.postMessage(obj({"t": "out", "id": 1, "stream": "stdout", "text": "forged output"}))
+for i in range(1, 200):
+    js.postMessage(obj({"t": "done", "id": i, "result": "'forged'", "changed": [], "deleted": []}))
+# Try to catch the private port by replacing the functions the worker uses to post.
+captured = []
+def grab(*args):
+    captured.append(1)
+js.MessagePort.prototype.postMessage = grab
+js.Object.defineProperty(js.MessageEvent.prototype, "data", obj({"get": grab, "configurable": True}))
+print("genuine")
+"real"
+`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.result, "'real'");
+  assert.equal(r.stdout, "genuine\n");
+  const next = await run("len(captured), marker");
+  assert.equal(next.result, "(0, 'planted')", JSON.stringify(next));
+  const reset = await page.evaluate(() => window.dens.trust.reset());
+  assert.equal(reset.from, "snapshot", "the restart resumed from the genuine snapshot");
+  const fresh = await run(`
+import sys
+("marker" in globals(), "planted_mod" in sys.modules, "captured" in globals())`);
+  assert.equal(fresh.result, "(False, False, False)", JSON.stringify(fresh));
+  const js = await run("import js\nround(js.performance.now()) >= 0");
+  assert.equal(js.result, "True");
+});
+
+test(`${B}: JS work left by a run is ended or detected: message loops, nested workers, postTask`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  const loop = await run(`
+import js
+from pyodide.ffi import create_proxy
+ticks = [0]
+mc = js.MessageChannel.new()
+def on(e):
+    ticks[0] += 1
+    mc.port2.postMessage(1)
+mc.port1.onmessage = create_proxy(on)
+mc.port2.postMessage(1)
+`);
+  assert.equal(loop.error, null, JSON.stringify(loop.error));
+  await sleep(300);
+  const a = await run("ticks[0]");
+  await sleep(300);
+  const b = await run("ticks[0]");
+  assert.equal(a.result, b.result, "the message loop ended with its run");
+  assert.equal(b.restarted, false, "variables kept");
+
+  const nested = await run(`
+import js
+from pyodide.ffi import create_proxy, to_js
+got = [0]
+src = "setInterval(() => postMessage(1), 5)"
+url = js.URL.createObjectURL(js.Blob.new(to_js([src]), to_js({"type": "text/javascript"}, dict_converter=js.Object.fromEntries)))
+w = js.Worker.new(url)
+def on(e):
+    got[0] += 1
+w.onmessage = create_proxy(on)
+`);
+  await sleep(300);
+  const n1 = await run("got[0]");
+  await sleep(300);
+  const n2 = await run("got[0]");
+  assert.equal(n1.result, n2.result, `nested worker messages kept coming: ${JSON.stringify(nested.error)}`);
+
+  const hasPostTask = await run("import js\nhasattr(js, 'scheduler') and hasattr(js.scheduler, 'postTask')");
+  if (hasPostTask.result === "True") {
+    const pt = await run(`
+import js
+from pyodide.ffi import create_proxy, to_js
+js.scheduler.postTask(create_proxy(lambda: None), to_js({"delay": 60000}, dict_converter=js.Object.fromEntries))
+`);
+    assert.equal(pt.error, null, JSON.stringify(pt.error));
+    assert.equal(pt.restarted, true, "a pending postTask task restarts the worker");
+  } else {
+    console.log(`# ${B}: no scheduler.postTask in this browser's workers`);
+  }
+});

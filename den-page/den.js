@@ -39,7 +39,8 @@
   }
 
   // Limits on what a worker may send (it runs user code: every message is hostile). The host
-  // checks all of these again; here they keep the den page itself bounded.
+  // checks all of these again (and the bytes of the files, which pass through here by transfer,
+  // without a copy); here they keep the den page itself bounded.
   const PROTOCOL = 2;
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
   const MAX_PATH = 1024;
@@ -54,7 +55,6 @@
   let snapshot = null;
   let maker = null;
   let maxMemoryBytes = 0; // cap on each worker's WebAssembly memory (0: none)
-  let maxDenBytes = 0; // cap on the bytes of one reply's files
   let stdlib = null; // python_stdlib.zip bytes (copied to every new worker)
   let lock = null; // pyodide-lock.json text
   let worker = null; // {w, ctl, gen}
@@ -215,13 +215,10 @@
     }
     if (!Array.isArray(msg.changed) || msg.changed.length > MAX_FILES) return "changed is not a list within the file cap";
     if (!Array.isArray(msg.deleted) || msg.deleted.length > MAX_FILES) return "deleted is not a list within the file cap";
-    let bytes = 0;
     const changed = [];
     for (let i = 0; i < msg.changed.length; i++) {
       const f = msg.changed[i];
       if (!f || !isText(f.path, MAX_PATH) || !(f.data instanceof Uint8Array) || !(f.data.buffer instanceof ArrayBuffer)) return `changed[${i}] is not {path, data: Uint8Array}`;
-      bytes += f.data.byteLength;
-      if (bytes > maxDenBytes) return `the changed files exceed ${maxDenBytes} bytes`;
       changed.push({ path: f.path, data: f.data });
     }
     for (let i = 0; i < msg.deleted.length; i++) {
@@ -334,7 +331,6 @@
     stdlib = msg.stdlib;
     lock = msg.lock;
     maxMemoryBytes = msg.maxMemoryBytes;
-    maxDenBytes = msg.maxDenBytes;
     startWorker();
     try {
       const { ms: bootMs } = await workerReady;

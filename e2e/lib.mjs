@@ -55,8 +55,9 @@ export async function launch(opts = {}) {
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
-        // window.gc(), for the heap figures of the load test.
+        // window.gc() and exact performance.memory figures, for the heap figures of the load test.
         "--js-flags=--expose-gc",
+        "--enable-precise-memory-info",
         `--proxy-server=http://${PROXY}`,
       ],
     });

@@ -155,12 +155,16 @@ test(`${B}: hostile done: 100 000 empty files are refused (file cap)`, async () 
     post(honest({ changed }));`, { timeoutMs: 10000 });
   refused(r, /cap of 10000/);
 });
-test(`${B}: hostile done: files beyond maxDenBytes are refused before they are copied`, async () => {
+test(`${B}: hostile done: files beyond maxDenBytes are not copied and not kept (storage error)`, async () => {
+  const before = await page.evaluate(() => window.foxden.liveCounts());
   const r = await attack(`
     const a = new Uint8Array(${MAX_DEN_BYTES});
     const b = new Uint8Array(${MAX_DEN_BYTES});
     post(honest({ changed: [{ path: "/work/a", data: a }, { path: "/work/b", data: b }] }), [a.buffer, b.buffer]);`);
-  refused(r, /maxDenBytes/);
+  assert.equal(r.error.kind, "storage");
+  assert.match(r.error.message, /maxDenBytes/);
+  assert.deepEqual(r.files, { created: [], changed: [], deleted: [] });
+  assert.deepEqual(await page.evaluate(() => window.foxden.liveCounts()), before);
 });
 test(`${B}: hostile done: files within the reply cap but over the den's cap are a storage error`, async () => {
   const r = await attack(`
@@ -312,4 +316,40 @@ test(`${B}: hostile: HTML in file names and output is shown by the controls UI a
   assert.equal(out.pwned, 0);
   assert.equal(out.imgs, 0);
   assert.equal(out.shows, true);
+});
+
+// --- lifecycle races and the den page's address (issue 15 items 7 and 9) ---
+test(`${B}: close() while the host reopens a replaced den page leaves no den page behind`, async () => {
+  const out = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, memoryStore, liveCounts } = window.foxden;
+    const before = liveCounts().connections;
+    const d = await openDen({ name: "racing", store: memoryStore(), runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html" }) });
+    // The den page ignores the run: the watchdog replaces it and opens a new one in the background.
+    const r = await d.run(`post({ t: "started", id: msg.id }); await new Promise(() => {});`, { timeoutMs: 200 });
+    await d.close(); // while the new den page is loading
+    await new Promise((res) => setTimeout(res, 1500));
+    let after;
+    try {
+      await d.run("post(honest({}))");
+    } catch (e) {
+      after = e.name + ":" + e.code;
+    }
+    return { kind: r.error.kind, before, now: liveCounts().connections, iframes: document.querySelectorAll("iframe[data-foxden-den]").length, after };
+  });
+  assert.equal(out.kind, "timeout");
+  assert.equal(out.now, out.before, "no connection left behind");
+  assert.equal(out.iframes, 1, "only the suite's own den page");
+  assert.equal(out.after, "DenError:closed");
+});
+test(`${B}: a denUrl that redirects is refused before the port is handed over`, async () => {
+  const out = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, memoryStore } = window.foxden;
+    try {
+      await openDen({ name: "redirected", store: memoryStore(), runtime: iframeRuntime({ denUrl: "/redirect-to/e2e/hostile-den.html" }) });
+      return "opened";
+    } catch (e) {
+      return `${e.name}:${e.stage}:${e.message}`;
+    }
+  });
+  assert.match(out, /^DenLoadError:den-page:.*redirects/);
 });

@@ -117,9 +117,10 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
     let changed = list(msg, "changed", "changed")?;
     let deleted = list(msg, "deleted", "deleted")?;
     limits.check_counts(changed.length(), deleted.length())?;
-    // First pass: types and sizes only.
+    // First pass: types and sizes only. Past the byte cap nothing is copied (over_cap).
     let mut files: Vec<(JsString, Uint8Array)> = Vec::with_capacity(changed.length() as usize);
     let mut total = 0u64;
+    let mut over_cap = None;
     for f in changed.iter() {
         if !f.is_object() {
             return Err(ReplyError::Field {
@@ -136,7 +137,11 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
             field: "changed[].data",
             expected: "a Uint8Array",
         })?;
-        limits.add_bytes(&mut total, data.byte_length() as u64)?;
+        if let Err(ReplyError::TooManyBytes { bytes, .. }) =
+            limits.add_bytes(&mut total, data.byte_length() as u64)
+        {
+            over_cap = Some(bytes);
+        }
         files.push((path, data));
     }
     let mut gone = Vec::with_capacity(deleted.length() as usize);
@@ -153,7 +158,11 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         .into_iter()
         .map(|(path, data)| ChangedFile {
             path: String::from(path),
-            data: data.to_vec(),
+            data: if over_cap.is_some() {
+                Vec::new()
+            } else {
+                data.to_vec()
+            },
         })
         .collect();
     let duration_ms = get(msg, "durationMs")
@@ -169,6 +178,7 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         deleted: gone,
         restarted: flag(msg, "restarted", "restarted")?,
         duration_ms,
+        over_cap,
     })
 }
 

@@ -108,6 +108,17 @@ fn handle_static(mut stream: TcpStream, mounts: &Mounts, log: &Log, coi: bool) {
     if coi {
         headers.push_str("Cross-Origin-Opener-Policy: same-origin\r\nCross-Origin-Embedder-Policy: require-corp\r\nCross-Origin-Resource-Policy: cross-origin\r\n");
     }
+    // `/redirect-to/<path>` answers 302 to `/<path>`: lets the tests check that a den page
+    // behind a redirect is refused.
+    if let Some(rest) = path.strip_prefix("/redirect-to/") {
+        let _ = stream.write_all(
+            format!(
+                "HTTP/1.1 302 Found\r\nLocation: /{rest}\r\nContent-Length: 0\r\n{headers}\r\n"
+            )
+            .as_bytes(),
+        );
+        return;
+    }
     let resp = match (method, found) {
         ("GET" | "HEAD", Some(p)) => match std::fs::read(&p) {
             Ok(body) => {

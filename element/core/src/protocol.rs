@@ -172,6 +172,10 @@ pub struct Done {
     pub restarted: bool,
     /// Time the run took in the worker.
     pub duration_ms: f64,
+    /// The changed files held more bytes than the den's cap (the count so far): their contents
+    /// were not copied (`changed` has paths with empty data), and the run's changes cannot be
+    /// kept. A legitimate run can do this; it ends with a `storage` error.
+    pub over_cap: Option<u64>,
 }
 
 impl Done {
@@ -186,6 +190,7 @@ impl Done {
             deleted: Vec::new(),
             restarted,
             duration_ms: 0.0,
+            over_cap: None,
         }
     }
 

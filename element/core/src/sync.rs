@@ -4,7 +4,9 @@
 //! (`None`: the worker has *something* there that the host did not accept, so the
 //! host's version must be sent again or the file deleted). A worker restart empties it.
 
-use crate::files::FileMap;
+use crate::files::{FileEntry, FileMap, Op};
+use crate::paths::normalize_file_path;
+use crate::protocol::ChangedFile;
 use std::collections::HashMap;
 
 /// The host's view of the worker's files.
@@ -22,7 +24,88 @@ pub struct SyncPlan {
     pub delete: Vec<String>,
 }
 
+/// What a run handed back, as a batch for the store.
+#[derive(Debug, Clone, Default)]
+pub struct Returned {
+    /// Store operations: content that differs from the store's, and deletions.
+    pub ops: Vec<Op>,
+    /// One line per path that was not kept (it broke a path rule), for the run's stderr.
+    pub notes: String,
+    /// (path, hash the worker now holds; `None` for a deletion), for each op.
+    held: Vec<(String, Option<[u8; 32]>)>,
+}
+
 impl SyncState {
+    /// Turns a run's reported changes into store operations. Paths are normalized (one that breaks
+    /// a rule is noted and not kept); content equal to the store's is dropped and recorded as
+    /// held by the worker, so it is not shipped back next run.
+    pub fn returned(
+        &mut self,
+        files: &FileMap,
+        changed: Vec<ChangedFile>,
+        deleted: Vec<String>,
+        now_ms: f64,
+    ) -> Returned {
+        let mut r = Returned::default();
+        for f in changed {
+            let path = match normalize_file_path(&f.path) {
+                Ok(p) => p,
+                Err(e) => {
+                    r.notes
+                        .push_str(&format!("foxden: {:?} was not kept: {e}\n", f.path));
+                    continue;
+                }
+            };
+            let entry = FileEntry::new(f.data, now_ms);
+            if files.get(&path).map(|e| e.sha256) == Some(entry.sha256) {
+                self.set(&path, Some(entry.sha256));
+                continue;
+            }
+            r.held.push((path.clone(), Some(entry.sha256)));
+            r.ops.push(Op::Put { path, entry });
+        }
+        for p in deleted {
+            match normalize_file_path(&p) {
+                Ok(path) => {
+                    r.held.push((path.clone(), None));
+                    r.ops.push(Op::Delete { path });
+                }
+                Err(e) => r
+                    .notes
+                    .push_str(&format!("foxden: the deletion of {p:?} was ignored: {e}\n")),
+            }
+        }
+        r
+    }
+
+    /// The store accepted a returned batch: the worker holds what the store now holds.
+    pub fn committed(&mut self, r: &Returned) {
+        for (path, sha) in &r.held {
+            match sha {
+                Some(s) => self.set(path, Some(*s)),
+                None => self.remove(path),
+            }
+        }
+    }
+
+    /// The store refused a returned batch: the worker holds content the store does not have,
+    /// so those paths are shipped (or deleted) again before the next run.
+    pub fn refused(&mut self, r: &Returned) {
+        for (path, _) in &r.held {
+            self.set(path, None);
+        }
+    }
+
+    /// The run's changes were refused without being read (over the byte cap): every path it named
+    /// holds unknown content in the worker, to be shipped again (or deleted) before the next run.
+    pub fn refused_paths<'a>(&mut self, paths: impl IntoIterator<Item = &'a str>) {
+        for p in paths {
+            if let Ok(path) = normalize_file_path(p) {
+                self.set(&path, None);
+            }
+        }
+    }
+
     /// Empty: the worker holds no files (new or restarted worker).
     pub fn new() -> Self {
         Self::default()
@@ -117,5 +200,54 @@ mod tests {
         assert_eq!(s.plan(&files).delete, vec!["/out/x"]);
         s.reset();
         assert_eq!(s.plan(&files).put, vec!["/drop/a"]);
+    }
+
+    #[test]
+    fn returned_changes_become_one_batch() {
+        let mut files = FileMap::new();
+        files
+            .apply(
+                vec![Op::Put {
+                    path: "/work/same".into(),
+                    entry: FileEntry::new(b"a".to_vec(), 0.0),
+                }],
+                1 << 20,
+            )
+            .unwrap();
+        let mut sync = SyncState::new();
+        let changed = vec![
+            ChangedFile {
+                path: "/work/same".into(),
+                data: b"a".to_vec(),
+            },
+            ChangedFile {
+                path: "/work/new".into(),
+                data: b"b".to_vec(),
+            },
+            ChangedFile {
+                path: "/etc/passwd".into(),
+                data: b"x".to_vec(),
+            },
+            ChangedFile {
+                path: "/drop/../x".into(),
+                data: b"x".to_vec(),
+            },
+        ];
+        let deleted = vec!["/work/gone".into(), "relative".into()];
+        let r = sync.returned(&files, changed, deleted, 1.0);
+        assert_eq!(r.ops.len(), 2, "{:?}", r.ops);
+        assert!(matches!(&r.ops[0], Op::Put { path, .. } if path == "/work/new"));
+        assert!(matches!(&r.ops[1], Op::Delete { path } if path == "/work/gone"));
+        assert_eq!(r.notes.lines().count(), 3, "{}", r.notes);
+        // Unchanged content is recorded as held, not shipped back.
+        assert_eq!(sync.get("/work/same"), Some(Some(crate::sha256(b"a"))));
+        let mut refused = sync.clone();
+        refused.refused(&r);
+        assert_eq!(refused.get("/work/new"), Some(None));
+        assert_eq!(refused.get("/work/gone"), Some(None));
+        sync.set("/work/gone", Some([0; 32]));
+        sync.committed(&r);
+        assert_eq!(sync.get("/work/new"), Some(Some(crate::sha256(b"b"))));
+        assert_eq!(sync.get("/work/gone"), None);
     }
 }

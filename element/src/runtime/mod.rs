@@ -1,15 +1,23 @@
 //! The iframe runtime: creates the sandboxed den page, fetches the Pyodide assets on the host,
 //! hands them over through a `MessageChannel`, and relays runs.
+//!
+//! [`options`] reads `iframeRuntime`'s options, [`assets`] fetches and checks the Pyodide files;
+//! this file owns the connection: the iframe, the port, and every message from the den page.
+
+mod assets;
+mod options;
 
 use crate::callback::{with_timeout, Listener};
-use crate::errors::{load_error, option_error};
-use crate::js::{self, get, get_f64, get_str, is_absent, obj};
+use crate::errors::load_error;
+use crate::js::{self, get, get_f64, get_str, obj};
 use crate::wire;
+use assets::*;
 use foxden_core::protocol::{
     run_id, DenToHost, Done, OutputBuffer, ReplyError, ReplyLimits, Watchdog, PROTOCOL_VERSION,
 };
 use futures::channel::oneshot;
-use js_sys::{Array, ArrayBuffer, Uint8Array};
+use js_sys::{Array, ArrayBuffer};
+pub use options::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -17,190 +25,6 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{HtmlIFrameElement, MessageChannel, MessageEvent, MessagePort};
-
-/// The Pyodide version foxden embeds; the assets must match it exactly.
-pub const PYODIDE_VERSION: &str = "314.0.7";
-/// `info.python` of Pyodide 314.0.7's pyodide-lock.json.
-const PYODIDE_PYTHON: &str = "3.14.2";
-/// `info.abi_version` of Pyodide 314.0.7's pyodide-lock.json.
-const PYODIDE_ABI: &str = "2026_0";
-
-/// Which isolation a den asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Isolation {
-    /// On an extension page, manifest-sandbox, falling back to iframe-sandbox when the den page
-    /// reports an isolation failure (no manifest sandbox support, e.g. Firefox ESR 153); on a
-    /// website, iframe-sandbox.
-    Auto,
-    /// The den page is an extension manifest sandbox page.
-    ManifestSandbox,
-    /// An iframe with `sandbox="allow-scripts"`.
-    IframeSandbox,
-}
-
-impl Isolation {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "auto" => Some(Isolation::Auto),
-            "manifest-sandbox" => Some(Isolation::ManifestSandbox),
-            "iframe-sandbox" => Some(Isolation::IframeSandbox),
-            _ => None,
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Isolation::Auto => "auto",
-            Isolation::ManifestSandbox => "manifest-sandbox",
-            Isolation::IframeSandbox => "iframe-sandbox",
-        }
-    }
-}
-
-/// Options of `iframeRuntime`, resolved.
-#[derive(Clone)]
-pub struct RuntimeOptions {
-    pub den_url: String,
-    pub pyodide_url: String,
-    pub isolation: Isolation,
-    pub load_timeout_ms: f64,
-    pub container: Option<web_sys::Element>,
-    /// Cap on the worker's WebAssembly memory (set from `openDen({ maxMemoryBytes })`).
-    pub max_memory_bytes: f64,
-    /// Cap on the bytes of one run's reply (set from `openDen({ maxDenBytes })`).
-    pub max_den_bytes: f64,
-}
-
-thread_local! {
-    static MODULE_BASE: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// Set by foxden.js to `import.meta.url`, so default asset URLs resolve next to the module.
-pub fn set_module_base(url: String) {
-    MODULE_BASE.with(|b| *b.borrow_mut() = Some(url));
-}
-
-fn resolve_url(url: &str) -> Result<String, String> {
-    let base = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.base_uri().ok().flatten())
-        .unwrap_or_default();
-    web_sys::Url::new_with_base(url, &base)
-        .map(|u| u.href())
-        .map_err(|e| js::describe(&e))
-}
-
-fn default_url(rel: &str) -> String {
-    let base = MODULE_BASE.with(|b| b.borrow().clone());
-    match base {
-        Some(base) => web_sys::Url::new_with_base(rel, &base)
-            .map(|u| u.href())
-            .unwrap_or_else(|_| rel.to_owned()),
-        None => resolve_url(rel).unwrap_or_else(|_| rel.to_owned()),
-    }
-}
-
-impl RuntimeOptions {
-    /// Reads the options object given to `iframeRuntime` (or the runtime part of an element).
-    pub fn from_js(v: &JsValue) -> Result<Self, JsValue> {
-        let url_opt = |key: &str, default: &str| -> Result<String, JsValue> {
-            let raw = get(v, key);
-            if is_absent(&raw) {
-                return Ok(default_url(default));
-            }
-            let s = raw
-                .as_string()
-                .ok_or_else(|| option_error(key, &format!("{key} must be a URL string")))?;
-            resolve_url(&s)
-                .map_err(|e| option_error(key, &format!("{key} {s:?} is not a valid URL: {e}")))
-        };
-        let den_url = url_opt("denUrl", "./den/den.html")?;
-        let mut pyodide_url = url_opt("pyodideUrl", "./pyodide/")?;
-        if !pyodide_url.ends_with('/') {
-            pyodide_url.push('/');
-        }
-        let iso_raw = get(v, "isolation");
-        let isolation = if is_absent(&iso_raw) {
-            Isolation::Auto
-        } else {
-            iso_raw
-                .as_string()
-                .as_deref()
-                .and_then(Isolation::parse)
-                .ok_or_else(|| {
-                    option_error(
-                        "isolation",
-                        "isolation must be \"auto\", \"manifest-sandbox\" or \"iframe-sandbox\"",
-                    )
-                })?
-        };
-        let lt = get(v, "loadTimeoutMs");
-        let load_timeout_ms = if is_absent(&lt) {
-            foxden_core::limits::DEFAULT_LOAD_TIMEOUT_MS as f64
-        } else {
-            match lt.as_f64() {
-                Some(n) if n.is_finite() && n > 0.0 => n,
-                _ => {
-                    return Err(option_error(
-                        "loadTimeoutMs",
-                        "loadTimeoutMs must be a positive number of milliseconds",
-                    ))
-                }
-            }
-        };
-        let c = get(v, "container");
-        let container = if is_absent(&c) {
-            None
-        } else {
-            Some(
-                c.dyn_into::<web_sys::Element>()
-                    .map_err(|_| option_error("container", "container must be a DOM element"))?,
-            )
-        };
-        Ok(RuntimeOptions {
-            den_url,
-            pyodide_url,
-            isolation,
-            load_timeout_ms,
-            container,
-            max_memory_bytes: foxden_core::limits::DEFAULT_MAX_MEMORY_BYTES as f64,
-            max_den_bytes: foxden_core::limits::DEFAULT_MAX_DEN_BYTES as f64,
-        })
-    }
-
-    /// The plain object `iframeRuntime()` returns.
-    pub fn to_js(&self) -> JsValue {
-        let o = obj(&[
-            ("kind", "iframe".into()),
-            ("denUrl", self.den_url.as_str().into()),
-            ("pyodideUrl", self.pyodide_url.as_str().into()),
-            ("isolation", self.isolation.as_str().into()),
-            ("loadTimeoutMs", self.load_timeout_ms.into()),
-            (
-                "container",
-                self.container
-                    .clone()
-                    .map(JsValue::from)
-                    .unwrap_or(JsValue::NULL),
-            ),
-        ]);
-        o.into()
-    }
-
-    /// The isolation mode this page will use.
-    fn effective_isolation(&self) -> Result<Isolation, JsValue> {
-        let is_extension_page = is_extension_page();
-        match self.isolation {
-            Isolation::IframeSandbox => Ok(Isolation::IframeSandbox),
-            Isolation::ManifestSandbox if !is_extension_page => Err(load_error(
-                "isolation",
-                "isolation \"manifest-sandbox\" needs an extension page whose manifest declares the den page in sandbox.pages",
-            )),
-            Isolation::ManifestSandbox => Ok(Isolation::ManifestSandbox),
-            Isolation::Auto if is_extension_page => Ok(Isolation::ManifestSandbox),
-            Isolation::Auto => Ok(Isolation::IframeSandbox),
-        }
-    }
-}
 
 /// Progress of asset loading: (loaded bytes, total bytes).
 pub type Progress = Rc<dyn Fn(f64, f64)>;
@@ -245,6 +69,38 @@ pub struct RunRequest {
     pub watchdog: Watchdog,
 }
 
+/// Hands the den page its port once, after the iframe loaded *and* the host allowed it (denUrl
+/// checked). An opaque origin cannot be named as target, so it is posted to "*"; only our den page
+/// takes it, once.
+struct PortGate {
+    frame: HtmlIFrameElement,
+    port: RefCell<Option<MessagePort>>,
+    loaded: std::cell::Cell<bool>,
+    allowed: std::cell::Cell<bool>,
+}
+
+impl PortGate {
+    fn allow(&self) {
+        self.allowed.set(true);
+        self.try_post();
+    }
+    fn try_post(&self) {
+        if !self.loaded.get() || !self.allowed.get() {
+            return;
+        }
+        let Some(w) = self.frame.content_window() else {
+            return;
+        };
+        let Some(port) = self.port.borrow_mut().take() else {
+            return;
+        };
+        let msg = obj(&[("foxden", "connect".into())]);
+        if w.post_message_with_transfer(&msg, "*", &Array::of1(&port)).is_err() {
+            *self.port.borrow_mut() = Some(port);
+        }
+    }
+}
+
 /// A live den page. Dropping it closes the port and removes the iframe.
 pub struct Connection {
     iframe: HtmlIFrameElement,
@@ -252,6 +108,7 @@ pub struct Connection {
     shared: Rc<RefCell<Shared>>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_load: Listener,
+    gate: Rc<PortGate>,
     next_id: std::cell::Cell<u32>,
     hello_rx: RefCell<Option<oneshot::Receiver<JsValue>>>,
     pub isolation: Isolation,
@@ -429,103 +286,6 @@ fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
     }
 }
 
-/// Aborts a fetch when dropped unless disarmed: a den whose opening is cancelled (an element
-/// removed while loading) stops downloading instead of holding the connections.
-struct AbortOnDrop(Option<JsValue>);
-
-impl AbortOnDrop {
-    fn new() -> Self {
-        let ctor = js_sys::Reflect::get(&js_sys::global(), &"AbortController".into())
-            .ok()
-            .and_then(|c| c.dyn_into::<js_sys::Function>().ok());
-        AbortOnDrop(ctor.and_then(|c| js_sys::Reflect::construct(&c, &Array::new()).ok()))
-    }
-    fn signal(&self) -> JsValue {
-        self.0
-            .as_ref()
-            .map_or(JsValue::UNDEFINED, |c| get(c, "signal"))
-    }
-}
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        if let Some(c) = self.0.take() {
-            if let Ok(abort) = get(&c, "abort").dyn_into::<js_sys::Function>() {
-                let _ = abort.call0(&c);
-            }
-        }
-    }
-}
-
-async fn fetch_bytes(url: &str, progress: &dyn Fn(f64, f64)) -> Result<ArrayBuffer, JsValue> {
-    let window = web_sys::window().ok_or_else(|| load_error("assets", "no window"))?;
-    let mut abort = AbortOnDrop::new();
-    let init = web_sys::RequestInit::new();
-    let _ = js_sys::Reflect::set(&init, &"signal".into(), &abort.signal());
-    let resp: web_sys::Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
-        .await
-        .map_err(|e| load_error("assets", &format!("GET {url} failed: {}", js::describe(&e))))?
-        .unchecked_into();
-    if !resp.ok() {
-        return Err(load_error(
-            "assets",
-            &format!("GET {url} answered HTTP {} (is pyodideUrl right, and are the Pyodide {PYODIDE_VERSION} files there?)", resp.status()),
-        ));
-    }
-    let total = resp
-        .headers()
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|s| s.parse::<f64>().ok())
-        .unwrap_or(0.0);
-    progress(0.0, total);
-    let body = match resp.body() {
-        Some(b) => b,
-        None => {
-            let buf = JsFuture::from(
-                resp.array_buffer()
-                    .map_err(|e| load_error("assets", &js::describe(&e)))?,
-            )
-            .await
-            .map_err(|e| load_error("assets", &js::describe(&e)))?;
-            return Ok(buf.unchecked_into());
-        }
-    };
-    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
-    let mut chunks: Vec<Uint8Array> = Vec::new();
-    let mut loaded = 0.0;
-    loop {
-        let r = JsFuture::from(reader.read()).await.map_err(|e| {
-            load_error(
-                "assets",
-                &format!("reading {url} failed: {}", js::describe(&e)),
-            )
-        })?;
-        if get(&r, "done").as_bool().unwrap_or(true) {
-            break;
-        }
-        let chunk: Uint8Array = get(&r, "value").unchecked_into();
-        loaded += chunk.length() as f64;
-        progress(loaded, total.max(loaded));
-        chunks.push(chunk);
-    }
-    let out = Uint8Array::new_with_length(loaded as u32);
-    let mut off = 0;
-    for c in chunks {
-        out.set(&c, off);
-        off += c.length();
-    }
-    abort.0 = None;
-    Ok(out.buffer())
-}
-
-async fn fetch_text(url: &str) -> Result<String, JsValue> {
-    let buf = fetch_bytes(url, &|_, _| {}).await?;
-    let bytes = Uint8Array::new(&buf).to_vec();
-    String::from_utf8(bytes).map_err(|_| load_error("assets", &format!("{url} is not UTF-8 text")))
-}
-
 /// Starts the runtime: iframe, assets, handshake, boot. Rejects with `DenLoadError`.
 ///
 /// The iframe is created at once and its handshake runs while the host fetches the assets.
@@ -565,40 +325,6 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
     Ok(conn)
 }
 
-/// Host-side asset fetches (the den page can fetch nothing), with combined progress.
-async fn fetch_assets(
-    opts: &RuntimeOptions,
-    progress: &Progress,
-) -> Result<(ArrayBuffer, ArrayBuffer, String), JsValue> {
-    let sizes: Rc<RefCell<[(f64, f64); 3]>> = Rc::new(RefCell::new([(0.0, 0.0); 3]));
-    let report = |i: usize| {
-        let sizes = sizes.clone();
-        let progress = progress.clone();
-        move |loaded: f64, total: f64| {
-            sizes.borrow_mut()[i] = (loaded, total);
-            let s = sizes.borrow();
-            progress(s.iter().map(|x| x.0).sum(), s.iter().map(|x| x.1).sum());
-        }
-    };
-    let (r0, r1, r2) = (report(0), report(1), report(2));
-    let wasm_url = format!("{}pyodide.asm.wasm", opts.pyodide_url);
-    let zip_url = format!("{}python_stdlib.zip", opts.pyodide_url);
-    let lock_url = format!("{}pyodide-lock.json", opts.pyodide_url);
-    let (wasm, stdlib, lock) = futures::future::join3(
-        fetch_bytes(&wasm_url, &r0),
-        fetch_bytes(&zip_url, &r1),
-        async {
-            let t = fetch_text(&lock_url).await;
-            r2(1.0, 1.0);
-            t
-        },
-    )
-    .await;
-    let (wasm, stdlib, lock) = (wasm?, stdlib?, lock?);
-    check_assets(&wasm, &stdlib, &lock, &opts.pyodide_url)?;
-    Ok((wasm, stdlib, lock))
-}
-
 /// Creates the iframe and waits for the den page's "hello" (it answers once it has checked its
 /// isolation). Under `auto`, an isolation failure of the manifest sandbox page falls back to
 /// iframe-sandbox once; every other failure, and any failure of an explicit mode, is final.
@@ -607,8 +333,10 @@ async fn handshake(
     isolation: Isolation,
     hello_seen: Rc<std::cell::Cell<bool>>,
 ) -> Result<Connection, JsValue> {
-    refuse_redirect(&opts.den_url).await?;
     let conn = create(opts, isolation)?;
+    // The iframe loads while the host checks that denUrl does not redirect; the port waits for both.
+    refuse_redirect(&opts.den_url).await?;
+    conn.gate.allow();
     let hello = wait_loader(&conn).await;
     hello_seen.set(true);
     if get_str(&hello, "t").as_deref() == Some("hello") {
@@ -626,6 +354,7 @@ async fn handshake(
     drop(conn);
     hello_seen.set(false);
     let conn = create(opts, Isolation::IframeSandbox)?;
+    conn.gate.allow();
     let hello = wait_loader(&conn).await;
     hello_seen.set(true);
     if get_str(&hello, "t").as_deref() == Some("hello") {
@@ -770,45 +499,6 @@ async fn wait_loader(conn: &Connection) -> JsValue {
     }
 }
 
-fn check_assets(
-    wasm: &ArrayBuffer,
-    stdlib: &ArrayBuffer,
-    lock: &str,
-    base: &str,
-) -> Result<(), JsValue> {
-    let head =
-        Uint8Array::new_with_byte_offset_and_length(wasm, 0, wasm.byte_length().min(4)).to_vec();
-    if head != b"\0asm" {
-        return Err(load_error(
-            "assets",
-            &format!(
-                "{base}pyodide.asm.wasm is not WebAssembly (wrong file or an HTML error page?)"
-            ),
-        ));
-    }
-    let zhead = Uint8Array::new_with_byte_offset_and_length(stdlib, 0, stdlib.byte_length().min(2))
-        .to_vec();
-    if zhead != b"PK" {
-        return Err(load_error(
-            "assets",
-            &format!("{base}python_stdlib.zip is not a zip file"),
-        ));
-    }
-    let parsed = js_sys::JSON::parse(lock)
-        .map_err(|_| load_error("assets", &format!("{base}pyodide-lock.json is not JSON")))?;
-    // The lock file names the Python and ABI of its Pyodide build; 314.0.7 ships these two.
-    let info = get(&parsed, "info");
-    let python = get_str(&info, "python").unwrap_or_default();
-    let abi = get_str(&info, "abi_version").unwrap_or_default();
-    if python != PYODIDE_PYTHON || abi != PYODIDE_ABI {
-        return Err(load_error(
-            "assets",
-            &format!("the Pyodide files at {base} are for Python {python:?} (ABI {abi:?}), not Pyodide {PYODIDE_VERSION} (Python {PYODIDE_PYTHON}, ABI {PYODIDE_ABI}); foxden embeds the {PYODIDE_VERSION} loader and needs exactly that version"),
-        ));
-    }
-    Ok(())
-}
-
 fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsValue> {
     let window = web_sys::window().ok_or_else(|| load_error("iframe", "no window"))?;
     let document = window
@@ -843,22 +533,16 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
     let on_message =
         Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| on_port_message(&s2, ev));
     port.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-    let port2 = channel.port2();
-    let frame = iframe.clone();
-    let mut sent = false;
+    let gate = Rc::new(PortGate {
+        frame: iframe.clone(),
+        port: RefCell::new(Some(channel.port2())),
+        loaded: std::cell::Cell::new(false),
+        allowed: std::cell::Cell::new(false),
+    });
+    let g = gate.clone();
     let on_load = Listener::new(iframe.as_ref(), "load", move |_| {
-        if sent {
-            return;
-        }
-        if let Some(w) = frame.content_window() {
-            let msg = obj(&[("foxden", "connect".into())]);
-            // An opaque origin cannot be named as target: "*" with a port only our den page takes once.
-            if w.post_message_with_transfer(&msg, "*", &Array::of1(&port2))
-                .is_ok()
-            {
-                sent = true;
-            }
-        }
+        g.loaded.set(true);
+        g.try_post();
     });
     iframe.set_src(&opts.den_url);
     let parent: web_sys::Element = match &opts.container {
@@ -881,6 +565,7 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
         shared,
         _on_message: on_message,
         _on_load: on_load,
+        gate,
         next_id: std::cell::Cell::new(0),
         hello_rx: RefCell::new(Some(rx)),
         isolation,

@@ -1,117 +1,30 @@
 //! A den: host-owned files plus a runtime that runs Python over them.
 
+//!
+//! [`options`] validates `openDen`'s and `run`'s options; [`api`] is the JavaScript-facing
+//! method layer; this file holds the den's state and the logic of each operation.
+
+mod api;
+mod options;
+
 use crate::errors::{den_error, option_error, path_error, snapshot_error};
-use crate::js::{self, bytes_to_js, get, get_str, is_absent, obj, str_array};
-use crate::runtime::{
-    self, Connection, OutputHandler, Progress, RunEnd, RunRequest, RuntimeOptions,
-};
-use crate::store::StoreSpec;
+use crate::js::{self, bytes_to_js, get_str, obj, str_array};
+use crate::runtime::{self, Connection, OutputHandler, Progress, RunEnd, RunRequest};
 use foxden_core::files::{ChangeSet, FileEntry, FileMap, Op, StorageError};
 use foxden_core::limits;
 use foxden_core::paths::normalize_file_path;
 use foxden_core::protocol::{Done, ErrorKind, OutputBuffer, ReplyLimits, RunError, Watchdog};
 use foxden_core::sync::SyncState;
 use js_sys::{Array, Function, Object, Promise};
+pub use options::*;
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 thread_local! {
     /// Names of the dens open in this page.
     static OPEN_NAMES: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
-}
-
-/// Options of `openDen`, validated.
-#[derive(Clone)]
-pub struct DenOptions {
-    pub name: String,
-    pub runtime: RuntimeOptions,
-    pub store: StoreSpec,
-    pub max_den_bytes: u64,
-    pub kill_grace_ms: u32,
-}
-
-fn positive(v: &JsValue, key: &str, default: f64, max: f64) -> Result<f64, JsValue> {
-    let raw = get(v, key);
-    if is_absent(&raw) {
-        return Ok(default);
-    }
-    match raw.as_f64() {
-        Some(n) if n.is_finite() && n >= 0.0 && n <= max && n.fract() == 0.0 => Ok(n),
-        _ => Err(option_error(
-            key,
-            &format!("{key} must be a whole number from 0 to {max}"),
-        )),
-    }
-}
-
-impl DenOptions {
-    pub fn from_js(v: &JsValue) -> Result<Self, JsValue> {
-        if !v.is_object() {
-            return Err(option_error(
-                "options",
-                "openDen needs an options object with at least a name",
-            ));
-        }
-        let name = get_str(v, "name").ok_or_else(|| {
-            option_error(
-                "name",
-                "name is required: 1-64 ASCII letters, digits, '-' or '_'",
-            )
-        })?;
-        limits::validate_den_name(&name).map_err(|e| option_error("name", &e.to_string()))?;
-        let rt = get(v, "runtime");
-        let runtime = if is_absent(&rt) {
-            RuntimeOptions::from_js(&JsValue::UNDEFINED)?
-        } else {
-            if get_str(&rt, "kind").as_deref() != Some("iframe") {
-                return Err(option_error(
-                    "runtime",
-                    "runtime must come from iframeRuntime()",
-                ));
-            }
-            RuntimeOptions::from_js(&rt)?
-        };
-        let store = StoreSpec::from_js(&get(v, "store"))?;
-        let max_den_bytes = positive(
-            v,
-            "maxDenBytes",
-            limits::DEFAULT_MAX_DEN_BYTES as f64,
-            4_294_967_296.0 * 16.0,
-        )? as u64;
-        let kill_grace_ms = positive(
-            v,
-            "killGraceMs",
-            limits::DEFAULT_KILL_GRACE_MS as f64,
-            60_000.0,
-        )? as u32;
-        let mut runtime = runtime;
-        runtime.max_den_bytes = max_den_bytes as f64;
-        runtime.max_memory_bytes = positive(
-            v,
-            "maxMemoryBytes",
-            limits::DEFAULT_MAX_MEMORY_BYTES as f64,
-            limits::MAX_MEMORY_BYTES as f64,
-        )?;
-        if runtime.max_memory_bytes < limits::MIN_MEMORY_BYTES as f64 {
-            return Err(option_error(
-                "maxMemoryBytes",
-                &format!(
-                    "maxMemoryBytes must be at least {} (Pyodide needs that much to start)",
-                    limits::MIN_MEMORY_BYTES
-                ),
-            ));
-        }
-        Ok(DenOptions {
-            name,
-            runtime,
-            store,
-            max_den_bytes,
-            kill_grace_ms,
-        })
-    }
 }
 
 /// A listener for den-level events (the element turns them into DOM events).
@@ -346,36 +259,6 @@ impl Drop for Exclusive<'_> {
     }
 }
 
-struct RunOptions {
-    timeout_ms: f64,
-    max_output_bytes: f64,
-    on_output: Option<Function>,
-}
-
-fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
-    Ok(RunOptions {
-        timeout_ms: {
-            let t = positive(
-                v,
-                "timeoutMs",
-                limits::DEFAULT_TIMEOUT_MS as f64,
-                limits::MAX_TIMEOUT_MS as f64,
-            )?;
-            if t == 0.0 {
-                return Err(option_error("timeoutMs", "timeoutMs must be at least 1"));
-            }
-            t
-        },
-        max_output_bytes: positive(
-            v,
-            "maxOutputBytes",
-            limits::DEFAULT_MAX_OUTPUT_BYTES as f64,
-            1_073_741_824.0,
-        )?,
-        on_output: get(v, "onOutput").dyn_into::<Function>().ok(),
-    })
-}
-
 fn error_js(e: &RunError) -> JsValue {
     obj(&[
         ("kind", e.kind.as_str().into()),
@@ -512,61 +395,38 @@ impl Den {
         done.truncated |= done.clip_texts(&limits);
         let mut error = done.error.take();
         let restarted = done.restarted;
-        // Files the run created, changed or deleted come back; the host checks and commits them.
-        let mut ops = Vec::new();
-        let mut touched: Vec<String> = Vec::new();
-        let mut notes = String::new();
-        for f in std::mem::take(&mut done.changed) {
-            let path = match normalize_file_path(&f.path) {
-                Ok(p) => p,
-                Err(e) => {
-                    notes.push_str(&format!("foxden: {:?} was not kept: {e}\n", f.path));
-                    continue;
-                }
+        if let Some(bytes) = done.over_cap {
+            // The changed files alone are over the cap: nothing was copied, nothing is kept.
+            let mut sync = inner.sync.borrow_mut();
+            sync.refused_paths(done.changed.iter().map(|f| f.path.as_str()));
+            sync.refused_paths(done.deleted.iter().map(String::as_str));
+            done.changed.clear();
+            done.deleted.clear();
+            let e = StorageError::CapExceeded {
+                needed: bytes,
+                cap: inner.opts.max_den_bytes,
             };
-            let entry = FileEntry::new(f.data, js::wall_ms());
-            if inner.files.borrow().get(&path).map(|e| e.sha256) == Some(entry.sha256) {
-                inner.sync.borrow_mut().set(&path, Some(entry.sha256));
-                continue;
-            }
-            touched.push(path.clone());
-            ops.push(Op::Put { path, entry });
-        }
-        for p in std::mem::take(&mut done.deleted) {
-            match normalize_file_path(&p) {
-                Ok(path) => {
-                    touched.push(path.clone());
-                    ops.push(Op::Delete { path });
-                }
-                Err(e) => {
-                    notes.push_str(&format!("foxden: the deletion of {p:?} was ignored: {e}\n"))
-                }
+            let msg = format!("the run's file changes were not kept: {e}");
+            if error.is_none() {
+                error = Some(RunError::new(ErrorKind::Storage, "StorageError", msg));
             }
         }
-        let hashes: Vec<(String, Option<[u8; 32]>)> = ops
-            .iter()
-            .map(|op| match op {
-                Op::Put { path, entry } => (path.clone(), Some(entry.sha256)),
-                Op::Delete { path } => (path.clone(), None),
-            })
-            .collect();
-        let changes = match inner.commit(ops, "run").await {
+        // Files the run created, changed or deleted come back; the host checks and commits them.
+        let returned = inner.sync.borrow_mut().returned(
+            &inner.files.borrow(),
+            std::mem::take(&mut done.changed),
+            std::mem::take(&mut done.deleted),
+            js::wall_ms(),
+        );
+        let mut notes = returned.notes.clone();
+        let changes = match inner.commit(returned.ops.clone(), "run").await {
             Ok(c) => {
-                let mut sync = inner.sync.borrow_mut();
-                for (path, sha) in hashes {
-                    match sha {
-                        Some(s) => sync.set(&path, Some(s)),
-                        None => sync.remove(&path),
-                    }
-                }
+                inner.sync.borrow_mut().committed(&returned);
                 c
             }
             Err(e) => {
                 // Nothing was kept; the worker holds files the store refused: resync them next run.
-                let mut sync = inner.sync.borrow_mut();
-                for path in &touched {
-                    sync.set(path, None);
-                }
+                inner.sync.borrow_mut().refused(&returned);
                 let msg = format!("the run's file changes were not kept: {e}");
                 if error.is_none() {
                     error = Some(RunError::new(ErrorKind::Storage, "StorageError", msg));
@@ -767,104 +627,5 @@ impl Den {
         *inner.persist.borrow_mut() = None;
         release_name(&inner.opts.name);
         *inner.sink.borrow_mut() = None;
-    }
-}
-
-#[wasm_bindgen]
-impl Den {
-    /// The den's name.
-    #[wasm_bindgen(getter)]
-    pub fn name(&self) -> String {
-        self.inner.opts.name.clone()
-    }
-
-    /// `{ kind, isolation, loadMs }` of the current runtime.
-    #[wasm_bindgen(getter)]
-    pub fn info(&self) -> JsValue {
-        self.inner.info.borrow().clone()
-    }
-
-    /// True once `close()` was called.
-    #[wasm_bindgen(getter)]
-    pub fn closed(&self) -> bool {
-        self.inner.closed.get()
-    }
-
-    /// Runs Python. Resolves `{ stdout, stderr, result, error, truncated, files, durationMs, restarted }`.
-    pub fn run(&self, code: String, opts: JsValue) -> Promise {
-        let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move { d.run_impl(code, opts).await })
-    }
-
-    /// Runs the read-only shell over the den's files: `{ stdout, stderr, code, truncated }`.
-    pub fn sh(&self, command: String) -> Promise {
-        let r = self.sh_impl(command);
-        wasm_bindgen_futures::future_to_promise(async move { r })
-    }
-
-    /// Writes a file (string, Uint8Array or ArrayBuffer).
-    #[wasm_bindgen(js_name = writeFile)]
-    pub fn write_file(&self, path: String, data: JsValue) -> Promise {
-        let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move { d.write_impl(path, data).await })
-    }
-
-    /// Reads a file: bytes, or text with `{ encoding: "utf-8" }` (or the string "utf-8").
-    #[wasm_bindgen(js_name = readFile)]
-    pub fn read_file(&self, path: String, opts: JsValue) -> Promise {
-        let r = self.read_impl(path, opts);
-        wasm_bindgen_futures::future_to_promise(async move { r })
-    }
-
-    /// Reads a file as UTF-8 text.
-    #[wasm_bindgen(js_name = readText)]
-    pub fn read_text(&self, path: String) -> Promise {
-        self.read_file(path, "utf-8".into())
-    }
-
-    /// Deletes a file.
-    #[wasm_bindgen(js_name = deleteFile)]
-    pub fn delete_file(&self, path: String) -> Promise {
-        let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move { d.delete_impl(path).await })
-    }
-
-    /// Lists files: `[{ path, size, sha256, mtime }]`, sorted by path.
-    pub fn list(&self) -> Promise {
-        let r = self.list_impl();
-        wasm_bindgen_futures::future_to_promise(async move { r })
-    }
-
-    /// Packs every file into snapshot bytes (a tar archive with a manifest of SHA-256s).
-    pub fn snapshot(&self) -> Promise {
-        let r = self.snapshot_impl();
-        wasm_bindgen_futures::future_to_promise(async move { r })
-    }
-
-    /// Replaces all files with a snapshot's, after checking all of it.
-    pub fn restore(&self, bytes: JsValue) -> Promise {
-        let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move { d.restore_impl(bytes).await })
-    }
-
-    /// Opens a new den with a copy of the files.
-    pub fn fork(&self, opts: JsValue) -> Promise {
-        let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move {
-            d.fork_impl(opts).await.map(JsValue::from)
-        })
-    }
-
-    /// New interpreter (Python variables gone), files kept. Resolves `{ from, bootMs }`: whether
-    /// it resumed from the memory snapshot of a fresh interpreter or booted from scratch.
-    pub fn reset(&self) -> Promise {
-        let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move { d.reset_impl().await })
-    }
-
-    /// Removes the iframe and frees the name.
-    pub fn close(&self) -> Promise {
-        self.close_impl();
-        Promise::resolve(&JsValue::UNDEFINED)
     }
 }

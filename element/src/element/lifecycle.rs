@@ -1,0 +1,435 @@
+//! Opening and closing the den as the element is connected, changed and removed; den events
+//! become DOM events.
+
+use super::*;
+use crate::den::{self, Den, EventSink};
+use crate::errors::den_error;
+use crate::js::{self, get, get_f64, get_str, is_absent, obj};
+use crate::runtime::Progress;
+use crate::store::StoreSpec;
+use futures::channel::oneshot;
+use futures::future::{select, Either};
+use js_sys::{Function, Object, Promise, Reflect};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::{Element, HtmlElement};
+
+// ---------------------------------------------------------------------------------------------
+// State
+
+/// The `ready` promise of the current (or next) opening.
+pub(crate) struct Ready {
+    pub(crate) promise: Promise,
+    pub(crate) resolve: Option<Function>,
+    pub(crate) reject: Option<Function>,
+    pub(crate) rejected: bool,
+}
+
+impl Ready {
+    pub(crate) fn new() -> Ready {
+        let mut resolve = None;
+        let mut reject = None;
+        let promise = Promise::new(&mut |res, rej| {
+            resolve = Some(res);
+            reject = Some(rej);
+        });
+        // Marks the promise handled: a page that never reads `ready` gets no unhandled rejection
+        // (the error is also an `error` event). The future's callbacks go away once it settles.
+        drop(JsFuture::from(promise.clone()));
+        Ready {
+            promise,
+            resolve,
+            reject,
+            rejected: false,
+        }
+    }
+    pub(crate) fn settled(&self) -> bool {
+        self.resolve.is_none()
+    }
+    /// Resolves (`ok`) or rejects the promise with `v`, unless it is already settled.
+    pub(crate) fn settle(&mut self, ok: bool, v: &JsValue) {
+        let (resolve, reject) = (self.resolve.take(), self.reject.take());
+        self.rejected |= !ok && resolve.is_some();
+        if let Some(f) = if ok {
+            resolve
+        } else {
+            reject.filter(|_| resolve.is_some())
+        } {
+            let _ = f.call1(&JsValue::UNDEFINED, v);
+        }
+    }
+}
+
+/// The open den and the attributes it was opened with.
+pub(crate) struct Live {
+    pub(crate) den: Den,
+    pub(crate) key: String,
+}
+
+/// An opening in progress; dropping it cancels the opening.
+pub(crate) struct Opening {
+    pub(crate) key: String,
+    pub(crate) _cancel: oneshot::Sender<()>,
+}
+
+pub(crate) struct State {
+    pub(crate) host: RefCell<Option<HtmlElement>>,
+    pub(crate) connected: Cell<bool>,
+    pub(crate) scheduled: Cell<bool>,
+    pub(crate) live: RefCell<Option<Live>>,
+    pub(crate) opening: RefCell<Option<Opening>>,
+    /// The key of the den `close()` closed: not reopened until the attributes or the
+    /// connection change.
+    pub(crate) closed_key: RefCell<Option<String>>,
+    pub(crate) ready: RefCell<Ready>,
+    pub(crate) generation: Cell<u32>,
+    pub(crate) run_defaults: Cell<(f64, f64)>,
+    pub(crate) ui: RefCell<Option<Rc<Ui>>>,
+    pub(crate) runs_active: Cell<u32>,
+}
+
+pub(crate) fn closed_error(state: &State) -> JsValue {
+    let name = state
+        .host
+        .borrow()
+        .as_ref()
+        .and_then(|h| h.get_attribute("name"))
+        .unwrap_or_default();
+    den_error(
+        "closed",
+        &format!("<foxden-den name={name:?}> has no open den (it is not in the document, was closed, or its attributes are invalid)"),
+    )
+}
+
+impl State {
+    pub(crate) fn emit(&self, kind: &str, detail: &JsValue) {
+        let host = self.host.borrow().clone();
+        if let Some(h) = host {
+            let init = web_sys::CustomEventInit::new();
+            init.set_bubbles(true);
+            init.set_composed(true);
+            init.set_detail(detail);
+            if let Ok(ev) = web_sys::CustomEvent::new_with_event_init_dict(kind, &init) {
+                let _ = h.dispatch_event(&ev);
+            }
+        }
+    }
+
+    pub(crate) fn emit_error(&self, error: &JsValue) {
+        let detail = obj(&[("error", error.clone())]);
+        if let Some(a) = get_str(error, "attribute") {
+            let _ = Reflect::set(&detail, &"attribute".into(), &a.into());
+        }
+        self.emit("error", &detail.into());
+        self.ui_status(&format!("Error: {}", js::describe(error)));
+    }
+
+    pub(crate) fn ui(&self) -> Option<Rc<Ui>> {
+        self.ui.borrow().clone()
+    }
+
+    pub(crate) fn ui_status(&self, text: &str) {
+        if let Some(ui) = self.ui() {
+            ui.status.set_text_content(Some(text));
+        }
+    }
+
+    pub(crate) fn den(&self) -> Option<Den> {
+        self.live.borrow().as_ref().map(|l| l.den.share())
+    }
+
+    /// Closes the den and cancels an opening.
+    pub(crate) fn shut(&self) {
+        self.opening.borrow_mut().take();
+        let live = self.live.borrow_mut().take();
+        if let Some(l) = live {
+            l.den.close_impl();
+        }
+        self.runs_active.set(0);
+    }
+}
+
+/// Schedules a reconcile in a microtask (one per batch of changes).
+pub(crate) fn schedule(state: &Rc<State>) {
+    if state.scheduled.replace(true) {
+        return;
+    }
+    // A change after a failed opening gets a fresh `ready` for the next attempt.
+    if state.ready.borrow().rejected {
+        *state.ready.borrow_mut() = Ready::new();
+    }
+    let s = state.clone();
+    spawn_local(async move {
+        s.scheduled.set(false);
+        reconcile(&s);
+    });
+}
+
+/// Brings the den and the UI in line with the element's attributes and connection.
+pub(crate) fn reconcile(state: &Rc<State>) {
+    if !state.connected.get() {
+        // Removed (and not re-inserted in the same task): close, drop the UI and the element.
+        state.shut();
+        state.ui.borrow_mut().take();
+        state.closed_key.borrow_mut().take();
+        let err = closed_error(state);
+        state.ready.borrow_mut().settle(false, &err);
+        state.host.borrow_mut().take();
+        return;
+    }
+    let Some(host) = state.host.borrow().clone() else {
+        return;
+    };
+    sync_ui(state, &host);
+    let config = match parse_config(&host) {
+        Ok(c) => c,
+        Err(errors) => {
+            // The den (if any) keeps running with its last valid attributes.
+            if state.live.borrow().is_none() && state.opening.borrow().is_none() {
+                state.ready.borrow_mut().settle(false, &errors[0]);
+            }
+            for e in &errors {
+                state.emit_error(e);
+            }
+            return;
+        }
+    };
+    state
+        .run_defaults
+        .set((config.timeout_ms, config.max_output_bytes));
+    let current = state
+        .live
+        .borrow()
+        .as_ref()
+        .map(|l| l.key.clone())
+        .or_else(|| state.opening.borrow().as_ref().map(|o| o.key.clone()));
+    if current.as_deref() == Some(config.key.as_str()) {
+        return;
+    }
+    if state.closed_key.borrow().as_deref() == Some(config.key.as_str()) {
+        return;
+    }
+    state.closed_key.borrow_mut().take();
+    start_open(state, config);
+}
+
+pub(crate) fn start_open(state: &Rc<State>, config: Config) {
+    // A memory den that only changes runtime options keeps its files (not its variables).
+    let snapshot = {
+        let live = state.live.borrow();
+        live.as_ref()
+            .filter(|l| {
+                l.den.inner.opts.name == config.den.name
+                    && l.den.inner.opts.store == StoreSpec::Memory
+                    && config.den.store == StoreSpec::Memory
+            })
+            .and_then(|l| l.den.snapshot_impl().ok())
+            .and_then(|b| js::data_to_bytes(&b))
+    };
+    state.shut();
+    if state.ready.borrow().settled() {
+        *state.ready.borrow_mut() = Ready::new();
+    }
+    let generation = state.generation.get().wrapping_add(1);
+    state.generation.set(generation);
+    let (tx, rx) = oneshot::channel::<()>();
+    *state.opening.borrow_mut() = Some(Opening {
+        key: config.key.clone(),
+        _cancel: tx,
+    });
+    state.ui_status("Loading Python…");
+    if let Some(ui) = state.ui() {
+        ui.show_progress(0.0, 0.0);
+        ui.set_run_enabled(false);
+    }
+    let weak = Rc::downgrade(state);
+    let progress: Progress = {
+        let weak = weak.clone();
+        Rc::new(move |loaded, total| {
+            if let Some(s) = weak.upgrade().filter(|s| s.generation.get() == generation) {
+                s.emit(
+                    "progress",
+                    &obj(&[("loaded", loaded.into()), ("total", total.into())]).into(),
+                );
+                if let Some(ui) = s.ui() {
+                    ui.show_progress(loaded, total);
+                }
+            }
+        })
+    };
+    let sink: EventSink = {
+        let weak = weak.clone();
+        Rc::new(move |kind: &str, detail: JsValue| {
+            if let Some(s) = weak.upgrade().filter(|s| s.generation.get() == generation) {
+                on_den_event(&s, kind, &detail);
+            }
+        })
+    };
+    let name = config.den.name.clone();
+    let key = config.key;
+    spawn_local(async move {
+        let open = Box::pin(den::open(config.den, snapshot, progress, Some(sink)));
+        let result = match select(open, rx).await {
+            Either::Left((r, _)) => r,
+            Either::Right((_, open)) => {
+                // Cancelled while loading: dropping the future removes the iframe and port;
+                // the name it claimed on its first poll is ours to free.
+                drop(open);
+                den::forget_name(&name);
+                return;
+            }
+        };
+        let Some(s) = weak.upgrade() else {
+            if let Ok(d) = result {
+                d.close_impl();
+            }
+            return;
+        };
+        if s.generation.get() != generation {
+            if let Ok(d) = result {
+                d.close_impl();
+            }
+            return;
+        }
+        s.opening.borrow_mut().take();
+        match result {
+            Ok(den) => {
+                let info = den.info();
+                *s.live.borrow_mut() = Some(Live { den, key });
+                s.ready.borrow_mut().settle(true, &info);
+                s.emit("ready", &obj(&[("info", info.clone())]).into());
+                s.ui_status(&format!(
+                    "Ready ({})",
+                    get_str(&info, "isolation").unwrap_or_default()
+                ));
+                if let Some(ui) = s.ui() {
+                    ui.hide_progress();
+                    ui.set_run_enabled(true);
+                    refresh_files(&s, &ui);
+                }
+                let autorun = s
+                    .host
+                    .borrow()
+                    .as_ref()
+                    .is_some_and(|h| h.has_attribute("autorun"));
+                if autorun {
+                    run_script(&s);
+                }
+            }
+            Err(e) => {
+                s.ready.borrow_mut().settle(false, &e);
+                if let Some(ui) = s.ui() {
+                    ui.hide_progress();
+                }
+                s.emit_error(&e);
+            }
+        }
+    });
+}
+
+/// Den events ("run", "output", "file-change") become DOM events and UI updates.
+pub(crate) fn on_den_event(state: &Rc<State>, kind: &str, detail: &JsValue) {
+    state.emit(kind, detail);
+    let Some(ui) = state.ui() else {
+        return;
+    };
+    match kind {
+        "output" => {
+            let stream = get_str(detail, "stream").unwrap_or_default();
+            ui.append_output(&get_str(detail, "text").unwrap_or_default(), &stream);
+        }
+        "run" => {
+            if get_str(detail, "phase").as_deref() == Some("start") {
+                state.runs_active.set(state.runs_active.get() + 1);
+                ui.output.set_text_content(None);
+                ui.set_busy(true);
+                state.ui_status("Running…");
+            } else {
+                state
+                    .runs_active
+                    .set(state.runs_active.get().saturating_sub(1));
+                let r = get(detail, "result");
+                let err = get(&r, "error");
+                if is_absent(&err) {
+                    // Like the Python prompt, a None result is not echoed.
+                    if let Some(v) = get_str(&r, "result").filter(|v| v != "None") {
+                        ui.append_output(&format!("→ {v}\n"), "result");
+                    }
+                    let ms = get_f64(&r, "durationMs").unwrap_or(0.0);
+                    state.ui_status(&format!("Done in {ms:.0} ms"));
+                } else {
+                    let tb = get_str(&err, "traceback").unwrap_or_default();
+                    let text = if tb.is_empty() {
+                        format!(
+                            "{}: {}\n",
+                            get_str(&err, "type").unwrap_or_default(),
+                            get_str(&err, "message").unwrap_or_default()
+                        )
+                    } else {
+                        tb
+                    };
+                    ui.append_output(&text, "stderr");
+                    state.ui_status(&format!(
+                        "Failed ({}): {}",
+                        get_str(&err, "kind").unwrap_or_default(),
+                        get_str(&err, "type").unwrap_or_default()
+                    ));
+                }
+                ui.set_busy(state.runs_active.get() > 0);
+            }
+        }
+        "file-change" => refresh_files(state, &ui),
+        _ => {}
+    }
+}
+
+/// The code of the `<script type="text/x-python">` child, dedented.
+pub(crate) fn script_code(host: &Element) -> Option<String> {
+    let script = host
+        .query_selector(":scope > script[type='text/x-python']")
+        .ok()??;
+    Some(dedent(&script.text_content().unwrap_or_default()))
+}
+
+/// Runs the script child (Run button and `autorun`).
+pub(crate) fn run_script(state: &Rc<State>) {
+    let Some(host) = state.host.borrow().clone() else {
+        return;
+    };
+    let Some(code) = script_code(&host) else {
+        state.ui_status("Nothing to run: add a <script type=\"text/x-python\"> child");
+        return;
+    };
+    let Some(den) = state.den() else {
+        return;
+    };
+    let opts = run_opts(state, &JsValue::UNDEFINED);
+    let s = state.clone();
+    spawn_local(async move {
+        // The outcome reaches the page as the "run" event; a rejection here (a closed den) too.
+        if let Err(e) = den.run_impl(code, opts).await {
+            s.emit_error(&e);
+        }
+    });
+}
+
+/// Run options with the element's `timeout` and `max-output-bytes` as defaults.
+pub(crate) fn run_opts(state: &State, opts: &JsValue) -> JsValue {
+    let out = Object::new();
+    if opts.is_object() {
+        let _ = Object::assign(&out, opts.unchecked_ref());
+    } else if !is_absent(opts) {
+        return opts.clone();
+    }
+    let (timeout, max_output) = state.run_defaults.get();
+    if is_absent(&get(&out, "timeoutMs")) {
+        let _ = Reflect::set(&out, &"timeoutMs".into(), &timeout.into());
+    }
+    if is_absent(&get(&out, "maxOutputBytes")) {
+        let _ = Reflect::set(&out, &"maxOutputBytes".into(), &max_output.into());
+    }
+    out.into()
+}

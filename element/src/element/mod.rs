@@ -1,0 +1,240 @@
+//! The `<foxden-den>` custom element.
+//!
+//! `js/element.js` is the class shim the browser needs; it forwards every lifecycle callback,
+//! attribute change, property and method to a [`ElementHandle`]. Everything else is here:
+//! attribute parsing and validation, opening and closing the den, DOM events, and the optional
+//! `controls` UI in a shadow root.
+//!
+//! Ownership rules that keep a page leak-free:
+//! - the handle never holds the element while it is out of the document and has no den: the
+//!   shim passes the element in on each lifecycle call, so a removed element and its handle can be
+//!   garbage-collected together;
+//! - every DOM listener is a [`Listener`] held by the UI, dropped (and so removed) with it;
+//! - every blob URL of a download link is an [`ObjectUrl`] that revokes itself on drop;
+//! - a disconnection only closes the den after a microtask check, so a move (disconnect then
+//!   connect in the same task) keeps the den and its Python variables.
+//!
+//! The module is split by concern: [`config`] parses and reflects attributes, [`lifecycle`]
+//! opens and closes the den as the element is connected, changed and removed, [`ui`] is the
+//! `controls` shadow-root UI, and this file forwards the element's methods to the den.
+
+mod config;
+mod lifecycle;
+mod ui;
+
+use crate::den::Den;
+use config::*;
+use foxden_core::limits;
+use js_sys::{Array, Promise};
+use lifecycle::*;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use ui::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use web_sys::HtmlElement;
+
+/// The tag name.
+pub const TAG: &str = "foxden-den";
+
+#[wasm_bindgen(module = "/js/element.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = defineFoxdenElement)]
+    pub(crate) fn define_foxden_element(handle_class: &JsValue, spec: &JsValue) -> bool;
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The DOM `Blob` (declared here: web-sys's Blob feature is not enabled for this crate).
+    #[wasm_bindgen(js_name = Blob)]
+    pub(crate) type JsBlob;
+    #[wasm_bindgen(constructor, js_class = "Blob")]
+    pub(crate) fn new(parts: &Array, options: &JsValue) -> JsBlob;
+    #[wasm_bindgen(js_namespace = URL, js_name = createObjectURL)]
+    pub(crate) fn create_object_url(blob: &JsBlob) -> String;
+    #[wasm_bindgen(js_namespace = URL, js_name = revokeObjectURL)]
+    pub(crate) fn revoke_object_url(url: &str);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The handle
+
+/// The Rust side of one `<foxden-den>` element.
+#[wasm_bindgen(js_name = FoxdenElementHandle)]
+pub struct ElementHandle {
+    state: Rc<State>,
+}
+
+impl Default for ElementHandle {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+async fn live_den(state: Rc<State>) -> Result<Den, JsValue> {
+    if let Some(d) = state.den() {
+        return Ok(d);
+    }
+    if state.opening.borrow().is_some() {
+        let p = state.ready.borrow().promise.clone();
+        JsFuture::from(p).await?;
+        return state.den().ok_or_else(|| closed_error(&state));
+    }
+    Err(closed_error(&state))
+}
+
+#[wasm_bindgen(js_class = FoxdenElementHandle)]
+impl ElementHandle {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> ElementHandle {
+        ElementHandle {
+            state: Rc::new(State {
+                host: RefCell::new(None),
+                connected: Cell::new(false),
+                scheduled: Cell::new(false),
+                live: RefCell::new(None),
+                opening: RefCell::new(None),
+                closed_key: RefCell::new(None),
+                ready: RefCell::new(Ready::new()),
+                generation: Cell::new(0),
+                run_defaults: Cell::new((
+                    limits::DEFAULT_TIMEOUT_MS as f64,
+                    limits::DEFAULT_MAX_OUTPUT_BYTES as f64,
+                )),
+                ui: RefCell::new(None),
+                runs_active: Cell::new(0),
+            }),
+        }
+    }
+
+    /// `connectedCallback`.
+    pub fn connected(&self, el: HtmlElement) {
+        self.state.connected.set(true);
+        *self.state.host.borrow_mut() = Some(el);
+        schedule(&self.state);
+    }
+
+    /// `disconnectedCallback`: the den closes in a microtask unless the element is back by then.
+    pub fn disconnected(&self, _el: HtmlElement) {
+        self.state.connected.set(false);
+        schedule(&self.state);
+    }
+
+    /// `attributeChangedCallback`.
+    #[wasm_bindgen(js_name = attributeChanged)]
+    pub fn attribute_changed(&self, _el: HtmlElement, _name: String) {
+        if self.state.connected.get() {
+            schedule(&self.state);
+        }
+    }
+
+    /// A reflected property's value.
+    #[wasm_bindgen(js_name = getProp)]
+    pub fn get_prop(&self, el: HtmlElement, prop: &str) -> JsValue {
+        prop_value(&el, prop)
+    }
+
+    /// Sets a reflected property (that is, its attribute).
+    #[wasm_bindgen(js_name = setProp)]
+    pub fn set_prop(&self, el: HtmlElement, prop: &str, value: JsValue) -> Result<(), JsValue> {
+        set_prop_value(&el, prop, &value)
+    }
+
+    /// The `ready` promise.
+    pub fn ready(&self) -> Promise {
+        self.state.ready.borrow().promise.clone()
+    }
+
+    /// `info` of the open den, or null.
+    pub fn info(&self) -> JsValue {
+        self.state.den().map_or(JsValue::NULL, |d| d.info())
+    }
+
+    pub fn run(&self, code: String, opts: JsValue) -> Promise {
+        let s = self.state.clone();
+        future_to_promise(async move {
+            let d = live_den(s.clone()).await?;
+            d.run_impl(code, run_opts(&s, &opts)).await
+        })
+    }
+
+    pub fn sh(&self, command: String) -> Promise {
+        let s = self.state.clone();
+        future_to_promise(async move { live_den(s).await?.sh_impl(command) })
+    }
+
+    #[wasm_bindgen(js_name = writeFile)]
+    pub fn write_file(&self, path: String, data: JsValue) -> Promise {
+        let s = self.state.clone();
+        future_to_promise(async move { live_den(s).await?.write_impl(path, data).await })
+    }
+
+    #[wasm_bindgen(js_name = readFile)]
+    pub fn read_file(&self, path: String, opts: JsValue) -> Promise {
+        let s = self.state.clone();
+        future_to_promise(async move { live_den(s).await?.read_impl(path, opts) })
+    }
+
+    #[wasm_bindgen(js_name = readText)]
+    pub fn read_text(&self, path: String) -> Promise {
+        self.read_file(path, "utf-8".into())
+    }
+
+    #[wasm_bindgen(js_name = deleteFile)]
+    pub fn delete_file(&self, path: String) -> Promise {
+        let s = self.state.clone();
+        future_to_promise(async move { live_den(s).await?.delete_impl(path).await })
+    }
+
+    pub fn list(&self) -> Promise {
+        let s = self.state.clone();
+        future_to_promise(async move { live_den(s).await?.list_impl() })
+    }
+
+    pub fn snapshot(&self) -> Promise {
+        let s = self.state.clone();
+        future_to_promise(async move { live_den(s).await?.snapshot_impl() })
+    }
+
+    pub fn restore(&self, bytes: JsValue) -> Promise {
+        let s = self.state.clone();
+        future_to_promise(async move { live_den(s).await?.restore_impl(bytes).await })
+    }
+
+    pub fn fork(&self, opts: JsValue) -> Promise {
+        let s = self.state.clone();
+        future_to_promise(
+            async move { live_den(s).await?.fork_impl(opts).await.map(JsValue::from) },
+        )
+    }
+
+    pub fn reset(&self) -> Promise {
+        let s = self.state.clone();
+        future_to_promise(async move { live_den(s).await?.reset_impl().await })
+    }
+
+    /// Closes the den; it reopens when the element is re-inserted or a den attribute changes.
+    pub fn close(&self) -> Promise {
+        let s = &self.state;
+        let key = s
+            .live
+            .borrow()
+            .as_ref()
+            .map(|l| l.key.clone())
+            .or_else(|| s.opening.borrow().as_ref().map(|o| o.key.clone()));
+        if key.is_some() {
+            *s.closed_key.borrow_mut() = key;
+        }
+        s.shut();
+        let err = closed_error(s);
+        s.ready.borrow_mut().settle(false, &err);
+        if let Some(ui) = s.ui() {
+            ui.set_run_enabled(false);
+            ui.hide_progress();
+            ui.urls.borrow_mut().clear();
+            ui.files.set_text_content(None);
+        }
+        s.ui_status("Closed");
+        Promise::resolve(&JsValue::UNDEFINED)
+    }
+}

@@ -1,0 +1,310 @@
+//! The optional `controls` UI in a shadow root.
+
+use super::*;
+use crate::callback::Listener;
+use crate::errors::den_error;
+use crate::js::{get, get_f64, get_str, obj};
+use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::{Element, HtmlElement, ShadowRoot};
+
+// ---------------------------------------------------------------------------------------------
+// The controls UI
+
+/// A blob URL that revokes itself on drop.
+pub(crate) struct ObjectUrl(String);
+
+impl Drop for ObjectUrl {
+    fn drop(&mut self) {
+        revoke_object_url(&self.0);
+    }
+}
+
+pub(crate) const UI_HTML: &str = r#"<style>
+:host { display: block; font: var(--foxden-font, 14px/1.45 system-ui, sans-serif); color: var(--foxden-fg, #1c1b22); }
+:host([hidden]) { display: none; }
+.panel { display: grid; gap: .6em; padding: var(--foxden-padding, .8em); background: var(--foxden-bg, #fbfbfe); border: 1px solid var(--foxden-border, #cfcfd8); border-radius: var(--foxden-radius, 8px); }
+.bar { display: flex; align-items: center; gap: .75em; flex-wrap: wrap; }
+button { font: inherit; padding: .35em 1.1em; border-radius: var(--foxden-radius, 8px); border: 1px solid var(--foxden-accent, #0b57d0); background: var(--foxden-accent, #0b57d0); color: var(--foxden-accent-fg, #fff); cursor: pointer; }
+button:disabled, button[aria-disabled="true"] { opacity: .5; cursor: default; }
+button:focus-visible, input:focus-visible, a:focus-visible, pre:focus-visible { outline: 3px solid var(--foxden-focus, #f9a825); outline-offset: 2px; }
+progress { width: 100%; accent-color: var(--foxden-accent, #0b57d0); }
+pre { margin: 0; padding: .6em; overflow: auto; white-space: pre-wrap; font: var(--foxden-mono-font, 13px/1.4 ui-monospace, monospace); border-radius: calc(var(--foxden-radius, 8px) / 2); }
+.code { background: var(--foxden-code-bg, #f0f0f4); }
+.output { min-height: 3em; max-height: var(--foxden-output-max-height, 20em); background: var(--foxden-output-bg, #1c1b22); color: var(--foxden-output-fg, #f0f0f4); }
+.stderr { color: var(--foxden-stderr, #ff8a80); }
+.result { color: var(--foxden-result, #a5d6a7); }
+.drop { border: 2px dashed var(--foxden-border, #cfcfd8); border-radius: var(--foxden-radius, 8px); padding: .8em; text-align: center; }
+.drop.over { border-color: var(--foxden-accent, #0b57d0); background: var(--foxden-drop-bg, #e8f0fe); }
+ul { margin: 0; padding-left: 1.2em; }
+a { color: var(--foxden-link, #0b57d0); }
+</style>
+<div class="panel" part="panel">
+<div class="bar" part="toolbar"><button type="button" id="run" part="run-button" disabled>Run</button><span id="status" part="status" role="status" aria-live="polite">Loading Python…</span></div>
+<progress id="progress" part="progress" max="1" value="0" aria-label="Loading Python"></progress>
+<pre id="code" class="code" part="code" aria-label="Python code" tabindex="0"></pre>
+<div id="drop" class="drop" part="dropzone"><label part="file-label">Add files to /drop: <input id="file" type="file" multiple part="file-input"></label> <span>or drop them here</span></div>
+<pre id="output" class="output" part="output" role="log" aria-live="polite" aria-label="Output" tabindex="0"></pre>
+<ul id="files" part="files" aria-label="Files"></ul>
+</div>
+<slot></slot>"#;
+
+pub(crate) struct Ui {
+    pub(crate) root: ShadowRoot,
+    pub(crate) run: HtmlElement,
+    pub(crate) status: HtmlElement,
+    pub(crate) progress: HtmlElement,
+    pub(crate) output: HtmlElement,
+    pub(crate) files: HtmlElement,
+    pub(crate) urls: RefCell<Vec<ObjectUrl>>,
+    pub(crate) listeners: RefCell<Vec<Listener>>,
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        // Listeners and blob URLs go by their own Drop; the shadow root keeps only the slot.
+        self.listeners.borrow_mut().clear();
+        self.urls.borrow_mut().clear();
+        self.root.set_inner_html("<slot></slot>");
+    }
+}
+
+pub(crate) fn by_id(root: &ShadowRoot, id: &str) -> Option<HtmlElement> {
+    root.get_element_by_id(id)?.dyn_into().ok()
+}
+
+impl Ui {
+    pub(crate) fn build(host: &HtmlElement) -> Option<Ui> {
+        let root = match host.shadow_root() {
+            Some(r) => r,
+            None => host
+                .attach_shadow(&web_sys::ShadowRootInit::new(web_sys::ShadowRootMode::Open))
+                .ok()?,
+        };
+        root.set_inner_html(UI_HTML);
+        Some(Ui {
+            run: by_id(&root, "run")?,
+            status: by_id(&root, "status")?,
+            progress: by_id(&root, "progress")?,
+            output: by_id(&root, "output")?,
+            files: by_id(&root, "files")?,
+            root,
+            urls: RefCell::new(Vec::new()),
+            listeners: RefCell::new(Vec::new()),
+        })
+    }
+
+    /// Disabled while there is no den to run in.
+    pub(crate) fn set_run_enabled(&self, on: bool) {
+        let _ = self.run.toggle_attribute_with_force("disabled", !on);
+    }
+
+    /// While a run goes on the button stays focusable (a disabled button would drop the
+    /// keyboard focus) and says it is busy; clicks are ignored.
+    pub(crate) fn set_busy(&self, busy: bool) {
+        let _ = self
+            .run
+            .set_attribute("aria-disabled", if busy { "true" } else { "false" });
+    }
+
+    pub(crate) fn show_progress(&self, loaded: f64, total: f64) {
+        let p = &self.progress;
+        p.set_hidden(false);
+        let _ = p.set_attribute("max", &format!("{}", total.max(1.0)));
+        let _ = p.set_attribute("value", &format!("{}", loaded.min(total.max(1.0))));
+        let pct = if total > 0.0 {
+            (loaded / total * 100.0).floor()
+        } else {
+            0.0
+        };
+        let _ = p.set_attribute(
+            "aria-valuetext",
+            &format!("{pct}% of the Python runtime loaded"),
+        );
+    }
+
+    pub(crate) fn hide_progress(&self) {
+        self.progress.set_hidden(true);
+    }
+
+    pub(crate) fn append_output(&self, text: &str, stream: &str) {
+        let Some(doc) = self.root.owner_document() else {
+            return;
+        };
+        if let Ok(span) = doc.create_element("span") {
+            span.set_class_name(stream);
+            span.set_text_content(Some(text));
+            let _ = self.output.append_child(&span);
+            self.output.set_scroll_top(self.output.scroll_height());
+        }
+    }
+}
+
+/// Builds or removes the UI to match the `controls` attribute.
+pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
+    let want = host.has_attribute("controls");
+    let have = state.ui.borrow().is_some();
+    if want == have {
+        if let (true, Some(ui)) = (want, state.ui()) {
+            show_code(&ui, host);
+        }
+        return;
+    }
+    if !want {
+        state.ui.borrow_mut().take();
+        return;
+    }
+    let Some(ui) = Ui::build(host).map(Rc::new) else {
+        return;
+    };
+    show_code(&ui, host);
+    let weak = Rc::downgrade(state);
+    let mut ls = Vec::new();
+    {
+        let w = weak.clone();
+        ls.push(Listener::new(ui.run.as_ref(), "click", move |_| {
+            if let Some(s) = w.upgrade().filter(|s| s.runs_active.get() == 0) {
+                run_script(&s);
+            }
+        }));
+    }
+    if let Some(input) = by_id(&ui.root, "file") {
+        let w = weak.clone();
+        let inp = input.clone();
+        ls.push(Listener::new(input.as_ref(), "change", move |_| {
+            if let Some(s) = w.upgrade() {
+                add_files(&s, get(&inp, "files"));
+                let _ = Reflect::set(&inp, &"value".into(), &"".into());
+            }
+        }));
+    }
+    if let Some(drop_zone) = by_id(&ui.root, "drop") {
+        for kind in ["dragenter", "dragover"] {
+            let z = drop_zone.clone();
+            ls.push(Listener::new(drop_zone.as_ref(), kind, move |e| {
+                e.prevent_default();
+                let _ = z.class_list().add_1("over");
+            }));
+        }
+        let z = drop_zone.clone();
+        ls.push(Listener::new(drop_zone.as_ref(), "dragleave", move |_| {
+            let _ = z.class_list().remove_1("over");
+        }));
+        let z = drop_zone.clone();
+        let w = weak.clone();
+        ls.push(Listener::new(drop_zone.as_ref(), "drop", move |e| {
+            e.prevent_default();
+            let _ = z.class_list().remove_1("over");
+            if let Some(s) = w.upgrade() {
+                add_files(&s, get(&get(&e, "dataTransfer"), "files"));
+            }
+        }));
+    }
+    *ui.listeners.borrow_mut() = ls;
+    let live = state.live.borrow().is_some();
+    ui.set_run_enabled(live);
+    ui.set_busy(state.runs_active.get() > 0);
+    if live {
+        ui.hide_progress();
+        ui.status.set_text_content(Some("Ready"));
+        refresh_files(state, &ui);
+    } else if state.opening.borrow().is_none() {
+        ui.hide_progress();
+        ui.status.set_text_content(Some("Not loaded"));
+    }
+    *state.ui.borrow_mut() = Some(ui);
+}
+
+pub(crate) fn show_code(ui: &Ui, host: &Element) {
+    if let Some(code) = by_id(&ui.root, "code") {
+        match script_code(host) {
+            Some(c) => {
+                code.set_hidden(false);
+                code.set_text_content(Some(c.trim_end()));
+            }
+            None => code.set_hidden(true),
+        }
+    }
+}
+
+/// Writes dropped or picked files to /drop/<name>.
+pub(crate) fn add_files(state: &Rc<State>, files: JsValue) {
+    let n = get_f64(&files, "length").unwrap_or(0.0) as u32;
+    let list: Vec<JsValue> = (0..n)
+        .map(|i| Reflect::get_u32(&files, i).unwrap_or(JsValue::UNDEFINED))
+        .collect();
+    if list.is_empty() {
+        return;
+    }
+    let s = state.clone();
+    spawn_local(async move {
+        for f in list {
+            let name = get_str(&f, "name").unwrap_or_default();
+            let buf = match Reflect::get(&f, &"arrayBuffer".into())
+                .ok()
+                .and_then(|m| m.dyn_into::<Function>().ok())
+                .and_then(|m| m.call0(&f).ok())
+            {
+                Some(p) => JsFuture::from(Promise::from(p)).await,
+                None => Err(den_error("bad-data", "not a file")),
+            };
+            let result = match (buf, s.den()) {
+                (Ok(b), Some(den)) => {
+                    den.write_impl(format!("/drop/{name}"), Uint8Array::new(&b).into())
+                        .await
+                }
+                (Err(e), _) => Err(e),
+                (_, None) => Err(closed_error(&s)),
+            };
+            match result {
+                Ok(_) => s.ui_status(&format!("Added /drop/{name}")),
+                Err(e) => s.emit_error(&e),
+            }
+        }
+    });
+}
+
+/// Redraws the file list with download links.
+pub(crate) fn refresh_files(state: &Rc<State>, ui: &Ui) {
+    let Some(den) = state.den() else {
+        return;
+    };
+    let Ok(list) = den.list_impl() else {
+        return;
+    };
+    let Some(doc) = ui.root.owner_document() else {
+        return;
+    };
+    ui.files.set_text_content(None);
+    let mut urls = Vec::new();
+    for item in Array::from(&list).iter() {
+        let path = get_str(&item, "path").unwrap_or_default();
+        let size = get_f64(&item, "size").unwrap_or(0.0);
+        let Ok(bytes) = den.read_impl(path.clone(), JsValue::UNDEFINED) else {
+            continue;
+        };
+        let blob = JsBlob::new(
+            &Array::of1(&bytes),
+            &obj(&[("type", "application/octet-stream".into())]).into(),
+        );
+        let url = ObjectUrl(create_object_url(&blob));
+        let (Ok(li), Ok(a)) = (doc.create_element("li"), doc.create_element("a")) else {
+            continue;
+        };
+        let _ = li.set_attribute("part", "file");
+        let _ = a.set_attribute("part", "file-link");
+        let _ = a.set_attribute("href", &url.0);
+        let base = path.rsplit('/').next().unwrap_or("file");
+        let _ = a.set_attribute("download", base);
+        a.set_text_content(Some(&path));
+        let _ = li.append_child(&a);
+        let _ = li.append_with_str_1(&format!(" ({size} bytes)"));
+        let _ = ui.files.append_child(&li);
+        urls.push(url);
+    }
+    *ui.urls.borrow_mut() = urls;
+}

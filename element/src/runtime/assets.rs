@@ -1,0 +1,191 @@
+//! The host fetches the Pyodide assets itself (the den page can fetch nothing) and checks them.
+
+use super::*;
+use crate::errors::load_error;
+use crate::js::{self, get, get_str};
+use js_sys::{Array, ArrayBuffer, Uint8Array};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+/// The Pyodide version foxden embeds; the assets must match it exactly.
+pub const PYODIDE_VERSION: &str = "314.0.7";
+/// `info.python` of Pyodide 314.0.7's pyodide-lock.json.
+pub(crate) const PYODIDE_PYTHON: &str = "3.14.2";
+/// `info.abi_version` of Pyodide 314.0.7's pyodide-lock.json.
+pub(crate) const PYODIDE_ABI: &str = "2026_0";
+
+/// Aborts a fetch when dropped unless disarmed: a den whose opening is cancelled (an element
+/// removed while loading) stops downloading instead of holding the connections.
+pub(crate) struct AbortOnDrop(Option<JsValue>);
+
+impl AbortOnDrop {
+    fn new() -> Self {
+        let ctor = js_sys::Reflect::get(&js_sys::global(), &"AbortController".into())
+            .ok()
+            .and_then(|c| c.dyn_into::<js_sys::Function>().ok());
+        AbortOnDrop(ctor.and_then(|c| js_sys::Reflect::construct(&c, &Array::new()).ok()))
+    }
+    fn signal(&self) -> JsValue {
+        self.0
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, |c| get(c, "signal"))
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            if let Ok(abort) = get(&c, "abort").dyn_into::<js_sys::Function>() {
+                let _ = abort.call0(&c);
+            }
+        }
+    }
+}
+
+pub(crate) async fn fetch_bytes(
+    url: &str,
+    progress: &dyn Fn(f64, f64),
+) -> Result<ArrayBuffer, JsValue> {
+    let window = web_sys::window().ok_or_else(|| load_error("assets", "no window"))?;
+    let mut abort = AbortOnDrop::new();
+    let init = web_sys::RequestInit::new();
+    let _ = js_sys::Reflect::set(&init, &"signal".into(), &abort.signal());
+    let resp: web_sys::Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
+        .await
+        .map_err(|e| load_error("assets", &format!("GET {url} failed: {}", js::describe(&e))))?
+        .unchecked_into();
+    if !resp.ok() {
+        return Err(load_error(
+            "assets",
+            &format!("GET {url} answered HTTP {} (is pyodideUrl right, and are the Pyodide {PYODIDE_VERSION} files there?)", resp.status()),
+        ));
+    }
+    let total = resp
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|s| s.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    progress(0.0, total);
+    let body = match resp.body() {
+        Some(b) => b,
+        None => {
+            let buf = JsFuture::from(
+                resp.array_buffer()
+                    .map_err(|e| load_error("assets", &js::describe(&e)))?,
+            )
+            .await
+            .map_err(|e| load_error("assets", &js::describe(&e)))?;
+            return Ok(buf.unchecked_into());
+        }
+    };
+    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    let mut chunks: Vec<Uint8Array> = Vec::new();
+    let mut loaded = 0.0;
+    loop {
+        let r = JsFuture::from(reader.read()).await.map_err(|e| {
+            load_error(
+                "assets",
+                &format!("reading {url} failed: {}", js::describe(&e)),
+            )
+        })?;
+        if get(&r, "done").as_bool().unwrap_or(true) {
+            break;
+        }
+        let chunk: Uint8Array = get(&r, "value").unchecked_into();
+        loaded += chunk.length() as f64;
+        progress(loaded, total.max(loaded));
+        chunks.push(chunk);
+    }
+    let out = Uint8Array::new_with_length(loaded as u32);
+    let mut off = 0;
+    for c in chunks {
+        out.set(&c, off);
+        off += c.length();
+    }
+    abort.0 = None;
+    Ok(out.buffer())
+}
+
+pub(crate) async fn fetch_text(url: &str) -> Result<String, JsValue> {
+    let buf = fetch_bytes(url, &|_, _| {}).await?;
+    let bytes = Uint8Array::new(&buf).to_vec();
+    String::from_utf8(bytes).map_err(|_| load_error("assets", &format!("{url} is not UTF-8 text")))
+}
+
+/// Host-side asset fetches (the den page can fetch nothing), with combined progress.
+pub(crate) async fn fetch_assets(
+    opts: &RuntimeOptions,
+    progress: &Progress,
+) -> Result<(ArrayBuffer, ArrayBuffer, String), JsValue> {
+    let sizes: Rc<RefCell<[(f64, f64); 3]>> = Rc::new(RefCell::new([(0.0, 0.0); 3]));
+    let report = |i: usize| {
+        let sizes = sizes.clone();
+        let progress = progress.clone();
+        move |loaded: f64, total: f64| {
+            sizes.borrow_mut()[i] = (loaded, total);
+            let s = sizes.borrow();
+            progress(s.iter().map(|x| x.0).sum(), s.iter().map(|x| x.1).sum());
+        }
+    };
+    let (r0, r1, r2) = (report(0), report(1), report(2));
+    let wasm_url = format!("{}pyodide.asm.wasm", opts.pyodide_url);
+    let zip_url = format!("{}python_stdlib.zip", opts.pyodide_url);
+    let lock_url = format!("{}pyodide-lock.json", opts.pyodide_url);
+    let (wasm, stdlib, lock) = futures::future::join3(
+        fetch_bytes(&wasm_url, &r0),
+        fetch_bytes(&zip_url, &r1),
+        async {
+            let t = fetch_text(&lock_url).await;
+            r2(1.0, 1.0);
+            t
+        },
+    )
+    .await;
+    let (wasm, stdlib, lock) = (wasm?, stdlib?, lock?);
+    check_assets(&wasm, &stdlib, &lock, &opts.pyodide_url)?;
+    Ok((wasm, stdlib, lock))
+}
+
+pub(crate) fn check_assets(
+    wasm: &ArrayBuffer,
+    stdlib: &ArrayBuffer,
+    lock: &str,
+    base: &str,
+) -> Result<(), JsValue> {
+    let head =
+        Uint8Array::new_with_byte_offset_and_length(wasm, 0, wasm.byte_length().min(4)).to_vec();
+    if head != b"\0asm" {
+        return Err(load_error(
+            "assets",
+            &format!(
+                "{base}pyodide.asm.wasm is not WebAssembly (wrong file or an HTML error page?)"
+            ),
+        ));
+    }
+    let zhead = Uint8Array::new_with_byte_offset_and_length(stdlib, 0, stdlib.byte_length().min(2))
+        .to_vec();
+    if zhead != b"PK" {
+        return Err(load_error(
+            "assets",
+            &format!("{base}python_stdlib.zip is not a zip file"),
+        ));
+    }
+    let parsed = js_sys::JSON::parse(lock)
+        .map_err(|_| load_error("assets", &format!("{base}pyodide-lock.json is not JSON")))?;
+    // The lock file names the Python and ABI of its Pyodide build; 314.0.7 ships these two.
+    let info = get(&parsed, "info");
+    let python = get_str(&info, "python").unwrap_or_default();
+    let abi = get_str(&info, "abi_version").unwrap_or_default();
+    if python != PYODIDE_PYTHON || abi != PYODIDE_ABI {
+        return Err(load_error(
+            "assets",
+            &format!("the Pyodide files at {base} are for Python {python:?} (ABI {abi:?}), not Pyodide {PYODIDE_VERSION} (Python {PYODIDE_PYTHON}, ABI {PYODIDE_ABI}); foxden embeds the {PYODIDE_VERSION} loader and needs exactly that version"),
+        ));
+    }
+    Ok(())
+}

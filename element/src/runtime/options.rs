@@ -1,0 +1,185 @@
+//! `iframeRuntime` options: URLs, isolation, load timeout, container.
+
+use super::*;
+use crate::errors::{load_error, option_error};
+use crate::js::{self, get, is_absent, obj};
+use std::cell::RefCell;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// Which isolation a den asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// On an extension page, manifest-sandbox, falling back to iframe-sandbox when the den page
+    /// reports an isolation failure (no manifest sandbox support, e.g. Firefox ESR 153); on a
+    /// website, iframe-sandbox.
+    Auto,
+    /// The den page is an extension manifest sandbox page.
+    ManifestSandbox,
+    /// An iframe with `sandbox="allow-scripts"`.
+    IframeSandbox,
+}
+
+impl Isolation {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(Isolation::Auto),
+            "manifest-sandbox" => Some(Isolation::ManifestSandbox),
+            "iframe-sandbox" => Some(Isolation::IframeSandbox),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Isolation::Auto => "auto",
+            Isolation::ManifestSandbox => "manifest-sandbox",
+            Isolation::IframeSandbox => "iframe-sandbox",
+        }
+    }
+}
+
+/// Options of `iframeRuntime`, resolved.
+#[derive(Clone)]
+pub struct RuntimeOptions {
+    pub den_url: String,
+    pub pyodide_url: String,
+    pub isolation: Isolation,
+    pub load_timeout_ms: f64,
+    pub container: Option<web_sys::Element>,
+    /// Cap on the worker's WebAssembly memory (set from `openDen({ maxMemoryBytes })`).
+    pub max_memory_bytes: f64,
+    /// Cap on the bytes of one run's reply (set from `openDen({ maxDenBytes })`).
+    pub max_den_bytes: f64,
+}
+
+thread_local! {
+    static MODULE_BASE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Set by foxden.js to `import.meta.url`, so default asset URLs resolve next to the module.
+pub fn set_module_base(url: String) {
+    MODULE_BASE.with(|b| *b.borrow_mut() = Some(url));
+}
+
+pub(crate) fn resolve_url(url: &str) -> Result<String, String> {
+    let base = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.base_uri().ok().flatten())
+        .unwrap_or_default();
+    web_sys::Url::new_with_base(url, &base)
+        .map(|u| u.href())
+        .map_err(|e| js::describe(&e))
+}
+
+pub(crate) fn default_url(rel: &str) -> String {
+    let base = MODULE_BASE.with(|b| b.borrow().clone());
+    match base {
+        Some(base) => web_sys::Url::new_with_base(rel, &base)
+            .map(|u| u.href())
+            .unwrap_or_else(|_| rel.to_owned()),
+        None => resolve_url(rel).unwrap_or_else(|_| rel.to_owned()),
+    }
+}
+
+impl RuntimeOptions {
+    /// Reads the options object given to `iframeRuntime` (or the runtime part of an element).
+    pub fn from_js(v: &JsValue) -> Result<Self, JsValue> {
+        let url_opt = |key: &str, default: &str| -> Result<String, JsValue> {
+            let raw = get(v, key);
+            if is_absent(&raw) {
+                return Ok(default_url(default));
+            }
+            let s = raw
+                .as_string()
+                .ok_or_else(|| option_error(key, &format!("{key} must be a URL string")))?;
+            resolve_url(&s)
+                .map_err(|e| option_error(key, &format!("{key} {s:?} is not a valid URL: {e}")))
+        };
+        let den_url = url_opt("denUrl", "./den/den.html")?;
+        let mut pyodide_url = url_opt("pyodideUrl", "./pyodide/")?;
+        if !pyodide_url.ends_with('/') {
+            pyodide_url.push('/');
+        }
+        let iso_raw = get(v, "isolation");
+        let isolation = if is_absent(&iso_raw) {
+            Isolation::Auto
+        } else {
+            iso_raw
+                .as_string()
+                .as_deref()
+                .and_then(Isolation::parse)
+                .ok_or_else(|| {
+                    option_error(
+                        "isolation",
+                        "isolation must be \"auto\", \"manifest-sandbox\" or \"iframe-sandbox\"",
+                    )
+                })?
+        };
+        let lt = get(v, "loadTimeoutMs");
+        let load_timeout_ms = if is_absent(&lt) {
+            foxden_core::limits::DEFAULT_LOAD_TIMEOUT_MS as f64
+        } else {
+            match lt.as_f64() {
+                Some(n) if n.is_finite() && n > 0.0 => n,
+                _ => {
+                    return Err(option_error(
+                        "loadTimeoutMs",
+                        "loadTimeoutMs must be a positive number of milliseconds",
+                    ))
+                }
+            }
+        };
+        let c = get(v, "container");
+        let container = if is_absent(&c) {
+            None
+        } else {
+            Some(
+                c.dyn_into::<web_sys::Element>()
+                    .map_err(|_| option_error("container", "container must be a DOM element"))?,
+            )
+        };
+        Ok(RuntimeOptions {
+            den_url,
+            pyodide_url,
+            isolation,
+            load_timeout_ms,
+            container,
+            max_memory_bytes: foxden_core::limits::DEFAULT_MAX_MEMORY_BYTES as f64,
+            max_den_bytes: foxden_core::limits::DEFAULT_MAX_DEN_BYTES as f64,
+        })
+    }
+
+    /// The plain object `iframeRuntime()` returns.
+    pub fn to_js(&self) -> JsValue {
+        let o = obj(&[
+            ("kind", "iframe".into()),
+            ("denUrl", self.den_url.as_str().into()),
+            ("pyodideUrl", self.pyodide_url.as_str().into()),
+            ("isolation", self.isolation.as_str().into()),
+            ("loadTimeoutMs", self.load_timeout_ms.into()),
+            (
+                "container",
+                self.container
+                    .clone()
+                    .map(JsValue::from)
+                    .unwrap_or(JsValue::NULL),
+            ),
+        ]);
+        o.into()
+    }
+
+    /// The isolation mode this page will use.
+    pub(crate) fn effective_isolation(&self) -> Result<Isolation, JsValue> {
+        let is_extension_page = is_extension_page();
+        match self.isolation {
+            Isolation::IframeSandbox => Ok(Isolation::IframeSandbox),
+            Isolation::ManifestSandbox if !is_extension_page => Err(load_error(
+                "isolation",
+                "isolation \"manifest-sandbox\" needs an extension page whose manifest declares the den page in sandbox.pages",
+            )),
+            Isolation::ManifestSandbox => Ok(Isolation::ManifestSandbox),
+            Isolation::Auto if is_extension_page => Ok(Isolation::ManifestSandbox),
+            Isolation::Auto => Ok(Isolation::IframeSandbox),
+        }
+    }
+}

@@ -95,7 +95,9 @@ impl PortGate {
             return;
         };
         let msg = obj(&[("foxden", "connect".into())]);
-        if w.post_message_with_transfer(&msg, "*", &Array::of1(&port)).is_err() {
+        if w.post_message_with_transfer(&msg, "*", &Array::of1(&port))
+            .is_err()
+        {
             *self.port.borrow_mut() = Some(port);
         }
     }

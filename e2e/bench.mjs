@@ -94,15 +94,27 @@ try {
         for (let f = 0; f < 200; f++) await den.writeFile(`/work/big/${f}.bin`, chunk);
         const tFirst = performance.now(); await den.run("pass"); const first = performance.now() - tFirst;
         const big = await time();
+        // Count alone: 1000 small files, unchanged across runs, against one.
+        for (let f = 0; f < 200; f++) await den.deleteFile(`/work/big/${f}.bin`);
+        await den.deleteFile("/work/small.bin");
+        await den.writeFile("/work/one.txt", "x".repeat(1024));
+        await den.run("pass");
+        const one = await time();
+        for (let f = 0; f < 999; f++) await den.writeFile(`/work/many/${f}.txt`, "x".repeat(1024));
+        await den.run("pass");
+        const thousand = await time();
+        for (let f = 0; f < 200; f++) await den.writeFile(`/work/big/${f}.bin`, chunk);
+        await den.run("pass");
         const t0 = performance.now(); const snap = await den.snapshot(); const enc = performance.now() - t0;
         // Decoding checks every header, the manifest and the SHA-256 of every file.
         const t1 = performance.now(); window.foxden.decodeSnapshot(snap, { maxDenBytes: 1 << 30 }); const dec = performance.now() - t1;
-        return { small, oneHuge, big, first, snapBytes: snap.length, enc, dec };
+        return { small, oneHuge, big, first, snapBytes: snap.length, enc, dec, one, thousand };
       });
       rows.push(["run(\"pass\"), 1 MiB of files (ms)", sync.small, ""]);
       rows.push(["run(\"pass\"), 1 MiB + one unchanged 200 MiB file (ms)", sync.oneHuge, `ratio ${(sync.oneHuge / sync.small).toFixed(2)}`]);
       rows.push(["run(\"pass\"), 201 MiB, first run ships 200 MiB (ms)", sync.first, ""]);
       rows.push(["run(\"pass\"), 1 MiB + 200 unchanged 1 MiB files (ms)", sync.big, `ratio ${(sync.big / sync.small).toFixed(2)}`]);
+      rows.push(["run(\"pass\"), 1000 unchanged files / 1 file (ms)", sync.thousand, `${sync.one.toFixed(2)}, ratio ${(sync.thousand / sync.one).toFixed(2)}`]);
       rows.push([`snapshot() of ${(sync.snapBytes / 1048576).toFixed(0)} MiB (hashes kept from writes)`, sync.enc, (sync.snapBytes / 1048576 / (sync.enc / 1000)).toFixed(0) + " MiB/s"]);
       rows.push([`decodeSnapshot() of it, every SHA-256 verified (ms)`, sync.dec, (sync.snapBytes / 1048576 / (sync.dec / 1000)).toFixed(0) + " MiB/s"]);
     }

@@ -79,14 +79,36 @@
     return { t: "done", id, result: null, error: { kind, type, message, traceback: "" }, truncated: false, changed: [], deleted: [], restarted: true, durationMs: durationMs || 0 };
   }
 
-  // The worker starts from a data: URL on websites: its script is this page's own string, and
-  // unlike a blob: worker of an opaque origin (which Chromium does not count as a secure
-  // context) it is a secure context in both browsers, so Python's `js.crypto.randomUUID()`,
-  // `js.crypto.subtle` etc. exist as in bare Pyodide. Extension den pages keep blob: (their
+  // Where a blob: worker of this opaque origin is a secure context (Firefox), the worker starts
+  // from a blob: URL; where it is not (Chromium), from a data: URL, which is a secure context in
+  // both, so that Python's `js.crypto.randomUUID()`, `js.crypto.subtle` etc. exist as in bare
+  // Pyodide. (data: costs Firefox ~1 s more to start, hence the probe.) A tiny blob: worker tells,
+  // while the host is still fetching the assets. Extension den pages always use blob: (their
   // manifest CSP allows only that).
   let dataUrl = null;
+  let blobIsSecure = LOADED_BY_URL;
+  const probeBlob = new Promise((resolve) => {
+    if (LOADED_BY_URL) return resolve();
+    try {
+      const url = URL.createObjectURL(new Blob(["postMessage(self.isSecureContext === true)"], { type: "text/javascript" }));
+      const w = new Worker(url);
+      URL.revokeObjectURL(url);
+      const done = (v) => {
+        blobIsSecure = v === true;
+        w.terminate();
+        resolve();
+      };
+      w.onmessage = (e) => done(e.data);
+      w.onerror = (e) => {
+        e.preventDefault();
+        done(false);
+      };
+    } catch (_) {
+      resolve();
+    }
+  });
   function workerUrl() {
-    if (LOADED_BY_URL) return URL.createObjectURL(new Blob([PRELUDE, WORKER_SOURCE], { type: "text/javascript" }));
+    if (blobIsSecure) return URL.createObjectURL(new Blob([PRELUDE, WORKER_SOURCE], { type: "text/javascript" }));
     if (!dataUrl) dataUrl = "data:text/javascript;charset=utf-8," + encodeURIComponent(PRELUDE + WORKER_SOURCE);
     return dataUrl;
   }
@@ -365,6 +387,7 @@
     stdlib = msg.stdlib;
     lock = msg.lock;
     maxMemoryBytes = msg.maxMemoryBytes;
+    await probeBlob;
     // A snapshot from the host's warm cache (made by a maker worker on an earlier visit, checked
     // by the host against its SHA-256): the first worker resumes from it instead of booting.
     if (msg.snapshot instanceof Uint8Array) snapshot = msg.snapshot;

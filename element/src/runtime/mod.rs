@@ -321,21 +321,25 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
     let deadline = opts.load_timeout_ms;
     let hello_seen = Rc::new(std::cell::Cell::new(false));
     let work = async {
+        // The assets, then the warm cache's snapshot for them (if any), while the den page loads.
+        let assets_and_warm = async {
+            let (wasm, stdlib, lock) = fetch_assets(opts, &progress).await?;
+            let (warm_key, snapshot) = if opts.warm_start {
+                let key = warm::key(&wasm, &stdlib, &lock).await;
+                let snap = warm::load(&key).await;
+                (Some(key), snap)
+            } else {
+                (None, None)
+            };
+            Ok::<_, JsValue>((wasm, stdlib, lock, warm_key, snapshot))
+        };
         let (assets, conn) = futures::future::join(
-            fetch_assets(opts, &progress),
+            assets_and_warm,
             handshake(opts, isolation, hello_seen.clone()),
         )
         .await;
-        let (wasm, stdlib, lock) = assets?;
+        let (wasm, stdlib, lock, warm_key, snapshot) = assets?;
         let conn = conn?;
-        // The warm cache: a snapshot of a fresh interpreter from an earlier visit, if any.
-        let (warm_key, snapshot) = if opts.warm_start {
-            let key = warm::key(&wasm, &stdlib, &lock);
-            let snap = warm::load(&key).await;
-            (Some(key), snap)
-        } else {
-            (None, None)
-        };
         conn.shared.borrow_mut().warm_key = warm_key;
         boot(&conn, wasm, stdlib, lock, snapshot, opts).await?;
         Ok(conn)

@@ -54,15 +54,14 @@
   // without ever receiving a run; it is set once and never replaced.
   let snapshot = null;
   let maker = null;
+  let offerSnapshot = false; // the host asked for the snapshot (its warm cache had none)
   let maxMemoryBytes = 0; // cap on each worker's WebAssembly memory (0: none)
   let stdlib = null; // python_stdlib.zip bytes (copied to every new worker)
   let lock = null; // pyodide-lock.json text
-  let worker = null; // {w, ctl, gen}
+  let worker = null; // {w, ctl, ready, booting, booted} of the worker that runs code
   let workerReady = null; // promise: resolves when the current worker booted
   let inflight = null; // {id, timer, timeoutMs, cap, used, interrupted} of the run the worker is executing
   const queue = []; // runs waiting for the worker
-  let generation = 0;
-  let booting = null; // {resolve, reject} while the current worker boots
   // When this page is cross-origin isolated (host page with COOP + COEP, iframe allowed
   // "cross-origin-isolated"), a SharedArrayBuffer lets a timeout interrupt Python (SIGINT ->
   // KeyboardInterrupt) without killing the worker, so Python variables survive. The worker is
@@ -80,14 +79,36 @@
     return { t: "done", id, result: null, error: { kind, type, message, traceback: "" }, truncated: false, changed: [], deleted: [], restarted: true, durationMs: durationMs || 0 };
   }
 
-  // The worker starts from a data: URL on websites: its script is this page's own string, and
-  // unlike a blob: worker of an opaque origin (which Chromium does not count as a secure
-  // context) it is a secure context in both browsers, so Python's `js.crypto.randomUUID()`,
-  // `js.crypto.subtle` etc. exist as in bare Pyodide. Extension den pages keep blob: (their
+  // Where a blob: worker of this opaque origin is a secure context (Firefox), the worker starts
+  // from a blob: URL; where it is not (Chromium), from a data: URL, which is a secure context in
+  // both, so that Python's `js.crypto.randomUUID()`, `js.crypto.subtle` etc. exist as in bare
+  // Pyodide. (data: costs Firefox ~1 s more to start, hence the probe.) A tiny blob: worker tells,
+  // while the host is still fetching the assets. Extension den pages always use blob: (their
   // manifest CSP allows only that).
   let dataUrl = null;
+  let blobIsSecure = LOADED_BY_URL;
+  const probeBlob = new Promise((resolve) => {
+    if (LOADED_BY_URL) return resolve();
+    try {
+      const url = URL.createObjectURL(new Blob(["postMessage(self.isSecureContext === true)"], { type: "text/javascript" }));
+      const w = new Worker(url);
+      URL.revokeObjectURL(url);
+      const done = (v) => {
+        blobIsSecure = v === true;
+        w.terminate();
+        resolve();
+      };
+      w.onmessage = (e) => done(e.data);
+      w.onerror = (e) => {
+        e.preventDefault();
+        done(false);
+      };
+    } catch (_) {
+      resolve();
+    }
+  });
   function workerUrl() {
-    if (LOADED_BY_URL) return URL.createObjectURL(new Blob([PRELUDE, WORKER_SOURCE], { type: "text/javascript" }));
+    if (blobIsSecure) return URL.createObjectURL(new Blob([PRELUDE, WORKER_SOURCE], { type: "text/javascript" }));
     if (!dataUrl) dataUrl = "data:text/javascript;charset=utf-8," + encodeURIComponent(PRELUDE + WORKER_SOURCE);
     return dataUrl;
   }
@@ -113,40 +134,66 @@
     return { w, ctl: channel.port1 };
   }
 
-  function startWorker() {
-    const gen = ++generation;
-    let settle = null;
-    workerReady = new Promise((resolve, reject) => {
-      settle = { resolve, reject };
+  /**
+   * Boots a "run" worker; its record's `ready` resolves {ms, from} once it booted. Only the
+   * current worker's messages reach fromWorker; a standby's are ignored until it is swapped in.
+   */
+  function bootWorker() {
+    const rec = { w: null, ctl: null, ready: null, booting: null, booted: false };
+    rec.ready = new Promise((resolve, reject) => {
+      rec.booting = { resolve, reject };
     });
-    workerReady.catch(() => {});
-    booting = settle;
+    rec.ready.catch(() => {});
     const onMessage = (msg) => {
-      if (gen !== generation || !msg || typeof msg !== "object") return;
-      if (settle) {
+      if (!msg || typeof msg !== "object") return;
+      if (rec.booting) {
         // Booting: only the boot answer counts (no user code has run in this worker yet).
-        const s = settle;
-        booting = null;
+        const s = rec.booting;
         if (msg.t === "booted") {
-          settle = null;
+          rec.booting = null;
+          rec.booted = true;
           s.resolve({ ms: typeof msg.ms === "number" ? msg.ms : 0, from: msg.from === "snapshot" ? "snapshot" : "scratch" });
         } else if (msg.t === "boot-error") {
-          settle = null;
+          rec.booting = null;
           s.reject(new Error(String(msg.message).slice(0, 4096)));
         }
         return;
       }
-      fromWorker(msg);
+      if (rec === worker) fromWorker(msg);
     };
     const onError = (text) => {
-      if (gen !== generation) return;
-      if (settle) {
-        settle.reject(new Error(text));
-        settle = booting = null;
+      if (rec.booting) {
+        rec.booting.reject(new Error(text));
+        rec.booting = null;
       }
-      if (inflight && inflight.started) crashInflight(text);
+      if (rec === standby) standby = null;
+      if (rec === worker && inflight && inflight.started) crashInflight(text);
     };
-    worker = { gen, ...spawn("run", onMessage, onError) };
+    Object.assign(rec, spawn("run", onMessage, onError));
+    return rec;
+  }
+
+  function startWorker() {
+    worker = bootWorker();
+    workerReady = worker.ready;
+  }
+
+  function endWorker(rec) {
+    // A worker replaced while booting: whoever waits for it moves on to the new one.
+    if (rec.booting) rec.booting.reject(new Error("replaced"));
+    rec.booting = null;
+    rec.w.terminate();
+    rec.ctl.close();
+  }
+
+  // The standby: a fresh interpreter booted from the snapshot ahead of need, so that a timeout
+  // or reset swaps it in at once instead of booting. It costs one more interpreter's memory
+  // (about 40-60 MB) per den; the host turns it off with iframeRuntime({ standby: false }).
+  let standby = null;
+  let standbyWanted = false;
+  function refillStandby() {
+    if (!standbyWanted || standby || !snapshot) return;
+    standby = bootWorker();
   }
 
   /** Boots the maker once, when no snapshot exists yet; its snapshot is the only one accepted. */
@@ -164,7 +211,15 @@
       "maker",
       (msg) => {
         if (done) return;
-        if (msg && msg.t === "snapshot" && msg.snapshot instanceof Uint8Array && !snapshot) snapshot = msg.snapshot;
+        if (msg && msg.t === "snapshot" && msg.snapshot instanceof Uint8Array && !snapshot) {
+          snapshot = msg.snapshot;
+          refillStandby();
+          // The host may keep it for later visits (its warm cache); it gets a copy.
+          if (offerSnapshot) {
+            const copy = snapshot.slice();
+            send({ t: "snapshot", snapshot: copy }, [copy.buffer]);
+          }
+        }
         end();
       },
       () => {
@@ -174,14 +229,15 @@
   }
 
   function restartWorker() {
-    // A worker replaced while booting: whoever waits for it moves on to the new one.
-    if (booting) booting.reject(new Error("replaced"));
-    booting = null;
-    if (worker) {
-      worker.w.terminate();
-      worker.ctl.close();
+    if (worker) endWorker(worker);
+    if (standby) {
+      worker = standby;
+      standby = null;
+      workerReady = worker.ready;
+    } else {
+      startWorker();
     }
-    startWorker();
+    refillStandby();
   }
 
   function finish(reply, transfer) {
@@ -331,16 +387,28 @@
     stdlib = msg.stdlib;
     lock = msg.lock;
     maxMemoryBytes = msg.maxMemoryBytes;
+    await probeBlob;
+    // A snapshot from the host's warm cache (made by a maker worker on an earlier visit, checked
+    // by the host against its SHA-256): the first worker resumes from it instead of booting.
+    if (msg.snapshot instanceof Uint8Array) snapshot = msg.snapshot;
+    offerSnapshot = msg.wantSnapshot === true;
+    standbyWanted = msg.standby !== false;
     startWorker();
+    let booted;
     try {
-      const { ms: bootMs } = await workerReady;
-      send({ t: "ready", bootMs, denMs: performance.now() - started, interruptible: interrupt !== null });
+      booted = await workerReady;
     } catch (e) {
       send({ t: "load-error", stage: "pyodide", message: `Pyodide did not start: ${e.message}` });
       return;
     }
-    // The snapshot for fast restarts is made now, off the critical path, by a separate worker.
+    // worker.js falls back to a normal boot when a snapshot does not load: then it is not used again.
+    const warm = snapshot ? (booted.from === "snapshot" ? "hit" : "rejected") : "miss";
+    if (warm === "rejected") snapshot = null;
+    send({ t: "ready", bootMs: booted.ms, denMs: performance.now() - started, interruptible: interrupt !== null, warm });
+    // The snapshot for fast restarts is made now, off the critical path, by a separate worker
+    // (or came from the host's warm cache); then the standby boots from it.
     makeSnapshot();
+    refillStandby();
   }
 
   function onHostMessage(event) {

@@ -307,6 +307,16 @@ function removeTree(path) {
 }
 
 function applySync(put, del) {
+  // The host's own files are not changes of the run: not marked.
+  tracking = false;
+  try {
+    applySyncUntracked(put, del);
+  } finally {
+    tracking = true;
+  }
+}
+
+function applySyncUntracked(put, del) {
   const FS = py.FS;
   for (const path of del) {
     removeTree(path);
@@ -332,16 +342,75 @@ function applySync(put, del) {
   }
 }
 
-// Files changed or deleted since the last sync: compares stat data, never content, so the
-// cost does not grow with the size of unchanged files. A file touched in the same millisecond
-// as its sync could look unchanged by stat alone, so files synced during the run's start
-// millisecond are always reported; the host drops those whose hash did not change.
+// --- which files a run touched ---
+// Emscripten's FS reports writes, creations and truncations on open, deletions, renames and new
+// folders to FS.trackingDelegate; truncation (doTruncate) and msync() are wrapped too. A run's scan then
+// visits only the paths it touched, so its cost does not grow with the number of unchanged
+// files. Files the host syncs in are not marked; writes between runs are (they show up in the
+// next run). A symlink anywhere makes writes through it
+// invisible to this, so once one is made the scan walks every file (by stat) instead.
+const dirty = new Set();
+let tracking = false;
+let walkAll = false;
+function installFsTracking() {
+  const FS = py.FS;
+  const abs = (p) => (typeof p !== "string" ? null : p.startsWith("/") ? p : `${FS.cwd()}/${p}`);
+  const mark = (p) => {
+    const path = abs(p);
+    if (tracking && path) dirty.add(path);
+  };
+  const td = FS.trackingDelegate;
+  td.onWriteToFile = (p) => mark(p);
+  td.onOpenFile = (p, flags) => {
+    if (flags & (64 | 512)) mark(p); // O_CREAT | O_TRUNC
+  };
+  td.onDeletePath = (p) => mark(p);
+  td.onMovePath = (from, to) => {
+    mark(from);
+    mark(to);
+  };
+  td.onMakeDirectory = (p) => mark(p);
+  td.onMakeSymlink = () => {
+    walkAll = true;
+  };
+  tracking = true; // from now on, also between runs (such writes show up in the next run)
+  // truncate() and ftruncate() both end in doTruncate(stream, node, len).
+  const realDoTruncate = FS.doTruncate;
+  FS.doTruncate = function (stream, node, len) {
+    mark(FS.getPath(node));
+    return realDoTruncate.call(this, stream, node, len);
+  };
+  const realMsync = FS.msync;
+  FS.msync = function (stream, ...rest) {
+    if (stream && stream.path) mark(stream.path);
+    return realMsync.call(this, stream, ...rest);
+  };
+}
+
+const underRoots = (path) => ROOTS.some((r) => path === r || path.startsWith(r + "/"));
+
+// Files changed or deleted since the last sync. With tracking, only touched paths are visited
+// (a touched folder is walked); otherwise every file is compared by stat, never by content. A
+// file written in the same millisecond as its sync could look unchanged by stat alone, so on a
+// full walk files synced during the run's start millisecond are always reported; the host drops
+// those whose hash did not change.
 function scanChanges(runStart) {
   const FS = py.FS;
   const changed = [];
   const transfer = [];
   const seen = new Set();
-  const walk = (dir) => {
+  const report = (path, st, force) => {
+    seen.add(path);
+    const now = statInfo(st); // one lookup per file: the lstat above is the stat of a file
+    const before = known.get(path);
+    if (force || !before || before.mtime !== now.mtime || before.size !== now.size || before.ino !== now.ino || now.mtime >= runStart - 1) {
+      const data = FS.readFile(path);
+      changed.push({ path, data });
+      transfer.push(data.buffer);
+    }
+    known.set(path, now);
+  };
+  const walk = (dir, force) => {
     let names;
     try {
       names = FS.readdir(dir);
@@ -353,36 +422,41 @@ function scanChanges(runStart) {
       const path = `${dir}/${name}`;
       const st = lstatOrNull(path);
       if (!st) continue;
-      if (FS.isDir(st.mode)) {
-        walk(path);
-        continue;
-      }
-      if (!FS.isFile(st.mode)) continue; // symlinks and devices are not den files
-      seen.add(path);
-      const now = statInfo(st); // one lookup per file: the lstat above is the stat of a file
-      const before = known.get(path);
-      if (
-        !before ||
-        before.mtime !== now.mtime ||
-        before.size !== now.size ||
-        before.ino !== now.ino ||
-        now.mtime >= runStart - 1
-      ) {
-        const data = FS.readFile(path);
-        changed.push({ path, data });
-        transfer.push(data.buffer);
-      }
-      known.set(path, now);
+      if (FS.isDir(st.mode)) walk(path, force);
+      else if (FS.isFile(st.mode)) report(path, st, force); // symlinks and devices are not den files
     }
   };
-  for (const root of ROOTS) walk(root);
   const deleted = [];
-  for (const path of known.keys()) {
-    if (!seen.has(path)) {
-      deleted.push(path);
-      known.delete(path);
+  if (walkAll) {
+    for (const root of ROOTS) walk(root, false);
+    for (const path of known.keys()) {
+      if (!seen.has(path)) {
+        deleted.push(path);
+        known.delete(path);
+      }
+    }
+  } else {
+    const gone = [];
+    for (const path of dirty) {
+      if (!underRoots(path) && !ROOTS.some((r) => r.startsWith(path + "/"))) continue;
+      const st = lstatOrNull(path);
+      if (!st) gone.push(path);
+      else if (FS.isDir(st.mode)) walk(path, false);
+      else if (FS.isFile(st.mode) && underRoots(path)) report(path, st, true);
+      else gone.push(path); // a den file replaced by something that is not one
+    }
+    // Known files at (or under) a touched path that is no longer a file there are deleted.
+    if (gone.length) {
+      for (const path of known.keys()) {
+        if (seen.has(path)) continue;
+        if (gone.some((g) => path === g || path.startsWith(g + "/")) && !(lstatOrNull(path) && FS.isFile(lstatOrNull(path).mode))) {
+          deleted.push(path);
+          known.delete(path);
+        }
+      }
     }
   }
+  dirty.clear();
   return { changed, deleted, transfer };
 }
 
@@ -467,6 +541,7 @@ async function boot({ role, module, stdlib, lock, interrupt, snapshot, maxMemory
   pyUsesAwait = py.globals.get("_foxden_uses_await");
   pyPending = py.globals.get("_foxden_pending_tasks");
   installTracking();
+  installFsTracking();
   return { ms: performance.now() - started };
 }
 

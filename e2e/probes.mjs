@@ -61,6 +61,15 @@ def probes_for(where, base):
         b = js.Blob.new(to_js([src]), to_js({"type": "text/javascript"}, dict_converter=js.Object.fromEntries))
         return js.Worker.new(js.URL.createObjectURL(b))
     p.append(("nested blob Worker", blob_worker))
+    def data_worker():
+        # The same from a data: URL, which the den's CSP allows for workers (the den starts its own
+        # worker that way): it inherits the den's policy, so it can fetch nothing either.
+        src = (f"fetch('{u('dataworker-fetch')}').catch(() => {{}});"
+               f"try {{ importScripts('{u('dataworker-import')}') }} catch (e) {{}}"
+               f"try {{ WorkerGlobalScope.prototype.importScripts.call(self, '{u('dataworker-proto')}') }} catch (e) {{}}"
+               f"import('{u('dataworker-dynimport')}').catch(() => {{}});")
+        return js.Worker.new("data:text/javascript," + js.encodeURIComponent(src))
+    p.append(("nested data: Worker", data_worker))
     if where in packaged_only:
         return p
     def urllib_probe():

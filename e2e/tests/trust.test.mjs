@@ -184,17 +184,21 @@ import js
 from pyodide.ffi import create_proxy, to_js
 got = [0]
 src = "setInterval(() => postMessage(1), 5)"
-url = js.URL.createObjectURL(js.Blob.new(to_js([src]), to_js({"type": "text/javascript"}, dict_converter=js.Object.fromEntries)))
-w = js.Worker.new(url)
+w = js.Worker.new("data:text/javascript," + js.encodeURIComponent(src))
 def on(e):
     got[0] += 1
 w.onmessage = create_proxy(on)
 `);
+  assert.equal(nested.error, null, JSON.stringify(nested.error));
+  // While a run lasts, the nested worker works (its messages arrive) ...
+  const during = await run("import time\nt0 = got[0]\ntime.sleep(0.3)\nw2 = js.Worker.new('data:text/javascript,' + js.encodeURIComponent(src))\nn = [0]\nw2.onmessage = create_proxy(lambda e: n.__setitem__(0, n[0] + 1))\nimport asyncio\nawait asyncio.sleep(0.3)\nn[0] > 0");
+  assert.equal(during.result, "True", JSON.stringify(during));
+  // ... and once it ends, the worker is gone: no more messages.
   await sleep(300);
-  const n1 = await run("got[0]");
+  const n1 = await run("got[0], n[0]");
   await sleep(300);
-  const n2 = await run("got[0]");
-  assert.equal(n1.result, n2.result, `nested worker messages kept coming: ${JSON.stringify(nested.error)}`);
+  const n2 = await run("got[0], n[0]");
+  assert.equal(n1.result, n2.result, "nested worker messages kept coming");
 
   const hasPostTask = await run("import js\nhasattr(js, 'scheduler') and hasattr(js.scheduler, 'postTask')");
   if (hasPostTask.result === "True") {

@@ -14,6 +14,13 @@ export interface IframeRuntimeOptions {
   loadTimeoutMs?: number;
   /** Where the (invisible) iframe goes. Default: document.body. */
   container?: Element;
+  /** Keep a memory snapshot of a fresh interpreter in this page's Cache Storage
+   * (`foxden-warm-v1`, keyed by the SHA-256 of the Pyodide files and verified before use) so a
+   * later visit's den resumes from it instead of booting. Default true. */
+  warmStart?: boolean;
+  /** Keep a standby interpreter booted ahead of need, so a timeout or `reset()` swaps it in at
+   * once instead of booting (costs one more interpreter's memory per den). Default true. */
+  standby?: boolean;
 }
 
 export interface IframeRuntime extends Required<Omit<IframeRuntimeOptions, "container">> {
@@ -91,6 +98,9 @@ export interface DenInfo {
   loadMs: number;
   /** The den page is cross-origin isolated: timeouts interrupt Python (variables kept) before killing. */
   interruptible: boolean;
+  /** "hit": resumed from the warm cache; "miss": booted (the snapshot is made and kept now);
+   * "rejected": a cached snapshot did not load and is replaced; "off": warmStart is false. */
+  warmStart: "hit" | "miss" | "rejected" | "off";
 }
 
 /** The methods a den and a `<foxden-den>` element share (same results, same errors). */
@@ -132,6 +142,8 @@ export declare function runShell(
   opts?: { maxOutputBytes?: number },
 ): ShellResult;
 export declare function encodeSnapshot(files: Record<string, string | Uint8Array>): Uint8Array;
+/** Deletes the warm cache (Cache Storage `foxden-warm-v1`); resolves true if there was one. */
+export declare function clearWarmCache(): Promise<boolean>;
 export declare function decodeSnapshot(bytes: Uint8Array | ArrayBuffer, opts?: { maxDenBytes?: number }): Record<string, Uint8Array>;
 export declare function liveCounts(): { listeners: number; connections: number };
 
@@ -196,7 +208,7 @@ export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "
 
 export type FoxdenDenAttribute =
   | "name" | "store" | "timeout" | "den-url" | "pyodide-url" | "isolation"
-  | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "controls" | "autorun";
+  | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "warm-start" | "standby" | "controls" | "autorun";
 
 /** The `<foxden-den>` element. Every attribute is reflected as the property of the same name in camelCase. */
 export interface FoxdenDenElement extends HTMLElement, DenMethods {
@@ -218,6 +230,10 @@ export interface FoxdenDenElement extends HTMLElement, DenMethods {
   maxDenBytes: number;
   /** How long opening may take, ms (attribute `load-timeout`, default 60000). */
   loadTimeout: number;
+  /** `"on"` (default) or `"off"`: the warm cache (see `IframeRuntimeOptions.warmStart`). */
+  warmStart: string;
+  /** `"on"` (default) or `"off"`: the standby interpreter (see `IframeRuntimeOptions.standby`). */
+  standby: string;
   /** Render the Run button, live output, file list and drop zone (attribute `controls`). */
   controls: boolean;
   /** Run the `<script type="text/x-python">` child once the den is ready (attribute `autorun`). */

@@ -14,6 +14,7 @@ export const {
   runShell,
   encodeSnapshot,
   decodeSnapshot,
+  clearWarmCache,
 } = wasm;
 export const { FoxdenError, PathError, SnapshotError, DenError, DenLoadError } = wasm.__errorClasses();
 export const Den = wasm.Den;

@@ -47,6 +47,13 @@ pub fn live_counts() -> JsValue {
     .into()
 }
 
+/// Deletes the warm cache (the snapshot of a fresh interpreter the host page keeps between
+/// visits, in Cache Storage `foxden-warm-v1`). Resolves true if there was one.
+#[wasm_bindgen(js_name = clearWarmCache)]
+pub async fn clear_warm_cache() -> bool {
+    runtime::warm::clear().await
+}
+
 /// Opens a den: `openDen({ name, runtime, store?, snapshot?, maxDenBytes?, killGraceMs?, onProgress? })`.
 #[wasm_bindgen(js_name = openDen)]
 pub async fn open_den(opts: JsValue) -> Result<Den, JsValue> {

@@ -3,7 +3,8 @@
 //! - `setup`   installs what is missing (wasm target, wasm-bindgen-cli of the pinned version,
 //!   wasm-pack, geckodriver, npm packages, Debian's Chromium and Firefox ESR); idempotent.
 //! - `build`   builds `dist/` (add `--dev` for a faster, unoptimized build).
-//! - `demo`    setup + build + serve the demo on http://127.0.0.1:8000/ (`--port N`).
+//! - `demo`    installs the build tools only (no browsers), builds, serves the demo on
+//!   http://127.0.0.1:8000/ (`--port N`).
 //! - `test`    setup + fmt/clippy + native tests + build + browser tests in Chromium and Firefox.
 //! - `e2e`     browser tests only (expects a build); `--browser chromium|firefox`, `--grep TEXT`.
 //! - `bench`   prints load and run figures in both browsers.
@@ -101,9 +102,14 @@ fn main() -> ExitCode {
     let cmd = args.first().map(String::as_str).unwrap_or("help");
     let rest = &args[args.len().min(1)..];
     let result = match cmd {
-        "setup" => setup::setup(rest.iter().any(|a| a == "--browsers-only")),
+        "setup" => setup::setup(if rest.iter().any(|a| a == "--browsers-only") {
+            setup::Need::Browsers
+        } else {
+            setup::Need::All
+        }),
         "build" => build::build(rest.iter().any(|a| a == "--dev")),
-        "demo" => setup::setup(false)
+        // The demo needs only the build tools; browsers and drivers are the tests' business.
+        "demo" => setup::setup(setup::Need::Build)
             .and_then(|_| build::build(rest.iter().any(|a| a == "--dev")))
             .and_then(|_| serve::demo(rest)),
         "serve" => serve::demo(rest),

@@ -47,9 +47,22 @@ pub fn tool_path() -> String {
     parts.join(":")
 }
 
-pub fn setup(browsers_only: bool) -> Result<(), String> {
+/// What to install: the build's tools (the demo needs only these), the browsers and their
+/// drivers (the tests), or both.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// wasm target, wasm-bindgen-cli, wasm-pack, npm packages: enough to build and serve.
+    Build,
+    /// Debian's Chromium and Firefox ESR only.
+    Browsers,
+    /// Everything the tests need.
+    All,
+}
+
+pub fn setup(need: Need) -> Result<(), String> {
     let r = root();
-    if !browsers_only {
+    if need != Need::Browsers {
+        eprintln!("xtask: checking the build tools (wasm target, wasm-bindgen-cli, wasm-pack, npm packages)");
         // The wasm target.
         let targets = output(Command::new("rustup").args(["target", "list", "--installed"]))
             .unwrap_or_default();
@@ -92,6 +105,10 @@ pub fn setup(browsers_only: bool) -> Result<(), String> {
                 .args(["ci", "--no-audit", "--no-fund"]))?;
         }
     }
+    if need == Need::Build {
+        return Ok(());
+    }
+    eprintln!("xtask: checking the browsers and drivers (Debian's chromium, chromium-driver, firefox-esr; geckodriver)");
     // Browsers and drivers come from Debian; nothing downloads a browser at run time.
     let need_apt = ["chromium", "chromedriver", "firefox-esr"]
         .iter()
@@ -115,7 +132,7 @@ pub fn setup(browsers_only: bool) -> Result<(), String> {
                 "firefox-esr",
             ]))?;
     }
-    if !browsers_only
+    if need == Need::All
         && has(
             cargo_bin("geckodriver").to_str().unwrap_or("geckodriver"),
             "--version",

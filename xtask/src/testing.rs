@@ -9,7 +9,7 @@ use std::process::Command;
 pub const BROWSERS: [&str; 2] = ["chromium", "firefox"];
 
 pub fn test_all(args: &[String]) -> Result<(), String> {
-    crate::setup::setup(false)?;
+    crate::setup::setup(crate::setup::Need::All)?;
     let r = root();
     run(cargo().current_dir(&r).args(["fmt", "--all", "--check"]))?;
     run(cargo().current_dir(&r).args([
@@ -131,7 +131,7 @@ pub fn e2e(args: &[String]) -> Result<(), String> {
 }
 
 pub fn bench(args: &[String]) -> Result<(), String> {
-    crate::setup::setup(false)?;
+    crate::setup::setup(crate::setup::Need::All)?;
     if !dist_dir().join("foxden.js").exists() {
         crate::build::build(false)?;
     }

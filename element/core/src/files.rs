@@ -99,10 +99,19 @@ pub enum StorageError {
 }
 
 /// All files of a den, by normalized path.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct FileMap {
     files: BTreeMap<String, FileEntry>,
     total: u64,
+    /// Bumped by every applied batch (lets the sync state skip comparing unchanged files).
+    version: u64,
+}
+
+/// Two maps are equal when they hold the same files (whatever their history).
+impl PartialEq for FileMap {
+    fn eq(&self, other: &Self) -> bool {
+        self.files == other.files && self.total == other.total
+    }
 }
 
 impl FileMap {
@@ -245,6 +254,7 @@ impl FileMap {
 
     /// Applies a batch returned by [`FileMap::check`] on this same map.
     pub fn apply_checked(&mut self, ops: Vec<Op>) {
+        self.version += 1;
         for op in ops {
             match op {
                 Op::Put { path, entry } => {
@@ -260,6 +270,11 @@ impl FileMap {
                 }
             }
         }
+    }
+
+    /// A number that changes whenever a batch is applied.
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// The batch that turns this map into `other` (used by restore).

@@ -32,8 +32,11 @@ pub enum DenToHost {
     Out,
     /// A run ended: `{id, result, error, truncated, changed, deleted, restarted, durationMs}`.
     Done,
-    /// A reset ended: `{id, error?}`.
+    /// A reset ended: `{id, from, bootMs}` or `{id, error}`.
     ResetDone,
+    /// The memory snapshot of a fresh interpreter, for the host's warm cache: `{snapshot}`,
+    /// offered once when the host asked for it (`boot.wantSnapshot`).
+    Snapshot,
 }
 
 impl DenToHost {
@@ -47,6 +50,7 @@ impl DenToHost {
             "out" => Self::Out,
             "done" => Self::Done,
             "reset-done" => Self::ResetDone,
+            "snapshot" => Self::Snapshot,
             _ => return None,
         })
     }

@@ -13,6 +13,9 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Default)]
 pub struct SyncState {
     worker: HashMap<String, Option<[u8; 32]>>,
+    /// The store's version when the worker was last known to hold exactly its files: while the
+    /// store has not changed since, a plan is empty without comparing every file.
+    clean: Option<u64>,
 }
 
 /// What to send before a run.
@@ -114,11 +117,15 @@ impl SyncState {
     /// Forgets everything (the worker restarted).
     pub fn reset(&mut self) {
         self.worker.clear();
+        self.clean = None;
     }
 
     /// The differences between `files` and the worker; cost is O(number of files), never O(bytes).
     pub fn plan(&self, files: &FileMap) -> SyncPlan {
         let mut plan = SyncPlan::default();
+        if self.clean == Some(files.version()) {
+            return plan;
+        }
         for (path, entry) in files.iter() {
             if self.worker.get(path) != Some(&Some(entry.sha256)) {
                 plan.put.push(path.clone());
@@ -143,16 +150,23 @@ impl SyncState {
                 self.worker.insert(path.clone(), Some(e.sha256));
             }
         }
+        // A full plan was delivered: the worker now holds exactly the store's files.
+        self.clean = Some(files.version());
     }
 
     /// Records that the worker holds `sha` at `path` (`None`: unknown content).
     pub fn set(&mut self, path: &str, sha: Option<[u8; 32]>) {
-        self.worker.insert(path.to_owned(), sha);
+        if self.worker.get(path) != Some(&sha) {
+            self.clean = None;
+            self.worker.insert(path.to_owned(), sha);
+        }
     }
 
     /// Records that the worker has no file at `path`.
     pub fn remove(&mut self, path: &str) {
-        self.worker.remove(path);
+        if self.worker.remove(path).is_some() {
+            self.clean = None;
+        }
     }
 
     /// The hash the worker is believed to hold at `path`.
@@ -249,5 +263,39 @@ mod tests {
         sync.committed(&r);
         assert_eq!(sync.get("/work/new"), Some(Some(crate::sha256(b"b"))));
         assert_eq!(sync.get("/work/gone"), None);
+    }
+
+    #[test]
+    fn an_unchanged_store_plans_nothing_without_comparing() {
+        let mut files = FileMap::new();
+        let ops = (0..3)
+            .map(|i| Op::Put {
+                path: format!("/work/{i}"),
+                entry: FileEntry::new(vec![i as u8], 0.0),
+            })
+            .collect();
+        files.apply(ops, 1 << 20).unwrap();
+        let mut sync = SyncState::new();
+        let plan = sync.plan(&files);
+        assert_eq!(plan.put.len(), 3);
+        sync.delivered(&plan, &files);
+        assert_eq!(sync.plan(&files), SyncPlan::default());
+        // The worker's copy changed (a refused run): shipped again although the store did not change.
+        sync.set("/work/1", None);
+        assert_eq!(sync.plan(&files).put, vec!["/work/1".to_owned()]);
+        let plan = sync.plan(&files);
+        sync.delivered(&plan, &files);
+        // The store changed: compared again.
+        files
+            .apply(
+                vec![Op::Delete {
+                    path: "/work/0".into(),
+                }],
+                1 << 20,
+            )
+            .unwrap();
+        assert_eq!(sync.plan(&files).delete, vec!["/work/0".to_owned()]);
+        sync.reset();
+        assert_eq!(sync.plan(&files).put.len(), 2);
     }
 }

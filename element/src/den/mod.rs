@@ -130,6 +130,7 @@ fn info_object(conn: &Connection) -> JsValue {
         ("isolation", conn.isolation.as_str().into()),
         ("loadMs", conn.load_ms.into()),
         ("interruptible", conn.interruptible.get().into()),
+        ("warmStart", conn.warm.get().into()),
     ]);
     Object::freeze(&o).into()
 }

@@ -30,6 +30,8 @@ pub(crate) const ATTRS: &[(&str, &str, Kind)] = &[
     ("max-output-bytes", "maxOutputBytes", Kind::Number),
     ("max-den-bytes", "maxDenBytes", Kind::Number),
     ("load-timeout", "loadTimeout", Kind::Number),
+    ("warm-start", "warmStart", Kind::Text),
+    ("standby", "standby", Kind::Text),
     ("controls", "controls", Kind::Flag),
     ("autorun", "autorun", Kind::Flag),
 ];
@@ -225,6 +227,8 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         ("den-url", "denUrl"),
         ("pyodide-url", "pyodideUrl"),
         ("isolation", "isolation"),
+        ("warm-start", "warmStart"),
+        ("standby", "standby"),
     ] {
         if let Some(v) = attr(el, a) {
             let _ = Reflect::set(&ro, &key.into(), &v.into());
@@ -250,10 +254,12 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         return Err(errors);
     };
     let key = format!(
-        "{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}",
+        "{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}",
         runtime.den_url,
         runtime.pyodide_url,
-        runtime.isolation.as_str()
+        runtime.isolation.as_str(),
+        runtime.warm_start,
+        runtime.standby
     );
     Ok(Config {
         key,
@@ -293,6 +299,7 @@ pub(crate) fn prop_value(el: &Element, prop: &str) -> JsValue {
             (_, Some(v)) => v.into(),
             ("store", None) => "memory".into(),
             ("isolation", None) => "auto".into(),
+            ("warm-start", None) | ("standby", None) => "on".into(),
             ("den-url", None) | ("pyodide-url", None) => {
                 // The URL the den will use: next to foxden.js.
                 RuntimeOptions::from_js(&JsValue::UNDEFINED)

@@ -6,6 +6,7 @@
 
 mod assets;
 mod options;
+pub mod warm;
 
 use crate::callback::{with_timeout, Listener};
 use crate::errors::load_error;
@@ -16,7 +17,7 @@ use foxden_core::protocol::{
     run_id, DenToHost, Done, OutputBuffer, ReplyError, ReplyLimits, Watchdog, PROTOCOL_VERSION,
 };
 use futures::channel::oneshot;
-use js_sys::{Array, ArrayBuffer};
+use js_sys::{Array, ArrayBuffer, Uint8Array};
 pub use options::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -45,6 +46,8 @@ struct Shared {
     loader: Option<oneshot::Sender<JsValue>>,
     runs: HashMap<u32, RunSlot>,
     resets: HashMap<u32, oneshot::Sender<JsValue>>,
+    /// The warm cache key, while the host still wants the den page's snapshot (taken once).
+    warm_key: Option<String>,
 }
 
 /// How a run ended, as far as the host can tell.
@@ -118,6 +121,9 @@ pub struct Connection {
     /// The den page is cross-origin isolated: a timeout first interrupts Python
     /// (KeyboardInterrupt, variables kept) and kills the worker only if that fails.
     pub interruptible: std::cell::Cell<bool>,
+    /// The warm start: "hit" (resumed from the cached snapshot), "miss", "rejected" (a cached
+    /// snapshot did not load and was replaced) or "off".
+    pub warm: std::cell::Cell<&'static str>,
 }
 
 impl Drop for Connection {
@@ -278,6 +284,20 @@ fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
                 let _ = slot.done.send(wire::done(&msg, id, &slot.limits));
             }
         }
+        DenToHost::Snapshot => {
+            // Offered once by the den page's maker worker (which runs no user code); kept for
+            // later visits. Anything else, or a second one, is ignored.
+            let Some(key) = shared.borrow_mut().warm_key.take() else {
+                return;
+            };
+            let Ok(bytes) = get(&msg, "snapshot").dyn_into::<Uint8Array>() else {
+                return;
+            };
+            if bytes.length() == 0 || bytes.length() > warm::MAX_SNAPSHOT_BYTES {
+                return;
+            }
+            wasm_bindgen_futures::spawn_local(async move { warm::store(&key, bytes).await });
+        }
         DenToHost::ResetDone => {
             let Some(id) = msg_id(&msg) else { return };
             let tx = shared.borrow_mut().resets.remove(&id);
@@ -301,14 +321,27 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
     let deadline = opts.load_timeout_ms;
     let hello_seen = Rc::new(std::cell::Cell::new(false));
     let work = async {
+        // The assets, then the warm cache's snapshot for them (if any), while the den page loads.
+        let assets_and_warm = async {
+            let (wasm, stdlib, lock) = fetch_assets(opts, &progress).await?;
+            let (warm_key, snapshot) = if opts.warm_start {
+                let key = warm::key(&wasm, &stdlib, &lock).await;
+                let snap = warm::load(&key).await;
+                (Some(key), snap)
+            } else {
+                (None, None)
+            };
+            Ok::<_, JsValue>((wasm, stdlib, lock, warm_key, snapshot))
+        };
         let (assets, conn) = futures::future::join(
-            fetch_assets(opts, &progress),
+            assets_and_warm,
             handshake(opts, isolation, hello_seen.clone()),
         )
         .await;
-        let (wasm, stdlib, lock) = assets?;
+        let (wasm, stdlib, lock, warm_key, snapshot) = assets?;
         let conn = conn?;
-        boot(&conn, wasm, stdlib, lock, opts).await?;
+        conn.shared.borrow_mut().warm_key = warm_key;
+        boot(&conn, wasm, stdlib, lock, snapshot, opts).await?;
         Ok(conn)
     };
     let mut conn = match with_timeout(work, deadline).await {
@@ -394,19 +427,29 @@ async fn boot(
     wasm: ArrayBuffer,
     stdlib: ArrayBuffer,
     lock: String,
+    snapshot: Option<Uint8Array>,
     opts: &RuntimeOptions,
 ) -> Result<(), JsValue> {
     let (tx, rx) = oneshot::channel();
     conn.shared.borrow_mut().loader = Some(tx);
+    let want_snapshot = conn.shared.borrow().warm_key.is_some();
     let msg = obj(&[
         ("t", "boot".into()),
         ("wasm", wasm.clone().into()),
         ("stdlib", stdlib.clone().into()),
         ("lock", lock.into()),
         ("maxMemoryBytes", opts.max_memory_bytes.into()),
-        ("maxDenBytes", opts.max_den_bytes.into()),
+        ("wantSnapshot", want_snapshot.into()),
+        ("standby", opts.standby.into()),
+        (
+            "snapshot",
+            snapshot.as_ref().map_or(JsValue::NULL, JsValue::from),
+        ),
     ]);
     let transfer = Array::of2(&wasm, &stdlib);
+    if let Some(s) = &snapshot {
+        transfer.push(&s.buffer());
+    }
     conn.port
         .post_message_with_transferable(&msg, &transfer)
         .map_err(|e| {
@@ -423,6 +466,13 @@ async fn boot(
         Some("ready") => {
             conn.interruptible
                 .set(get(&ready, "interruptible").as_bool().unwrap_or(false));
+            let warm = match get_str(&ready, "warm").as_deref() {
+                _ if !want_snapshot => "off",
+                Some("hit") => "hit",
+                Some("rejected") => "rejected",
+                _ => "miss",
+            };
+            conn.warm.set(warm);
             Ok(())
         }
         _ => Err(load_error_from(&ready, conn.isolation)),
@@ -573,5 +623,6 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
         isolation,
         load_ms: 0.0,
         interruptible: std::cell::Cell::new(false),
+        warm: std::cell::Cell::new("off"),
     })
 }

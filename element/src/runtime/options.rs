@@ -50,6 +50,10 @@ pub struct RuntimeOptions {
     pub max_memory_bytes: f64,
     /// Cap on the bytes of one run's reply (set from `openDen({ maxDenBytes })`).
     pub max_den_bytes: f64,
+    /// Use the warm cache (a snapshot of a fresh interpreter kept by the host page).
+    pub warm_start: bool,
+    /// Keep a standby interpreter booted ahead of need (timeouts and resets swap it in).
+    pub standby: bool,
 }
 
 thread_local! {
@@ -78,6 +82,25 @@ pub(crate) fn default_url(rel: &str) -> String {
             .map(|u| u.href())
             .unwrap_or_else(|_| rel.to_owned()),
         None => resolve_url(rel).unwrap_or_else(|_| rel.to_owned()),
+    }
+}
+
+/// A switch that is on unless set to false (or "off"); "on" / true turn it on.
+fn on_off(v: &JsValue, key: &str) -> Result<bool, JsValue> {
+    let raw = get(v, key);
+    if is_absent(&raw) {
+        return Ok(true);
+    }
+    if let Some(b) = raw.as_bool() {
+        return Ok(b);
+    }
+    match raw.as_string().as_deref() {
+        Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        _ => Err(option_error(
+            key,
+            &format!("{key} must be true or false (\"on\" or \"off\")"),
+        )),
     }
 }
 
@@ -129,6 +152,8 @@ impl RuntimeOptions {
                 }
             }
         };
+        let warm_start = on_off(v, "warmStart")?;
+        let standby = on_off(v, "standby")?;
         let c = get(v, "container");
         let container = if is_absent(&c) {
             None
@@ -146,6 +171,8 @@ impl RuntimeOptions {
             container,
             max_memory_bytes: foxden_core::limits::DEFAULT_MAX_MEMORY_BYTES as f64,
             max_den_bytes: foxden_core::limits::DEFAULT_MAX_DEN_BYTES as f64,
+            warm_start,
+            standby,
         })
     }
 
@@ -157,6 +184,8 @@ impl RuntimeOptions {
             ("pyodideUrl", self.pyodide_url.as_str().into()),
             ("isolation", self.isolation.as_str().into()),
             ("loadTimeoutMs", self.load_timeout_ms.into()),
+            ("warmStart", self.warm_start.into()),
+            ("standby", self.standby.into()),
             (
                 "container",
                 self.container

@@ -1,0 +1,105 @@
+// Which files a run touched, learned from the file system's own hooks instead of a walk over
+// every file (issue 11): every way Python (or JS through `js`) changes files must still be seen.
+import { test, before, after, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { launch, openPage, openQuickDen, BROWSER, logNewErrors } from "../lib.mjs";
+
+let ctx, page, errors;
+const B = BROWSER;
+
+before(async () => {
+  ctx = await launch();
+  ({ page, errors } = await openPage(ctx.browser));
+  await openQuickDen(page, "track");
+});
+
+afterEach(logNewErrors(() => errors));
+
+after(async () => {
+  await ctx?.close();
+});
+
+const run = (code) => page.evaluate((code) => window.dens.track.run(code, { timeoutMs: 20000 }), code);
+const files = () => page.evaluate(async () => Object.fromEntries(await Promise.all((await window.dens.track.list()).map(async (f) => [f.path, await window.dens.track.readFile(f.path, "utf-8")]))));
+const sorted = (r) => ({ created: [...r.files.created].sort(), changed: [...r.files.changed].sort(), deleted: [...r.files.deleted].sort() });
+
+test(`${B}: writes, appends, truncation, replace, rename and removal of folders are all seen`, async () => {
+  let r = await run(`
+import os
+os.makedirs("/work/d/sub", exist_ok=True)
+for n in ("a", "b"):
+    open(f"/work/d/{n}.txt", "w").write(n * 3)
+open("/work/d/sub/c.txt", "w").write("ccc")
+open("/work/log.txt", "w").write("one\\n")
+open("/work/t.txt", "w").write("0123456789")`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(sorted(r).created, ["/work/d/a.txt", "/work/d/b.txt", "/work/d/sub/c.txt", "/work/log.txt", "/work/t.txt"]);
+  r = await run(`
+import os, shutil
+open("/work/log.txt", "a").write("two\\n")
+os.truncate("/work/t.txt", 4)
+with open("/work/new.tmp", "w") as f:
+    f.write("replaced")
+os.replace("/work/new.tmp", "/work/d/a.txt")
+os.rename("/work/d/sub", "/work/moved")`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(sorted(r), {
+    created: ["/work/moved/c.txt"],
+    changed: ["/work/d/a.txt", "/work/log.txt", "/work/t.txt"],
+    deleted: ["/work/d/sub/c.txt"],
+  });
+  r = await run(`
+import shutil
+shutil.rmtree("/work/d")
+with open("/work/moved/c.txt", "r+") as f:
+    f.truncate(1)`);
+  assert.deepEqual(sorted(r), { created: [], changed: ["/work/moved/c.txt"], deleted: ["/work/d/a.txt", "/work/d/b.txt"] });
+  assert.deepEqual(await files(), { "/work/log.txt": "one\ntwo\n", "/work/moved/c.txt": "c", "/work/t.txt": "0123" });
+});
+
+test(`${B}: sqlite, zipfile, mmap and JS writes through the FS are seen`, async () => {
+  const r = await run(`
+import sqlite3, zipfile, mmap, js, pyodide_js
+db = sqlite3.connect("/work/db.sqlite")
+db.execute("create table t (x)")
+db.execute("insert into t values (42)")
+db.commit()
+db.close()
+with zipfile.ZipFile("/out/a.zip", "w") as z:
+    z.writestr("x.txt", "zipped")
+with open("/work/t.txt", "r+b") as f:
+    m = mmap.mmap(f.fileno(), 0)
+    m[0:1] = b"Z"
+    m.flush()
+    m.close()
+pyodide_js.FS.writeFile("/work/fromjs.txt", "written by JS")`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(sorted(r), { created: ["/out/a.zip", "/work/db.sqlite", "/work/fromjs.txt"], changed: ["/work/t.txt"], deleted: [] });
+  const f = await files();
+  assert.equal(f["/work/t.txt"], "Z123");
+  assert.equal(f["/work/fromjs.txt"], "written by JS");
+  const back = await run(`import sqlite3\nsqlite3.connect("/work/db.sqlite").execute("select x from t").fetchone()[0]`);
+  assert.equal(back.result, "42");
+});
+
+test(`${B}: a write through a symlink is seen (the scan walks every file once symlinks exist)`, async () => {
+  const r = await run(`
+import os
+os.symlink("/work/log.txt", "/work/link")
+open("/work/link", "a").write("three\\n")`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(sorted(r), { created: [], changed: ["/work/log.txt"], deleted: [] });
+  assert.equal((await files())["/work/log.txt"], "one\ntwo\nthree\n");
+  await page.evaluate(() => window.dens.track.reset()); // a fresh worker tracks by hooks again
+});
+
+test(`${B}: 1000 unchanged files: a run reports nothing`, async () => {
+  await page.evaluate(async () => {
+    for (let i = 0; i < 1000; i++) await window.dens.track.writeFile(`/drop/many/${i}.txt`, `file ${i}`);
+  });
+  const first = await run("pass");
+  assert.deepEqual(sorted(first), { created: [], changed: [], deleted: [] });
+  const r = await run("open('/drop/many/7.txt').read()");
+  assert.equal(r.result, "'file 7'");
+  assert.deepEqual(sorted(r), { created: [], changed: [], deleted: [] });
+});

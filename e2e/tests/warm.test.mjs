@@ -1,0 +1,146 @@
+// The warm cache (issue 11): a later visit's den resumes from a snapshot of a fresh interpreter
+// that the host page kept in its Cache Storage; a stale, corrupt or unloadable entry is dropped
+// and rebuilt silently; warmStart: false / warm-start="off" turn it off.
+import { test, before, after, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { launch, openPage, BROWSER, logNewErrors, sleep } from "../lib.mjs";
+
+let ctx, page, errors;
+const B = BROWSER;
+
+before(async () => {
+  ctx = await launch();
+  ({ page, errors } = await openPage(ctx.browser));
+  await page.evaluate(() => window.foxden.clearWarmCache());
+});
+
+afterEach(logNewErrors(() => errors));
+
+after(async () => {
+  await ctx?.close();
+});
+
+/** Opens a den in a freshly loaded page; returns its info and a check that it works. */
+async function visit(opts = {}) {
+  await page.reload({ waitUntil: "load" });
+  await page.waitForFunction(() => window.foxdenLoaded === true);
+  return page.evaluate(async (opts) => {
+    const { openDen, iframeRuntime } = window.foxden;
+    window.den = await openDen({ name: "warm", runtime: iframeRuntime(opts) });
+    const r = await window.den.run("import js, sys\nx = 6 * 7\n(x, 'marker' in globals(), round(js.performance.now()) >= 0, js.crypto.randomUUID().count('-'))");
+    return { info: window.den.info, result: r.result, error: r.error };
+  }, opts);
+}
+
+/** The warm cache's entries: [{url, hash, size}]. */
+const entries = () =>
+  page.evaluate(async () => {
+    const c = await caches.open("foxden-warm-v1");
+    const out = [];
+    for (const req of await c.keys()) {
+      const resp = await c.match(req);
+      out.push({ url: req.url, hash: resp.headers.get("x-foxden-sha256"), size: (await resp.arrayBuffer()).byteLength });
+    }
+    return out;
+  });
+
+/** Waits until the den page made its snapshot and the host stored it. */
+async function waitForEntry() {
+  for (let i = 0; i < 80; i++) {
+    const e = await entries();
+    if (e.length === 1) return e[0];
+    await sleep(250);
+  }
+  throw new Error("no warm cache entry within 20 s");
+}
+
+test(`${B}: a first visit boots and keeps a snapshot; a later visit resumes from it`, async () => {
+  const first = await visit();
+  assert.equal(first.info.warmStart, "miss");
+  assert.equal(first.result, "(42, False, True, 4)", JSON.stringify(first.error));
+  const entry = await waitForEntry();
+  assert.match(entry.url, /^https:\/\/foxden\.invalid\/warm\/[0-9a-f]{64}$/);
+  assert.match(entry.hash, /^[0-9a-f]{64}$/);
+  assert.ok(entry.size > 1e6, `snapshot of ${entry.size} bytes`);
+  const later = await visit();
+  assert.equal(later.info.warmStart, "hit");
+  assert.equal(later.result, "(42, False, True, 4)", JSON.stringify(later.error));
+  console.log(`# ${B}: den ready ${first.info.loadMs.toFixed(0)} ms on the first visit, ${later.info.loadMs.toFixed(0)} ms on a later one (snapshot ${(entry.size / 1048576).toFixed(1)} MiB)`);
+  assert.ok(later.info.loadMs < first.info.loadMs, "a later visit is faster");
+  // The interpreter from the cache is fresh and complete: variables, timeouts and resets work.
+  const more = await page.evaluate(async () => {
+    const t = await window.den.run("while True: pass", { timeoutMs: 300 });
+    const after = await window.den.run("'x' in globals()");
+    const reset = await window.den.reset();
+    return { kind: t.error.kind, after: after.result, from: reset.from };
+  });
+  assert.deepEqual(more, { kind: "timeout", after: "False", from: "snapshot" });
+  assert.equal((await entries()).length, 1, "one entry, not one per visit");
+});
+
+test(`${B}: a corrupt entry is dropped and rebuilt; the den boots normally`, async () => {
+  await waitForEntry();
+  await page.evaluate(async () => {
+    const c = await caches.open("foxden-warm-v1");
+    const [req] = await c.keys();
+    const resp = await c.match(req);
+    const bytes = new Uint8Array(await resp.arrayBuffer());
+    bytes[bytes.length >> 1] ^= 0xff; // one flipped byte, the recorded hash kept
+    await c.put(req, new Response(bytes, { headers: { "x-foxden-sha256": resp.headers.get("x-foxden-sha256") } }));
+  });
+  const v = await visit();
+  assert.equal(v.info.warmStart, "miss");
+  assert.equal(v.result, "(42, False, True, 4)");
+  const rebuilt = await waitForEntry();
+  const again = await visit();
+  assert.equal(again.info.warmStart, "hit", JSON.stringify(rebuilt));
+});
+
+test(`${B}: an entry Pyodide cannot load (right hash, wrong bytes) is rejected and replaced`, async () => {
+  const url = (await waitForEntry()).url;
+  await page.evaluate(async (url) => {
+    const junk = new Uint8Array(4096).fill(7);
+    const h = new Uint8Array(await crypto.subtle.digest("SHA-256", junk));
+    const hex = Array.from(h, (b) => b.toString(16).padStart(2, "0")).join("");
+    const c = await caches.open("foxden-warm-v1");
+    await c.put(url, new Response(junk, { headers: { "x-foxden-sha256": hex } }));
+  }, url);
+  const v = await visit();
+  assert.equal(v.info.warmStart, "rejected");
+  assert.equal(v.result, "(42, False, True, 4)", JSON.stringify(v.error));
+  for (let i = 0; i < 80; i++) {
+    const [e] = await entries();
+    if (e && e.size > 1e6) break;
+    await sleep(250);
+  }
+  const again = await visit();
+  assert.equal(again.info.warmStart, "hit");
+});
+
+test(`${B}: warmStart: false and warm-start="off" keep nothing and use nothing`, async () => {
+  await page.evaluate(() => window.foxden.clearWarmCache());
+  const off = await visit({ warmStart: false });
+  assert.equal(off.info.warmStart, "off");
+  assert.equal(off.result, "(42, False, True, 4)");
+  await page.evaluate(() => window.den.reset()); // the den page has made its snapshot by now or soon
+  await sleep(3000);
+  assert.deepEqual(await entries(), []);
+  const el = await page.evaluate(async () => {
+    const el = document.createElement("foxden-den");
+    el.setAttribute("name", "warm-el");
+    el.setAttribute("warm-start", "off");
+    document.body.append(el);
+    const info = await el.ready;
+    const bad = document.createElement("foxden-den");
+    bad.setAttribute("name", "warm-bad");
+    bad.setAttribute("warm-start", "sometimes");
+    const err = new Promise((r) => bad.addEventListener("error", (e) => r(e.detail.error.option || e.detail.attribute), { once: true }));
+    document.body.append(bad);
+    const option = await err;
+    el.remove();
+    bad.remove();
+    return { warm: info.warmStart, prop: el.warmStart, option };
+  });
+  assert.deepEqual(el, { warm: "off", prop: "off", option: "warm-start" });
+  assert.equal(await page.evaluate(() => window.foxden.clearWarmCache()), true);
+});

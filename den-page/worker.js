@@ -531,7 +531,8 @@ async function boot({ role, module, stdlib, lock, interrupt, snapshot, maxMemory
     self.fetch = realFetch;
     WebAssembly.instantiateStreaming = realStreaming;
   }
-  if (py.version !== "314.0.7") throw new Error(`Pyodide core is ${py.version}, expected 314.0.7`);
+  // __FOXDEN_PYODIDE_VERSION__: package.json's pin, defined by the build (esbuild --define).
+  if (py.version !== __FOXDEN_PYODIDE_VERSION__) throw new Error(`Pyodide core is ${py.version}, expected ${__FOXDEN_PYODIDE_VERSION__}`);
   if (interrupt) py.setInterruptBuffer(interrupt);
   py.setStdout({ write: (b) => capture("stdout", b) });
   py.setStderr({ write: (b) => capture("stderr", b) });

@@ -112,6 +112,11 @@ pub fn build(dev: bool) -> Result<(), String> {
         // pyodide.asm.mjs reads import.meta.url only to locate files we hand over ourselves.
         "--define:import.meta.url=\"https://pyodide.invalid/pyodide.asm.mjs\"",
     ]);
+    // The Pyodide version is written once (package.json) and injected here.
+    esb.arg(format!(
+        "--define:__FOXDEN_PYODIDE_VERSION__=\"{}\"",
+        crate::setup::pyodide_version()?
+    ));
     if !dev {
         esb.arg("--minify");
     }
@@ -133,8 +138,11 @@ pub fn build(dev: bool) -> Result<(), String> {
     // 4. Pyodide's three runtime files, of exactly the pinned version.
     let pyo = r.join("node_modules/pyodide");
     let pkg_json = read(&pyo.join("package.json"))?;
-    if !pkg_json.contains("\"version\": \"314.0.7\"") {
-        return Err("node_modules/pyodide is not 314.0.7; run `npm ci`".into());
+    let pyodide = crate::setup::pyodide_version()?;
+    if !pkg_json.contains(&format!("\"version\": \"{pyodide}\"")) {
+        return Err(format!(
+            "node_modules/pyodide is not {pyodide}; run `npm ci`"
+        ));
     }
     for f in PYODIDE_FILES {
         fs::create_dir_all(dist.join("pyodide")).map_err(|e| e.to_string())?;
@@ -162,7 +170,7 @@ pub fn build(dev: bool) -> Result<(), String> {
     "./package.json": "./package.json"
   }},
   "files": ["foxden.js", "foxden.d.ts", "foxden_wasm.js", "foxden_wasm.d.ts", "foxden_wasm_bg.wasm", "snippets/", "den/", "pyodide/"],
-  "dependencies": {{ "pyodide": "314.0.7" }},
+  "dependencies": {{ "pyodide": "{pyodide}" }},
   "sideEffects": true
 }}
 "#

@@ -87,8 +87,11 @@ pub fn build_ext() -> Result<(), String> {
         }
         write(
             &lib.join("pyodide/NOTICE.txt"),
-            "These three files are Pyodide 314.0.7 (https://github.com/pyodide/pyodide), unmodified,\n\
-             under the Mozilla Public License 2.0 (https://www.mozilla.org/MPL/2.0/).\n",
+            &format!(
+                "These three files are Pyodide {} (https://github.com/pyodide/pyodide), unmodified,\n\
+                 under the Mozilla Public License 2.0 (https://www.mozilla.org/MPL/2.0/).\n",
+                crate::setup::pyodide_version()?
+            ),
         )?;
         eprintln!("xtask: wrote {}", dir.display());
     }

@@ -17,6 +17,19 @@ pub fn pinned_wasm_bindgen() -> Result<String, String> {
         .ok_or_else(|| "Cargo.toml must pin wasm-bindgen = \"=X.Y.Z\"".into())
 }
 
+/// The Pyodide version, written once: package.json's exact npm pin.
+pub fn pyodide_version() -> Result<String, String> {
+    let text = std::fs::read_to_string(root().join("package.json")).map_err(|e| e.to_string())?;
+    text.lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("\"pyodide\": \"")
+                .and_then(|v| v.split('"').next())
+                .map(str::to_owned)
+        })
+        .ok_or_else(|| "package.json must pin pyodide exactly (\"pyodide\": \"X.Y.Z\")".into())
+}
+
 fn cargo_bin(name: &str) -> PathBuf {
     let home = std::env::var("CARGO_HOME")
         .map(PathBuf::from)
@@ -142,4 +155,14 @@ pub fn setup(need: Need) -> Result<(), String> {
         run(cargo().args(["install", "geckodriver"]))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_pyodide_version_is_read_from_package_json() {
+        let v = super::pyodide_version().unwrap();
+        assert_eq!(v.split('.').count(), 3, "{v}");
+        assert!(v.split('.').all(|p| p.parse::<u32>().is_ok()), "{v}");
+    }
 }

@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 /// The Pyodide version foxden embeds; the assets must match it exactly.
-pub const PYODIDE_VERSION: &str = "314.0.7";
+pub const PYODIDE_VERSION: &str = env!("FOXDEN_PYODIDE_VERSION");
 /// `info.python` of Pyodide 314.0.7's pyodide-lock.json.
 pub(crate) const PYODIDE_PYTHON: &str = "3.14.2";
 /// `info.abi_version` of Pyodide 314.0.7's pyodide-lock.json.

@@ -159,12 +159,12 @@ export declare class SnapshotError extends FoxdenError {
 }
 export declare class DenError extends FoxdenError {
   readonly name: "DenError";
-  readonly code: string;
+  readonly code: "name-in-use" | "locked" | "closed" | "cap" | "conflict" | "not-found" | "bad-option" | "bad-data" | "storage" | "reset";
   readonly option?: string;
 }
 export declare class DenLoadError extends FoxdenError {
   readonly name: "DenLoadError";
-  readonly stage: string;
+  readonly stage: "assets" | "iframe" | "isolation" | "den-page" | "protocol" | "message" | "wasm" | "pyodide" | "timeout" | "den";
 }
 
 // ---------------------------------------------------------------------------------------------

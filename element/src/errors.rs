@@ -1,6 +1,7 @@
 //! The four error classes of the API, created as real JS `Error` subclasses.
 
 use crate::js::obj;
+pub use foxden_core::codes::{DenErrorCode, LoadStage};
 use foxden_core::PathError as CorePathError;
 use wasm_bindgen::prelude::*;
 
@@ -35,8 +36,12 @@ pub fn snapshot_error(code: &str, message: &str) -> JsValue {
 }
 
 /// `DenError` with a stable `code` (and optional extra fields).
-pub fn den_error(code: &str, message: &str) -> JsValue {
-    make_error("DenError", message, &obj(&[("code", code.into())]).into())
+pub fn den_error(code: DenErrorCode, message: &str) -> JsValue {
+    make_error(
+        "DenError",
+        message,
+        &obj(&[("code", code.as_str().into())]).into(),
+    )
 }
 
 /// `DenError` naming an option or attribute.
@@ -44,15 +49,19 @@ pub fn option_error(option: &str, message: &str) -> JsValue {
     make_error(
         "DenError",
         message,
-        &obj(&[("code", "bad-option".into()), ("option", option.into())]).into(),
+        &obj(&[
+            ("code", DenErrorCode::BadOption.as_str().into()),
+            ("option", option.into()),
+        ])
+        .into(),
     )
 }
 
 /// `DenLoadError` with the `stage` that failed.
-pub fn load_error(stage: &str, message: &str) -> JsValue {
+pub fn load_error(stage: LoadStage, message: &str) -> JsValue {
     make_error(
         "DenLoadError",
         message,
-        &obj(&[("stage", stage.into())]).into(),
+        &obj(&[("stage", stage.as_str().into())]).into(),
     )
 }

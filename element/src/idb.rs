@@ -36,7 +36,7 @@ impl Drop for IdbDen {
 
 fn idb_err(what: &str, e: &JsValue) -> JsValue {
     den_error(
-        "storage",
+        crate::errors::DenErrorCode::Storage,
         &format!("IndexedDB {what} failed: {}", js::describe(e)),
     )
 }
@@ -78,11 +78,17 @@ impl IdbDen {
     pub async fn open(db_name: &str, den: &str) -> Result<(IdbDen, FileMap), JsValue> {
         // One tab at a time per den: a second page gets a clear DenError instead of racing.
         let lock = crate::locks::acquire(&format!("foxden:{db_name}:{den}"), den).await?;
-        let window = web_sys::window().ok_or_else(|| den_error("storage", "no window"))?;
+        let window = web_sys::window()
+            .ok_or_else(|| den_error(crate::errors::DenErrorCode::Storage, "no window"))?;
         let factory = window
             .indexed_db()
             .map_err(|e| idb_err("access", &e))?
-            .ok_or_else(|| den_error("storage", "IndexedDB is not available in this page"))?;
+            .ok_or_else(|| {
+                den_error(
+                    crate::errors::DenErrorCode::Storage,
+                    "IndexedDB is not available in this page",
+                )
+            })?;
         let open_req = factory
             .open_with_u32(db_name, VERSION)
             .map_err(|e| idb_err("open", &e))?;
@@ -134,7 +140,7 @@ impl IdbDen {
             if get_str(&rec, "sha256").as_deref() != Some(foxden_core::hex(&entry.sha256).as_str())
             {
                 return Err(den_error(
-                    "storage",
+                    crate::errors::DenErrorCode::Storage,
                     &format!(
                         "IndexedDB record {path} does not match its SHA-256; the store is damaged"
                     ),
@@ -143,9 +149,12 @@ impl IdbDen {
             ops.push(Op::Put { path, entry });
         }
         let mut files = FileMap::new();
-        files
-            .apply(ops, u64::MAX)
-            .map_err(|e| den_error("storage", &format!("IndexedDB holds an invalid den: {e}")))?;
+        files.apply(ops, u64::MAX).map_err(|e| {
+            den_error(
+                crate::errors::DenErrorCode::Storage,
+                &format!("IndexedDB holds an invalid den: {e}"),
+            )
+        })?;
         Ok(files)
     }
 
@@ -205,10 +214,13 @@ impl IdbDen {
         match rx.await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(why)) => Err(den_error(
-                "storage",
+                crate::errors::DenErrorCode::Storage,
                 &format!("IndexedDB transaction aborted: {why}; nothing was changed"),
             )),
-            Err(_) => Err(den_error("storage", "IndexedDB transaction vanished")),
+            Err(_) => Err(den_error(
+                crate::errors::DenErrorCode::Storage,
+                "IndexedDB transaction vanished",
+            )),
         }
     }
 }

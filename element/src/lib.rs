@@ -146,7 +146,7 @@ fn files_from_object(files: &JsValue) -> Result<foxden_core::FileMap, JsValue> {
             let path = pair.get(0).as_string().unwrap_or_default();
             let data = js::data_to_bytes(&pair.get(1)).ok_or_else(|| {
                 errors::den_error(
-                    "bad-data",
+                    crate::errors::DenErrorCode::BadData,
                     &format!("{path}: data must be a string or bytes"),
                 )
             })?;

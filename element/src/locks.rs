@@ -63,8 +63,7 @@ pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue>
     );
     match rx.await {
         Ok((true, release)) => Ok(Some(HeldLock { release, _callback: callback })),
-        _ => Err(den_error(
-            "locked",
+        _ => Err(den_error(crate::errors::DenErrorCode::Locked,
             &format!("the den {den:?} is open in another tab or window; close it there first (two pages never write one den at once)"),
         )),
     }

@@ -1,6 +1,7 @@
 //! foxden-core: everything in foxden that does not need a browser.
 //!
 //! The wasm crate (`foxden`, in `element/`) is thin glue around these modules:
+//! - [`codes`]: the stable `DenError.code` and `DenLoadError.stage` values.
 //! - [`paths`]: the one path normalizer every entry point uses.
 //! - [`files`]: the den's file map (the memory store), atomic batches and the size cap.
 //! - [`sync`]: what the sandbox already has, so a run ships only differences.
@@ -10,6 +11,7 @@
 //! - [`snapshot`]: the snapshot codec (tar with a manifest and SHA-256 per file).
 #![deny(missing_docs)]
 
+pub mod codes;
 pub mod files;
 pub mod limits;
 pub mod paths;

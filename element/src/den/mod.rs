@@ -55,7 +55,7 @@ fn claim_name(name: &str) -> Result<(), JsValue> {
             Ok(())
         } else {
             Err(den_error(
-                "name-in-use",
+                crate::errors::DenErrorCode::NameInUse,
                 &format!("a den named {name:?} is already open in this page; close it first"),
             ))
         }
@@ -139,9 +139,11 @@ pub fn storage_to_js(e: &StorageError) -> JsValue {
     match e {
         StorageError::Path(p) => path_error(p),
         StorageError::CapExceeded { .. } | StorageError::TooManyFiles { .. } => {
-            den_error("cap", &e.to_string())
+            den_error(crate::errors::DenErrorCode::Cap, &e.to_string())
         }
-        StorageError::Conflict { .. } => den_error("conflict", &e.to_string()),
+        StorageError::Conflict { .. } => {
+            den_error(crate::errors::DenErrorCode::Conflict, &e.to_string())
+        }
     }
 }
 
@@ -158,7 +160,7 @@ impl Inner {
     fn check_open(&self) -> Result<(), JsValue> {
         if self.closed.get() {
             Err(den_error(
-                "closed",
+                crate::errors::DenErrorCode::Closed,
                 &format!("the den {:?} is closed", self.opts.name),
             ))
         } else {
@@ -479,7 +481,7 @@ impl Den {
         let path = normalize_file_path(&path).map_err(|e| path_error(&e))?;
         let bytes = js::data_to_bytes(&data).ok_or_else(|| {
             den_error(
-                "bad-data",
+                crate::errors::DenErrorCode::BadData,
                 "writeFile data must be a string, Uint8Array, ArrayBuffer or typed array",
             )
         })?;
@@ -505,7 +507,10 @@ impl Den {
         let _guard = inner.exclusive().await;
         inner.check_open()?;
         if inner.files.borrow().get(&path).is_none() {
-            return Err(den_error("not-found", &format!("no file at {path}")));
+            return Err(den_error(
+                crate::errors::DenErrorCode::NotFound,
+                &format!("no file at {path}"),
+            ));
         }
         let changes = inner
             .commit(vec![Op::Delete { path }], "delete")
@@ -518,9 +523,12 @@ impl Den {
         self.inner.check_open()?;
         let path = normalize_file_path(&path).map_err(|e| path_error(&e))?;
         let files = self.inner.files.borrow();
-        let entry = files
-            .get(&path)
-            .ok_or_else(|| den_error("not-found", &format!("no file at {path}")))?;
+        let entry = files.get(&path).ok_or_else(|| {
+            den_error(
+                crate::errors::DenErrorCode::NotFound,
+                &format!("no file at {path}"),
+            )
+        })?;
         let encoding = if let Some(s) = opts.as_string() {
             Some(s)
         } else {
@@ -610,8 +618,12 @@ impl Den {
         let conn = inner.ensure_connection().await?;
         let r = conn.reset(inner.opts.runtime.load_timeout_ms).await;
         inner.sync.borrow_mut().reset();
-        let (from, boot_ms) =
-            r.map_err(|e| den_error("reset", &format!("the interpreter did not restart: {e}")))?;
+        let (from, boot_ms) = r.map_err(|e| {
+            den_error(
+                crate::errors::DenErrorCode::Reset,
+                &format!("the interpreter did not restart: {e}"),
+            )
+        })?;
         Ok(obj(&[("from", from.into()), ("bootMs", boot_ms.into())]).into())
     }
 

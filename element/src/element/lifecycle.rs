@@ -98,8 +98,7 @@ pub(crate) fn closed_error(state: &State) -> JsValue {
         .as_ref()
         .and_then(|h| h.get_attribute("name"))
         .unwrap_or_default();
-    den_error(
-        "closed",
+    den_error(crate::errors::DenErrorCode::Closed,
         &format!("<foxden-den name={name:?}> has no open den (it is not in the document, was closed, or its attributes are invalid)"),
     )
 }

@@ -250,7 +250,10 @@ pub(crate) fn add_files(state: &Rc<State>, files: JsValue) {
                 .and_then(|m| m.call0(&f).ok())
             {
                 Some(p) => JsFuture::from(Promise::from(p)).await,
-                None => Err(den_error("bad-data", "not a file")),
+                None => Err(den_error(
+                    crate::errors::DenErrorCode::BadData,
+                    "not a file",
+                )),
             };
             let result = match (buf, s.den()) {
                 (Ok(b), Some(den)) => {

@@ -49,17 +49,22 @@ pub(crate) async fn fetch_bytes(
     url: &str,
     progress: &dyn Fn(f64, f64),
 ) -> Result<ArrayBuffer, JsValue> {
-    let window = web_sys::window().ok_or_else(|| load_error("assets", "no window"))?;
+    let window = web_sys::window()
+        .ok_or_else(|| load_error(crate::errors::LoadStage::Assets, "no window"))?;
     let mut abort = AbortOnDrop::new();
     let init = web_sys::RequestInit::new();
     let _ = js_sys::Reflect::set(&init, &"signal".into(), &abort.signal());
     let resp: web_sys::Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
         .await
-        .map_err(|e| load_error("assets", &format!("GET {url} failed: {}", js::describe(&e))))?
+        .map_err(|e| {
+            load_error(
+                crate::errors::LoadStage::Assets,
+                &format!("GET {url} failed: {}", js::describe(&e)),
+            )
+        })?
         .unchecked_into();
     if !resp.ok() {
-        return Err(load_error(
-            "assets",
+        return Err(load_error(crate::errors::LoadStage::Assets,
             &format!("GET {url} answered HTTP {} (is pyodideUrl right, and are the Pyodide {PYODIDE_VERSION} files there?)", resp.status()),
         ));
     }
@@ -74,12 +79,12 @@ pub(crate) async fn fetch_bytes(
     let body = match resp.body() {
         Some(b) => b,
         None => {
-            let buf = JsFuture::from(
-                resp.array_buffer()
-                    .map_err(|e| load_error("assets", &js::describe(&e)))?,
-            )
-            .await
-            .map_err(|e| load_error("assets", &js::describe(&e)))?;
+            let buf =
+                JsFuture::from(resp.array_buffer().map_err(|e| {
+                    load_error(crate::errors::LoadStage::Assets, &js::describe(&e))
+                })?)
+                .await
+                .map_err(|e| load_error(crate::errors::LoadStage::Assets, &js::describe(&e)))?;
             return Ok(buf.unchecked_into());
         }
     };
@@ -89,7 +94,7 @@ pub(crate) async fn fetch_bytes(
     loop {
         let r = JsFuture::from(reader.read()).await.map_err(|e| {
             load_error(
-                "assets",
+                crate::errors::LoadStage::Assets,
                 &format!("reading {url} failed: {}", js::describe(&e)),
             )
         })?;
@@ -114,7 +119,12 @@ pub(crate) async fn fetch_bytes(
 pub(crate) async fn fetch_text(url: &str) -> Result<String, JsValue> {
     let buf = fetch_bytes(url, &|_, _| {}).await?;
     let bytes = Uint8Array::new(&buf).to_vec();
-    String::from_utf8(bytes).map_err(|_| load_error("assets", &format!("{url} is not UTF-8 text")))
+    String::from_utf8(bytes).map_err(|_| {
+        load_error(
+            crate::errors::LoadStage::Assets,
+            &format!("{url} is not UTF-8 text"),
+        )
+    })
 }
 
 /// Host-side asset fetches (the den page can fetch nothing), with combined progress.
@@ -161,7 +171,7 @@ pub(crate) fn check_assets(
         Uint8Array::new_with_byte_offset_and_length(wasm, 0, wasm.byte_length().min(4)).to_vec();
     if head != b"\0asm" {
         return Err(load_error(
-            "assets",
+            crate::errors::LoadStage::Assets,
             &format!(
                 "{base}pyodide.asm.wasm is not WebAssembly (wrong file or an HTML error page?)"
             ),
@@ -171,19 +181,22 @@ pub(crate) fn check_assets(
         .to_vec();
     if zhead != b"PK" {
         return Err(load_error(
-            "assets",
+            crate::errors::LoadStage::Assets,
             &format!("{base}python_stdlib.zip is not a zip file"),
         ));
     }
-    let parsed = js_sys::JSON::parse(lock)
-        .map_err(|_| load_error("assets", &format!("{base}pyodide-lock.json is not JSON")))?;
+    let parsed = js_sys::JSON::parse(lock).map_err(|_| {
+        load_error(
+            crate::errors::LoadStage::Assets,
+            &format!("{base}pyodide-lock.json is not JSON"),
+        )
+    })?;
     // The lock file names the Python and ABI of its Pyodide build; 314.0.7 ships these two.
     let info = get(&parsed, "info");
     let python = get_str(&info, "python").unwrap_or_default();
     let abi = get_str(&info, "abi_version").unwrap_or_default();
     if python != PYODIDE_PYTHON || abi != PYODIDE_ABI {
-        return Err(load_error(
-            "assets",
+        return Err(load_error(crate::errors::LoadStage::Assets,
             &format!("the Pyodide files at {base} are for Python {python:?} (ABI {abi:?}), not Pyodide {PYODIDE_VERSION} (Python {PYODIDE_PYTHON}, ABI {PYODIDE_ABI}); foxden embeds the {PYODIDE_VERSION} loader and needs exactly that version"),
         ));
     }

@@ -353,7 +353,7 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
             } else {
                 format!("the den did not become ready within {deadline} ms (loadTimeoutMs)")
             };
-            return Err(load_error("timeout", &msg));
+            return Err(load_error(crate::errors::LoadStage::Timeout, &msg));
         }
     };
     conn.load_ms = js::now_ms() - started;
@@ -398,7 +398,7 @@ async fn handshake(
     }
     let second = load_error_message(&hello);
     Err(load_error(
-        &get_str(&hello, "stage").unwrap_or_else(|| "den".into()),
+        crate::errors::LoadStage::from_den_page(get_str(&hello, "stage").as_deref()),
         &format!(
             "isolation \"auto\": as a manifest sandbox page, {first_problem}; \
              with the iframe-sandbox fallback, {second}"
@@ -412,8 +412,7 @@ fn check_protocol(hello: &JsValue) -> Result<(), JsValue> {
     if got == Some(PROTOCOL_VERSION as f64) {
         return Ok(());
     }
-    Err(load_error(
-        "protocol",
+    Err(load_error(crate::errors::LoadStage::Protocol,
         &format!(
             "the den page speaks protocol {}, this foxden.js speaks {PROTOCOL_VERSION}: serve the den/ folder of the same foxden build",
             got.map_or("(none)".to_owned(), |v| v.to_string())
@@ -454,7 +453,7 @@ async fn boot(
         .post_message_with_transferable(&msg, &transfer)
         .map_err(|e| {
             load_error(
-                "message",
+                crate::errors::LoadStage::Message,
                 &format!(
                     "could not hand the assets to the den page: {}",
                     js::describe(&e)
@@ -494,8 +493,7 @@ async fn refuse_redirect(den_url: &str) -> Result<(), JsValue> {
     };
     let resp: web_sys::Response = resp.unchecked_into();
     if resp.type_() == web_sys::ResponseType::Opaqueredirect || resp.redirected() {
-        return Err(load_error(
-            "den-page",
+        return Err(load_error(crate::errors::LoadStage::DenPage,
             &format!("the den page {den_url} redirects; serve den.html at its final URL (the host hands the den's files to whatever page loads)"),
         ));
     }
@@ -531,16 +529,19 @@ fn is_extension_page() -> bool {
 }
 
 fn load_error_message(msg: &JsValue) -> String {
-    get_str(msg, "message").unwrap_or_else(|| "the den page closed".into())
+    wire::text(&get(msg, "message"), 4096)
+        .map(|(s, _)| s)
+        .unwrap_or_else(|| "the den page closed".into())
 }
 
 fn load_error_from(msg: &JsValue, isolation: Isolation) -> JsValue {
-    let stage = get_str(msg, "stage").unwrap_or_else(|| "den".into());
+    // The den page may send anything: an unknown stage is reported as "den", texts are bounded.
+    let stage = crate::errors::LoadStage::from_den_page(get_str(msg, "stage").as_deref());
     let mut text = load_error_message(msg);
-    if stage == "isolation" {
+    if stage == crate::errors::LoadStage::Isolation {
         text = format!("isolation check failed ({}): {text}", isolation.as_str());
     }
-    load_error(&stage, &text)
+    load_error(stage, &text)
 }
 
 async fn wait_loader(conn: &Connection) -> JsValue {
@@ -552,13 +553,14 @@ async fn wait_loader(conn: &Connection) -> JsValue {
 }
 
 fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsValue> {
-    let window = web_sys::window().ok_or_else(|| load_error("iframe", "no window"))?;
+    let window = web_sys::window()
+        .ok_or_else(|| load_error(crate::errors::LoadStage::Iframe, "no window"))?;
     let document = window
         .document()
-        .ok_or_else(|| load_error("iframe", "no document"))?;
+        .ok_or_else(|| load_error(crate::errors::LoadStage::Iframe, "no document"))?;
     let iframe: HtmlIFrameElement = document
         .create_element("iframe")
-        .map_err(|e| load_error("iframe", &js::describe(&e)))?
+        .map_err(|e| load_error(crate::errors::LoadStage::Iframe, &js::describe(&e)))?
         .unchecked_into();
     // Manifest sandbox pages are sandboxed by the browser; iframe-sandbox adds the attribute.
     // allow-scripts only: never allow-same-origin, so the den page's origin is opaque.
@@ -576,7 +578,8 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
         "style",
         "position:absolute;width:0;height:0;border:0;visibility:hidden;",
     );
-    let channel = MessageChannel::new().map_err(|e| load_error("iframe", &js::describe(&e)))?;
+    let channel = MessageChannel::new()
+        .map_err(|e| load_error(crate::errors::LoadStage::Iframe, &js::describe(&e)))?;
     let port = channel.port1();
     let shared = Rc::new(RefCell::new(Shared::default()));
     let (tx, rx) = oneshot::channel();
@@ -604,12 +607,15 @@ fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsV
             .map(Into::into)
             .or_else(|| document.document_element())
             .ok_or_else(|| {
-                load_error("iframe", "the document has no body to hold the den iframe")
+                load_error(
+                    crate::errors::LoadStage::Iframe,
+                    "the document has no body to hold the den iframe",
+                )
             })?,
     };
     parent
         .append_child(&iframe)
-        .map_err(|e| load_error("iframe", &js::describe(&e)))?;
+        .map_err(|e| load_error(crate::errors::LoadStage::Iframe, &js::describe(&e)))?;
     crate::leak_check::connection_created();
     Ok(Connection {
         iframe,

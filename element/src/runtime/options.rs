@@ -202,8 +202,7 @@ impl RuntimeOptions {
         let is_extension_page = is_extension_page();
         match self.isolation {
             Isolation::IframeSandbox => Ok(Isolation::IframeSandbox),
-            Isolation::ManifestSandbox if !is_extension_page => Err(load_error(
-                "isolation",
+            Isolation::ManifestSandbox if !is_extension_page => Err(load_error(crate::errors::LoadStage::Isolation,
                 "isolation \"manifest-sandbox\" needs an extension page whose manifest declares the den page in sandbox.pages",
             )),
             Isolation::ManifestSandbox => Ok(Isolation::ManifestSandbox),

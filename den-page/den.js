@@ -258,6 +258,10 @@
     finish(failedReply(id, "crashed", "WorkerError", text));
   }
 
+  // One encoder and decoder for the output cap (on the hot path of every `out` message).
+  const utf8 = new TextEncoder();
+  const utf8Decoder = new TextDecoder();
+
   const isText = (v, cap) => typeof v === "string" && v.length <= cap;
 
   /** Checks a worker's `done`; returns the reply to forward, or a string saying what is wrong. */
@@ -300,11 +304,11 @@
       // Output is capped here too: a worker that ignores the cap cannot flood the host.
       if (!STREAMS.includes(msg.stream) || typeof msg.text !== "string" || inflight.truncated) return;
       let text = msg.text;
-      const bytes = new TextEncoder().encode(text);
+      const bytes = utf8.encode(text);
       const room = Math.max(inflight.cap - inflight.used, 0);
       if (bytes.length > room) {
         // Cut at a character boundary (a partial character decodes to U+FFFD, dropped).
-        text = new TextDecoder().decode(bytes.subarray(0, room)).replace(/\uFFFD$/, "");
+        text = utf8Decoder.decode(bytes.subarray(0, room)).replace(/\uFFFD$/, "");
         inflight.truncated = true;
       }
       inflight.used += Math.min(bytes.length, room);

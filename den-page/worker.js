@@ -449,7 +449,9 @@ function scanChanges(runStart) {
     if (gone.length) {
       for (const path of known.keys()) {
         if (seen.has(path)) continue;
-        if (gone.some((g) => path === g || path.startsWith(g + "/")) && !(lstatOrNull(path) && FS.isFile(lstatOrNull(path).mode))) {
+        if (!gone.some((g) => path === g || path.startsWith(g + "/"))) continue;
+        const st = lstatOrNull(path);
+        if (!(st && FS.isFile(st.mode))) {
           deleted.push(path);
           known.delete(path);
         }

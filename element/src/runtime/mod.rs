@@ -224,6 +224,16 @@ fn msg_id(msg: &JsValue) -> Option<u32> {
     get_f64(msg, "id").and_then(run_id)
 }
 
+/// Applies `f` to the slot of the run the message names (if its id is valid and the run live).
+fn with_slot<T>(
+    shared: &Rc<RefCell<Shared>>,
+    msg: &JsValue,
+    f: impl FnOnce(&mut RunSlot) -> T,
+) -> Option<T> {
+    let id = msg_id(msg)?;
+    shared.borrow_mut().runs.get_mut(&id).map(f)
+}
+
 /// Every message from the den page goes through here. It may come from hostile code: unknown
 /// kinds, wrong types, stale or future ids are ignored; replies are read by `wire` with bounds.
 fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
@@ -243,23 +253,13 @@ fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             }
         }
         DenToHost::Started => {
-            let Some(id) = msg_id(&msg) else { return };
-            let tx = shared
-                .borrow_mut()
-                .runs
-                .get_mut(&id)
-                .and_then(|s| s.started.take());
+            let tx = with_slot(shared, &msg, |s| s.started.take()).flatten();
             if let Some(tx) = tx {
                 let _ = tx.send(());
             }
         }
         DenToHost::Out => {
-            let Some(id) = msg_id(&msg) else { return };
-            let slot = shared
-                .borrow()
-                .runs
-                .get(&id)
-                .map(|s| (s.output.clone(), s.on_output.clone()));
+            let slot = with_slot(shared, &msg, |s| (s.output.clone(), s.on_output.clone()));
             let Some((output, handler)) = slot else {
                 return;
             };

@@ -1,3 +1,4 @@
+// @ts-check
 // foxden den page script. Inlined into den.html by the build and allowed there by its SHA-256
 // only: the page's CSP names no URL as a script source, so nothing can load code from anywhere.
 //
@@ -6,6 +7,29 @@
 // handed, and starts the worker from the string below (a Blob URL: an opaque origin cannot
 // start a worker from a URL); (4) relays runs, enforces run timeouts by killing and restarting
 // the worker, and restarts it when a run leaves tasks or timers alive.
+//
+// Messages: den-page/protocol.d.ts (generated from foxden-core's protocol table) types every
+// message this page sends and receives; `tsc -p den-page/tsconfig.json` checks this file with it.
+/** @typedef {import("./protocol").HostToDen} HostToDen */
+/** @typedef {import("./protocol").HostToDenBoot} HostToDenBoot */
+/** @typedef {import("./protocol").HostToDenRun} HostToDenRun */
+/** @typedef {import("./protocol").DenToHost} DenToHost */
+/** @typedef {import("./protocol").DenToHostDone} DenToHostDone */
+/** @typedef {import("./protocol").DenToWorkerBoot} DenToWorkerBoot */
+/** @typedef {import("./protocol").WorkerToDen} WorkerToDen */
+/** @typedef {import("./protocol").WorkerToDenDone} WorkerToDenDone */
+/** @typedef {import("./protocol").RunError} RunError */
+/** @typedef {{ms: number, from: "scratch" | "snapshot"}} Booted How a worker booted. */
+/** @typedef {{w: Worker, ctl: MessagePort}} Spawned A started worker and our end of its port. */
+/**
+ * A "run" worker.
+ * @typedef {Spawned & {ready: Promise<Booted>, booting: {resolve: (b: Booted) => void, reject: (e: Error) => void} | null, booted: boolean}} RunWorker
+ */
+/**
+ * The run the worker is executing.
+ * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean}} Inflight
+ */
+/** A `done` for the host, before the den page acts on the worker's `leftover`. @typedef {DenToHostDone & {leftover?: boolean}} CheckedDone */
 (() => {
   "use strict";
   // Replaced by the build with the esbuild bundle of worker.js + Pyodide's loader (a JS string).
@@ -20,7 +44,7 @@
   // den.html inlines this script; den-ext.html (extensions only) loads it as den/den.js through
   // script-src 'self'. 'self' is safe only where it means an extension's packaged files: served
   // from a website it would be that website's server, and the worker could load code from it.
-  const LOADED_BY_URL = Boolean(document.currentScript && document.currentScript.src);
+  const LOADED_BY_URL = Boolean(document.currentScript && /** @type {HTMLScriptElement} */ (document.currentScript).src);
 
   function isolationProblem() {
     if (LOADED_BY_URL && !location.protocol.endsWith("-extension:")) return `den-ext.html is for extensions, but it was served from ${location.protocol}//${location.host}; a website must use den.html (no URL is a script source there)`;
@@ -47,20 +71,30 @@
   const STREAMS = ["stdout", "stderr"];
   const ERROR_KINDS = ["python", "timeout", "crashed", "storage"];
 
+  /** @type {MessagePort | null} */
   let port = null;
+  /** @type {WebAssembly.Module | null} */
   let module = null; // the compiled Pyodide wasm, posted to every new worker
   // Memory snapshot of a fresh interpreter, for fast restarts. It comes only from a "maker"
   // worker that boots with Pyodide's snapshot options, posts the snapshot, and is terminated
   // without ever receiving a run; it is set once and never replaced.
+  /** @type {Uint8Array | null} */
   let snapshot = null;
+  /** @type {Spawned | null} */
   let maker = null;
   let offerSnapshot = false; // the host asked for the snapshot (its warm cache had none)
   let maxMemoryBytes = 0; // cap on each worker's WebAssembly memory (0: none)
+  /** @type {ArrayBuffer | null} */
   let stdlib = null; // python_stdlib.zip bytes (copied to every new worker)
+  /** @type {string | null} */
   let lock = null; // pyodide-lock.json text
+  /** @type {RunWorker | null} */
   let worker = null; // {w, ctl, ready, booting, booted} of the worker that runs code
+  /** @type {Promise<Booted> | null} */
   let workerReady = null; // promise: resolves when the current worker booted
-  let inflight = null; // {id, timer, timeoutMs, cap, used, interrupted} of the run the worker is executing
+  /** @type {Inflight | null} */
+  let inflight = null; // {id, timer, timeoutMs, cap, used, truncated, started, interrupted} of the run the worker is executing
+  /** @type {HostToDenRun[]} */
   const queue = []; // runs waiting for the worker
   // When this page is cross-origin isolated (host page with COOP + COEP, iframe allowed
   // "cross-origin-isolated"), a SharedArrayBuffer lets a timeout interrupt Python (SIGINT ->
@@ -72,9 +106,22 @@
       : null;
   const INTERRUPT_GRACE_MS = 1000;
 
-  const send = (msg, transfer) => port.postMessage(msg, transfer || []);
+  /**
+   * Posts to the host (only after it connected).
+   * @param {DenToHost} msg
+   * @param {Transferable[]} [transfer]
+   */
+  const send = (msg, transfer) => /** @type {MessagePort} */ (port).postMessage(msg, transfer || []);
 
-  /** One shape for every run the den page ends itself. */
+  /**
+   * One shape for every run the den page ends itself.
+   * @param {number} id
+   * @param {RunError["kind"]} kind
+   * @param {string} type
+   * @param {string} message
+   * @param {number} [durationMs]
+   * @returns {DenToHostDone}
+   */
   function failedReply(id, kind, type, message, durationMs) {
     return { t: "done", id, result: null, error: { kind, type, message, traceback: "" }, truncated: false, changed: [], deleted: [], restarted: true, durationMs: durationMs || 0 };
   }
@@ -85,14 +132,16 @@
   // Pyodide. (data: costs Firefox ~1 s more to start, hence the probe.) A tiny blob: worker tells,
   // while the host is still fetching the assets. Extension den pages always use blob: (their
   // manifest CSP allows only that).
+  /** @type {string | null} */
   let dataUrl = null;
   let blobIsSecure = LOADED_BY_URL;
-  const probeBlob = new Promise((resolve) => {
+  const probeBlob = /** @type {Promise<void>} */ (new Promise((resolve) => {
     if (LOADED_BY_URL) return resolve();
     try {
       const url = URL.createObjectURL(new Blob(["postMessage(self.isSecureContext === true)"], { type: "text/javascript" }));
       const w = new Worker(url);
       URL.revokeObjectURL(url);
+      /** @param {unknown} v */
       const done = (v) => {
         blobIsSecure = v === true;
         w.terminate();
@@ -106,14 +155,20 @@
     } catch (_) {
       resolve();
     }
-  });
+  }));
   function workerUrl() {
     if (blobIsSecure) return URL.createObjectURL(new Blob([PRELUDE, WORKER_SOURCE], { type: "text/javascript" }));
     if (!dataUrl) dataUrl = "data:text/javascript;charset=utf-8," + encodeURIComponent(PRELUDE + WORKER_SOURCE);
     return dataUrl;
   }
 
-  /** Starts a worker: role "run" (runs code) or "maker" (makes the snapshot, then ends). */
+  /**
+   * Starts a worker: role "run" (runs code) or "maker" (makes the snapshot, then ends).
+   * @param {DenToWorkerBoot["role"]} role
+   * @param {(msg: WorkerToDen) => void} onMessage gets what the worker posts on its port (unchecked)
+   * @param {(text: string) => void} onError
+   * @returns {Spawned}
+   */
   function spawn(role, onMessage, onError) {
     const url = workerUrl();
     const w = new Worker(url); // classic: Chromium refuses module workers from blob: in an opaque origin
@@ -127,10 +182,9 @@
       e.preventDefault();
       onError(`worker error: ${e.message || "unknown"}`);
     };
-    w.postMessage(
-      { t: "boot", role, ctl: channel.port2, module, stdlib: stdlib.slice(0), lock, interrupt, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null },
-      [channel.port2],
-    );
+    /** @type {DenToWorkerBoot} */
+    const boot = { t: "boot", role, ctl: channel.port2, module: /** @type {WebAssembly.Module} */ (module), stdlib: /** @type {ArrayBuffer} */ (stdlib).slice(0), lock: /** @type {string} */ (lock), interrupt, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null };
+    w.postMessage(boot, [channel.port2]);
     return { w, ctl: channel.port1 };
   }
 
@@ -139,11 +193,12 @@
    * current worker's messages reach fromWorker; a standby's are ignored until it is swapped in.
    */
   function bootWorker() {
-    const rec = { w: null, ctl: null, ready: null, booting: null, booted: false };
+    const rec = /** @type {RunWorker} */ (/** @type {unknown} */ ({ w: null, ctl: null, ready: null, booting: null, booted: false }));
     rec.ready = new Promise((resolve, reject) => {
       rec.booting = { resolve, reject };
     });
     rec.ready.catch(() => {});
+    /** @param {WorkerToDen} msg */
     const onMessage = (msg) => {
       if (!msg || typeof msg !== "object") return;
       if (rec.booting) {
@@ -161,6 +216,7 @@
       }
       if (rec === worker) fromWorker(msg);
     };
+    /** @param {string} text */
     const onError = (text) => {
       if (rec.booting) {
         rec.booting.reject(new Error(text));
@@ -178,6 +234,7 @@
     workerReady = worker.ready;
   }
 
+  /** @param {RunWorker} rec */
   function endWorker(rec) {
     // A worker replaced while booting: whoever waits for it moves on to the new one.
     if (rec.booting) rec.booting.reject(new Error("replaced"));
@@ -189,6 +246,7 @@
   // The standby: a fresh interpreter booted from the snapshot ahead of need, so that a timeout
   // or reset swaps it in at once instead of booting. It costs one more interpreter's memory
   // (about 40-60 MB) per den; the host turns it off with iframeRuntime({ standby: false }).
+  /** @type {RunWorker | null} */
   let standby = null;
   let standbyWanted = false;
   function refillStandby() {
@@ -240,8 +298,13 @@
     refillStandby();
   }
 
+  /**
+   * Ends the run in flight with this reply to the host.
+   * @param {DenToHostDone} reply
+   * @param {Transferable[]} [transfer]
+   */
   function finish(reply, transfer) {
-    const done = inflight;
+    const done = /** @type {Inflight} */ (inflight);
     inflight = null;
     clearTimeout(done.timer);
     try {
@@ -252,8 +315,9 @@
     pump();
   }
 
+  /** @param {string} text */
   function crashInflight(text) {
-    const id = inflight.id;
+    const id = /** @type {Inflight} */ (inflight).id;
     restartWorker();
     finish(failedReply(id, "crashed", "WorkerError", text));
   }
@@ -262,11 +326,21 @@
   const utf8 = new TextEncoder();
   const utf8Decoder = new TextDecoder();
 
+  /**
+   * @param {unknown} v
+   * @param {number} cap
+   * @returns {v is string}
+   */
   const isText = (v, cap) => typeof v === "string" && v.length <= cap;
 
-  /** Checks a worker's `done`; returns the reply to forward, or a string saying what is wrong. */
+  /**
+   * Checks a worker's `done`; returns the reply to forward, or a string saying what is wrong.
+   * @param {WorkerToDenDone} msg as the worker sent it: typed as it should be, checked here
+   * @returns {CheckedDone | string}
+   */
   function checkDone(msg) {
-    const cap = inflight.cap + 65536;
+    const run = /** @type {Inflight} */ (inflight);
+    const cap = run.cap + 65536;
     if (!(msg.result === null || isText(msg.result, cap))) return "result is not text within the output cap";
     const err = msg.error;
     if (err !== null) {
@@ -286,10 +360,10 @@
     }
     return {
       t: "done",
-      id: inflight.id,
+      id: run.id,
       result: msg.result,
       error: err === null ? null : { kind: err.kind, type: err.type, message: err.message, traceback: err.traceback },
-      truncated: msg.truncated === true || inflight.truncated,
+      truncated: msg.truncated === true || run.truncated,
       changed,
       deleted: msg.deleted.slice(),
       restarted: false,
@@ -298,8 +372,9 @@
     };
   }
 
+  /** @param {WorkerToDen} msg what the current worker posted (unchecked) */
   function fromWorker(msg) {
-    if (!inflight || !inflight.started || msg.id !== inflight.id) return;
+    if (!inflight || !inflight.started || /** @type {{id?: unknown}} */ (msg).id !== inflight.id) return;
     if (msg.t === "out") {
       // Output is capped here too: a worker that ignores the cap cannot flood the host.
       if (!STREAMS.includes(msg.stream) || typeof msg.text !== "string" || inflight.truncated) return;
@@ -342,7 +417,7 @@
 
   async function pump() {
     if (inflight || queue.length === 0) return;
-    const msg = queue.shift();
+    const msg = /** @type {HostToDenRun} */ (queue.shift());
     inflight = { id: msg.id, timer: 0, timeoutMs: msg.timeoutMs, cap: msg.maxOutputBytes, used: 0, truncated: false, started: false };
     for (;;) {
       const ready = workerReady;
@@ -376,9 +451,10 @@
     }, msg.timeoutMs);
     // The host's watchdog counts from here: the run now has timeoutMs (+ the interrupt grace).
     send({ t: "started", id: msg.id });
-    worker.ctl.postMessage(msg, msg.put.map((f) => f.data.buffer));
+    /** @type {RunWorker} */ (worker).ctl.postMessage(msg, msg.put.map((f) => f.data.buffer));
   }
 
+  /** @param {HostToDenBoot} msg */
   async function onBoot(msg) {
     const started = performance.now();
     if (module) return; // booted once already
@@ -398,9 +474,10 @@
     offerSnapshot = msg.wantSnapshot === true;
     standbyWanted = msg.standby !== false;
     startWorker();
+    /** @type {Booted} */
     let booted;
     try {
-      booted = await workerReady;
+      booted = await /** @type {Promise<Booted>} */ (workerReady);
     } catch (e) {
       send({ t: "load-error", stage: "pyodide", message: `Pyodide did not start: ${e.message}` });
       return;
@@ -415,6 +492,7 @@
     refillStandby();
   }
 
+  /** @param {MessageEvent<HostToDen>} event */
   function onHostMessage(event) {
     const msg = event.data;
     if (msg.t === "boot") onBoot(msg);
@@ -426,7 +504,7 @@
       // A run in flight is ended as crashed first.
       if (inflight && inflight.started) crashInflight("the den was reset during the run");
       else restartWorker();
-      workerReady.then(
+      /** @type {Promise<Booted>} */ (workerReady).then(
         (b) => send({ t: "reset-done", id: msg.id, from: b.from, bootMs: b.ms }),
         (e) => send({ t: "reset-done", id: msg.id, error: e.message }),
       );

@@ -1,3 +1,4 @@
+// @ts-check
 // foxden worker: boots Pyodide 314.0.7 from bytes handed over by the den page and runs code.
 //
 // This file is bundled by esbuild (IIFE, classic worker) together with Pyodide's own loader
@@ -11,11 +12,12 @@
 // over in the boot message, before any user code ran. The port lives in this closure only and
 // is used only through functions captured below, before user code could replace them.
 //
-// Messages (see docs/architecture.md):
-//   den page -> worker, global channel, once: boot {role, ctl, module, stdlib, lock, interrupt, maxMemoryBytes, snapshot}
-//   den page -> worker, ctl:  run {id, code, maxOutputBytes, killGraceMs, put, del}
-//   worker -> den page, ctl:  booted {ms, from}  boot-error {message}  snapshot {snapshot}
-//                             out {id, stream, text}  done {id, result, error, truncated, changed, deleted, leftover, durationMs}
+// Messages: their types are in protocol.d.ts, generated from foxden-core's protocol table
+// (element/core/src/protocol/schema.rs; also the table in docs/architecture.md), and this file
+// is checked against them (`tsc -p den-page/tsconfig.json`):
+//   den page -> worker, global channel, once: DenToWorkerBoot  (boot: role, ctl, module, stdlib, lock, interrupt, maxMemoryBytes, snapshot)
+//   den page -> worker, ctl:                  DenToWorkerRun   (run: the host's run as it came)
+//   worker -> den page, ctl:                  WorkerToDen      (booted, boot-error, snapshot, out, done)
 //
 // role "maker" boots with Pyodide's snapshot options, makes the memory snapshot of a fresh
 // interpreter, posts it and is terminated: it never receives a run. role "run" boots plainly
@@ -25,6 +27,15 @@
 import { loadPyodide } from "pyodide/pyodide.mjs";
 import createPyodideModule from "pyodide/pyodide.asm.mjs";
 
+/** @typedef {import("./protocol").DenToWorkerBoot} DenToWorkerBoot */
+/** @typedef {import("./protocol").DenToWorkerRun} DenToWorkerRun */
+/** @typedef {import("./protocol").WorkerToDen} WorkerToDen */
+/** @typedef {import("./protocol").WorkerToDenDone} WorkerToDenDone */
+/** @typedef {import("./protocol").PutFile} PutFile */
+/** @typedef {import("./protocol").ChangedFile} ChangedFile */
+/** @typedef {import("pyodide").PyodideAPI} PyodideAPI */
+/** @typedef {"stdout" | "stderr"} StreamName */
+
 const ROOTS = ["/drop", "/out", "/work"];
 // An absolute URL that never resolves: Pyodide needs an absolute indexURL, but every fetch it
 // makes during boot is answered from memory below.
@@ -33,9 +44,14 @@ const INDEX_URL = "https://pyodide.invalid/";
 // --- primitives captured before any user code runs (user code may replace the globals) ---
 const apply = Reflect.apply;
 const portPost = MessagePort.prototype.postMessage;
-const eventData = Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data").get;
+const eventData = /** @type {(this: MessageEvent) => any} */ (/** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data")).get);
+/** @type {MessagePort | null} */
 let ctl = null; // the private port to the den page (set at boot, never exposed)
-/** Posts to the den page on the private port. */
+/**
+ * Posts to the den page on the private port.
+ * @param {WorkerToDen} msg
+ * @param {Transferable[]} [transfer]
+ */
 const post = (msg, transfer) => apply(portPost, ctl, [msg, transfer || []]);
 
 // --- JS work a run can leave behind: tracked so that it can be detected or ended. ---
@@ -65,6 +81,7 @@ self.clearInterval = (id) => {
   liveTimers.delete(id);
   realClearInterval(id);
 };
+/** @param {number} ms */
 const sleep = (ms) => new Promise((r) => realSetTimeout(r, ms));
 
 // Message loops (MessageChannel, BroadcastChannel), nested workers, scheduler.postTask and
@@ -72,11 +89,18 @@ const sleep = (ms) => new Promise((r) => realSetTimeout(r, ms));
 // a run created are closed / terminated when it ends (documented: JS resources do not outlive
 // the run that made them); pending postTask tasks and frames count as leftovers, like timers.
 // Installed after Pyodide booted (it keeps one MessageChannel of its own for scheduling).
-const runResources = []; // {close()} of channels and workers made by the current run
+/** @type {(() => void)[]} */
+const runResources = []; // close functions of the channels and workers made by the current run
+/** @type {Set<Promise<unknown>>} */
 const pendingTasks = new Set();
+/**
+ * @param {"MessageChannel" | "BroadcastChannel" | "Worker"} name
+ * @param {(obj: any) => void} close
+ */
 function trackConstructor(name, close) {
-  const Real = self[name];
+  const Real = /** @type {any} */ (self)[name];
   if (typeof Real !== "function") return;
+  /** @param {...any} args */
   const Tracked = function (...args) {
     if (!new.target) throw new TypeError(`${name} must be called with new`);
     const obj = new Real(...args);
@@ -86,7 +110,7 @@ function trackConstructor(name, close) {
   Tracked.prototype = Real.prototype;
   // The real constructor stays out of reach: instances and the prototype point at the wrapper.
   Object.defineProperty(Real.prototype, "constructor", { value: Tracked, writable: true, configurable: true });
-  self[name] = Tracked;
+  /** @type {any} */ (self)[name] = Tracked;
 }
 function installTracking() {
   trackConstructor("MessageChannel", (c) => {
@@ -95,9 +119,10 @@ function installTracking() {
   });
   trackConstructor("BroadcastChannel", (c) => c.close());
   trackConstructor("Worker", (w) => w.terminate());
-  const sched = self.scheduler;
+  const sched = /** @type {any} */ (self).scheduler;
   if (sched && typeof sched.postTask === "function") {
     const realPostTask = sched.postTask.bind(sched);
+    /** @type {(fn: unknown, opts: unknown) => Promise<unknown>} */
     sched.postTask = (fn, opts) => {
       const p = realPostTask(fn, opts);
       pendingTasks.add(p);
@@ -221,22 +246,31 @@ os.makedirs("/work", exist_ok=True)
 os.chdir("/work")
 `;
 
+/** @type {PyodideAPI | null} */
 let py = null; // the Pyodide API once booted
+/** @type {"" | "scratch" | "snapshot"} */
 let bootedFrom = ""; // "scratch" or "snapshot"
-let pyRun, pyRunSync, pyUsesAwait, pyPending;
+// Python callables (PyProxy) of PY_HELPERS.
+/** @type {any} */ let pyRun;
+/** @type {any} */ let pyRunSync;
+/** @type {any} */ let pyUsesAwait;
+/** @type {any} */ let pyPending;
+/** @type {string | null} */
 let fatal = null; // set when Pyodide failed fatally: every later run reports "crashed"
 
 // Files the worker holds: path -> {mtime, size, ino} as of the last sync or scan.
+/** @type {Map<string, {mtime: number, size: number, ino: number, mode: number}>} */
 const known = new Map();
 
 // --- output capture: batched, capped, streamed to the den page as it is printed ---
+/** @type {{id: number, used: number, cap: number, truncated: boolean, pending: Record<StreamName, string>, last: number} | null} */
 let current = null; // {id, used, cap, truncated, pending: {stdout, stderr}, last}
 const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 const encoder = new TextEncoder();
 
 function flushOutput() {
   if (!current) return;
-  for (const stream of ["stdout", "stderr"]) {
+  for (const stream of /** @type {const} */ (["stdout", "stderr"])) {
     const text = current.pending[stream];
     if (text) {
       current.pending[stream] = "";
@@ -246,6 +280,10 @@ function flushOutput() {
   current.last = performance.now();
 }
 
+/**
+ * @param {StreamName} stream
+ * @param {Uint8Array} bytes
+ */
 function capture(stream, bytes) {
   if (!current) return bytes.length;
   let text = decoders[stream].decode(bytes, { stream: true });
@@ -274,26 +312,33 @@ function capture(stream, bytes) {
 }
 
 // --- files ---
+/** @param {FS.Stats} st */
 function statInfo(st) {
   const mtime = st.mtime instanceof Date ? st.mtime.getTime() : Number(st.mtime);
   return { mtime, size: st.size, ino: st.ino, mode: st.mode };
 }
 
+/** @param {string} path */
 function fsStat(path) {
-  return statInfo(py.FS.stat(path));
+  return statInfo(/** @type {PyodideAPI} */ (py).FS.stat(path));
 }
 
 // lstat, or null when nothing is at `path`.
+/**
+ * @param {string} path
+ * @returns {FS.Stats | null}
+ */
 function lstatOrNull(path) {
   try {
-    return py.FS.lstat(path);
+    return /** @type {PyodideAPI} */ (py).FS.lstat(path);
   } catch {
     return null;
   }
 }
 
+/** @param {string} path */
 function removeTree(path) {
-  const FS = py.FS;
+  const FS = /** @type {PyodideAPI} */ (py).FS;
   const st = lstatOrNull(path);
   if (!st) return;
   if (FS.isDir(st.mode)) {
@@ -306,6 +351,10 @@ function removeTree(path) {
   }
 }
 
+/**
+ * @param {PutFile[]} put
+ * @param {string[]} del
+ */
 function applySync(put, del) {
   // The host's own files are not changes of the run: not marked.
   tracking = false;
@@ -316,8 +365,12 @@ function applySync(put, del) {
   }
 }
 
+/**
+ * @param {PutFile[]} put
+ * @param {string[]} del
+ */
 function applySyncUntracked(put, del) {
-  const FS = py.FS;
+  const FS = /** @type {PyodideAPI} */ (py).FS;
   for (const path of del) {
     removeTree(path);
     known.delete(path);
@@ -349,12 +402,15 @@ function applySyncUntracked(put, del) {
 // files. Files the host syncs in are not marked; writes between runs are (they show up in the
 // next run). A symlink anywhere makes writes through it
 // invisible to this, so once one is made the scan walks every file (by stat) instead.
+/** @type {Set<string>} */
 const dirty = new Set();
 let tracking = false;
 let walkAll = false;
 function installFsTracking() {
-  const FS = py.FS;
+  const FS = /** @type {PyodideAPI} */ (py).FS;
+  /** @param {unknown} p */
   const abs = (p) => (typeof p !== "string" ? null : p.startsWith("/") ? p : `${FS.cwd()}/${p}`);
+  /** @param {unknown} p */
   const mark = (p) => {
     const path = abs(p);
     if (tracking && path) dirty.add(path);
@@ -376,17 +432,20 @@ function installFsTracking() {
   tracking = true; // from now on, also between runs (such writes show up in the next run)
   // truncate() and ftruncate() both end in doTruncate(stream, node, len).
   const realDoTruncate = FS.doTruncate;
+  /** @this {unknown} */
   FS.doTruncate = function (stream, node, len) {
     mark(FS.getPath(node));
     return realDoTruncate.call(this, stream, node, len);
   };
   const realMsync = FS.msync;
+  /** @this {unknown} */
   FS.msync = function (stream, ...rest) {
     if (stream && stream.path) mark(stream.path);
     return realMsync.call(this, stream, ...rest);
   };
 }
 
+/** @param {string} path */
 const underRoots = (path) => ROOTS.some((r) => path === r || path.startsWith(r + "/"));
 
 // Files changed or deleted since the last sync. With tracking, only touched paths are visited
@@ -394,11 +453,20 @@ const underRoots = (path) => ROOTS.some((r) => path === r || path.startsWith(r +
 // file written in the same millisecond as its sync could look unchanged by stat alone, so on a
 // full walk files synced during the run's start millisecond are always reported; the host drops
 // those whose hash did not change.
+/** @param {number} runStart */
 function scanChanges(runStart) {
-  const FS = py.FS;
+  const FS = /** @type {PyodideAPI} */ (py).FS;
+  /** @type {ChangedFile[]} */
   const changed = [];
+  /** @type {Transferable[]} */
   const transfer = [];
+  /** @type {Set<string>} */
   const seen = new Set();
+  /**
+   * @param {string} path
+   * @param {FS.Stats} st
+   * @param {boolean} force
+   */
   const report = (path, st, force) => {
     seen.add(path);
     const now = statInfo(st); // one lookup per file: the lstat above is the stat of a file
@@ -410,6 +478,10 @@ function scanChanges(runStart) {
     }
     known.set(path, now);
   };
+  /**
+   * @param {string} dir
+   * @param {boolean} force
+   */
   const walk = (dir, force) => {
     let names;
     try {
@@ -426,6 +498,7 @@ function scanChanges(runStart) {
       else if (FS.isFile(st.mode)) report(path, st, force); // symlinks and devices are not den files
     }
   };
+  /** @type {string[]} */
   const deleted = [];
   if (walkAll) {
     for (const root of ROOTS) walk(root, false);
@@ -436,6 +509,7 @@ function scanChanges(runStart) {
       }
     }
   } else {
+    /** @type {string[]} */
     const gone = [];
     for (const path of dirty) {
       if (!underRoots(path) && !ROOTS.some((r) => r.startsWith(path + "/"))) continue;
@@ -468,10 +542,12 @@ function scanChanges(runStart) {
 // stays usable, so the den's variables survive. (The product sheet's sandbox could use the
 // whole 4 GB before failing.)
 let memoryCap = 0;
+/** @param {number} cap */
 function capMemory(cap) {
   if (!cap || memoryCap) return;
   memoryCap = cap;
   const realGrow = WebAssembly.Memory.prototype.grow;
+  /** @this {WebAssembly.Memory} */
   WebAssembly.Memory.prototype.grow = function (pages) {
     if (this.buffer.byteLength + pages * 65536 > memoryCap) {
       throw new RangeError(`foxden: memory cap of ${memoryCap} bytes (maxMemoryBytes) reached`);
@@ -481,6 +557,10 @@ function capMemory(cap) {
 }
 
 // --- boot ---
+/**
+ * @param {DenToWorkerBoot} boot
+ * @returns {Promise<{ms: number, snapshot?: Uint8Array}>}
+ */
 async function boot({ role, module, stdlib, lock, interrupt, snapshot, maxMemoryBytes }) {
   capMemory(maxMemoryBytes);
   const started = performance.now();
@@ -549,8 +629,10 @@ async function boot({ role, module, stdlib, lock, interrupt, snapshot, maxMemory
 }
 
 // --- run ---
+/** @param {DenToWorkerRun} msg */
 async function run(msg) {
   const started = performance.now();
+  /** @type {WorkerToDenDone} */
   const reply = {
     t: "done",
     id: msg.id,
@@ -633,11 +715,13 @@ async function run(msg) {
 // carries the private port. Everything after it comes on that port, handled one at a time.
 let queue = Promise.resolve();
 self.onmessage = (event) => {
+  /** @type {DenToWorkerBoot} */
   const msg = apply(eventData, event, []);
   if (ctl || !msg || msg.t !== "boot" || !(msg.ctl instanceof MessagePort)) return;
   self.onmessage = null;
   ctl = msg.ctl;
   ctl.onmessage = (e) => {
+    /** @type {DenToWorkerRun} */
     const m = apply(eventData, e, []);
     if (!m || m.t !== "run") return;
     queue = queue
@@ -650,8 +734,8 @@ self.onmessage = (event) => {
   queue = queue.then(async () => {
     try {
       const booted = await boot(msg);
-      if (msg.role === "maker") post({ t: "snapshot", ms: booted.ms, snapshot: booted.snapshot }, [booted.snapshot.buffer]);
-      else post({ t: "booted", ms: booted.ms, from: bootedFrom });
+      if (msg.role === "maker") post({ t: "snapshot", ms: booted.ms, snapshot: /** @type {Uint8Array} */ (booted.snapshot) }, [/** @type {Uint8Array} */ (booted.snapshot).buffer]);
+      else post({ t: "booted", ms: booted.ms, from: /** @type {"scratch" | "snapshot"} */ (bootedFrom) });
     } catch (e) {
       post({ t: "boot-error", message: String(e && e.stack ? e.stack : e) });
     }

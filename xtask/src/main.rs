@@ -18,6 +18,7 @@ mod fuzz;
 mod serve;
 mod setup;
 mod testing;
+mod typecheck;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

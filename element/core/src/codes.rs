@@ -14,7 +14,7 @@ macro_rules! string_enum {
             pub const ALL: &'static [$name] = &[$($name::$variant,)+];
 
             /// The string the API uses.
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $($name::$variant => $text,)+
                 }

@@ -5,7 +5,9 @@
 //! every message from it is treated as hostile: the browser glue reads a message field by field
 //! with strict type checks, bounded before anything is copied (see [`ReplyLimits`]), into the
 //! types below; a reply that breaks a rule is refused as a whole with a [`ReplyError`], the run
-//! ends as `crashed`, and the den page is replaced. docs/architecture.md has the message table.
+//! ends as `crashed`, and the den page is replaced. [`schema`] describes every message of the three
+//! hops (host ↔ den page ↔ worker); `den-page/protocol.d.ts` and the message table of
+//! docs/architecture.md are generated from it.
 
 use std::fmt;
 
@@ -17,12 +19,41 @@ pub const MAX_PATH_BYTES: usize = crate::paths::MAX_PATH_BYTES;
 /// Longest error type name (`ZeroDivisionError`, …) a den page may send.
 pub const MAX_ERROR_TYPE_BYTES: usize = 256;
 
-/// Messages a den page sends to the host (`t` field).
+pub mod schema;
+
+/// Messages the host sends to the den page on its port (`t` field). Their fields are in
+/// [`schema::HOST_TO_DEN`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostToDen {
+    /// The Pyodide assets and the den's settings, once, after `hello`.
+    Boot,
+    /// A run: code, limits and the files the worker lacks.
+    Run,
+    /// A new interpreter: `{id}`.
+    Reset,
+}
+
+impl HostToDen {
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [HostToDen] = &[Self::Boot, Self::Run, Self::Reset];
+
+    /// The `t` field.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Boot => "boot",
+            Self::Run => "run",
+            Self::Reset => "reset",
+        }
+    }
+}
+
+/// Messages a den page sends to the host (`t` field). Their fields are in
+/// [`schema::DEN_TO_HOST`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DenToHost {
     /// The den page checked its isolation: `{protocol}`.
     Hello,
-    /// Pyodide booted: `{bootMs, denMs, interruptible}`.
+    /// Pyodide booted: `{bootMs, denMs, interruptible, warm}`.
     Ready,
     /// The den could not start: `{stage, message}`.
     LoadError,
@@ -40,19 +71,35 @@ pub enum DenToHost {
 }
 
 impl DenToHost {
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [DenToHost] = &[
+        Self::Hello,
+        Self::Ready,
+        Self::LoadError,
+        Self::Started,
+        Self::Out,
+        Self::Done,
+        Self::ResetDone,
+        Self::Snapshot,
+    ];
+
+    /// The `t` field.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Hello => "hello",
+            Self::Ready => "ready",
+            Self::LoadError => "load-error",
+            Self::Started => "started",
+            Self::Out => "out",
+            Self::Done => "done",
+            Self::ResetDone => "reset-done",
+            Self::Snapshot => "snapshot",
+        }
+    }
+
     /// Parses the `t` field; `None` for anything else (ignored by the host).
     pub fn parse(t: &str) -> Option<Self> {
-        Some(match t {
-            "hello" => Self::Hello,
-            "ready" => Self::Ready,
-            "load-error" => Self::LoadError,
-            "started" => Self::Started,
-            "out" => Self::Out,
-            "done" => Self::Done,
-            "reset-done" => Self::ResetDone,
-            "snapshot" => Self::Snapshot,
-            _ => return None,
-        })
+        Self::ALL.iter().copied().find(|k| k.as_str() == t)
     }
 }
 
@@ -71,6 +118,9 @@ pub enum Stream {
 }
 
 impl Stream {
+    /// Both streams.
+    pub const ALL: &'static [Stream] = &[Self::Stdout, Self::Stderr];
+
     /// Parses `"stdout"` / `"stderr"`.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
@@ -80,7 +130,7 @@ impl Stream {
         }
     }
     /// The name used in messages and events.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Self::Stdout => "stdout",
             Self::Stderr => "stderr",
@@ -102,6 +152,10 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [ErrorKind] =
+        &[Self::Python, Self::Timeout, Self::Crashed, Self::Storage];
+
     /// Parses a kind; `None` for anything else.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
@@ -113,7 +167,7 @@ impl ErrorKind {
         })
     }
     /// The name used in `run.error.kind`.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Self::Python => "python",
             Self::Timeout => "timeout",

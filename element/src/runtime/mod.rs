@@ -14,7 +14,8 @@ use crate::js::{self, get, get_f64, get_str, obj};
 use crate::wire;
 use assets::*;
 use foxden_core::protocol::{
-    run_id, DenToHost, Done, OutputBuffer, ReplyError, ReplyLimits, Watchdog, PROTOCOL_VERSION,
+    run_id, DenToHost, Done, HostToDen, OutputBuffer, ReplyError, ReplyLimits, Watchdog,
+    PROTOCOL_VERSION,
 };
 use futures::channel::oneshot;
 use js_sys::{Array, ArrayBuffer, Uint8Array};
@@ -195,9 +196,10 @@ impl Connection {
         let id = self.next_id();
         let (tx, rx) = oneshot::channel();
         self.shared.borrow_mut().resets.insert(id, tx);
-        let _ = self
-            .port
-            .post_message(&obj(&[("t", "reset".into()), ("id", id.into())]));
+        let _ = self.port.post_message(&obj(&[
+            ("t", HostToDen::Reset.as_str().into()),
+            ("id", id.into()),
+        ]));
         let out = with_timeout(rx, timeout_ms).await;
         self.shared.borrow_mut().resets.remove(&id);
         match out {
@@ -374,13 +376,13 @@ async fn handshake(
     conn.gate.allow();
     let hello = wait_loader(&conn).await;
     hello_seen.set(true);
-    if get_str(&hello, "t").as_deref() == Some("hello") {
+    if get_str(&hello, "t").as_deref() == Some(DenToHost::Hello.as_str()) {
         check_protocol(&hello)?;
         return Ok(conn);
     }
     let fallback = opts.isolation == Isolation::Auto
         && isolation == Isolation::ManifestSandbox
-        && get_str(&hello, "t").as_deref() == Some("load-error")
+        && get_str(&hello, "t").as_deref() == Some(DenToHost::LoadError.as_str())
         && get_str(&hello, "stage").as_deref() == Some("isolation");
     if !fallback {
         return Err(load_error_from(&hello, isolation));
@@ -392,7 +394,7 @@ async fn handshake(
     conn.gate.allow();
     let hello = wait_loader(&conn).await;
     hello_seen.set(true);
-    if get_str(&hello, "t").as_deref() == Some("hello") {
+    if get_str(&hello, "t").as_deref() == Some(DenToHost::Hello.as_str()) {
         check_protocol(&hello)?;
         return Ok(conn);
     }
@@ -433,7 +435,7 @@ async fn boot(
     conn.shared.borrow_mut().loader = Some(tx);
     let want_snapshot = conn.shared.borrow().warm_key.is_some();
     let msg = obj(&[
-        ("t", "boot".into()),
+        ("t", HostToDen::Boot.as_str().into()),
         ("wasm", wasm.clone().into()),
         ("stdlib", stdlib.clone().into()),
         ("lock", lock.into()),
@@ -462,7 +464,7 @@ async fn boot(
         })?;
     let ready = rx.await.unwrap_or(JsValue::UNDEFINED);
     match get_str(&ready, "t").as_deref() {
-        Some("ready") => {
+        Some(t) if t == DenToHost::Ready.as_str() => {
             conn.interruptible
                 .set(get(&ready, "interruptible").as_bool().unwrap_or(false));
             let warm = match get_str(&ready, "warm").as_deref() {

@@ -1,0 +1,299 @@
+// Generated from element/core/src/protocol/schema.rs by `protocol::schema::typescript()`.
+// Do not edit: change the table and run `FOXDEN_BLESS=1 cargo test -p foxden-core protocol`.
+//
+// The messages between the host, the den page (den.js) and the worker (worker.js). A type says
+// what an honest sender posts; the reader of a den page or worker message checks it anyway.
+
+/** The protocol version a den page announces in `hello`. */
+export type ProtocolVersion = 2;
+
+/** A file the worker lacks, sent with a run. */
+export interface PutFile {
+  /** Normalized absolute path. */
+  path: string;
+  /** The content (its buffer is transferred). */
+  data: Uint8Array;
+  /** Modification time, ms since the epoch. */
+  mtime: number;
+}
+
+/** Why a run failed (`run.error` of the API). */
+export interface RunError {
+  /** What kind of failure. */
+  kind: "python" | "timeout" | "crashed" | "storage";
+  /** The exception or error type name (at most 256 bytes). */
+  type: string;
+  /** The message. */
+  message: string;
+  /** The Python traceback, or empty. */
+  traceback: string;
+}
+
+/** A file a run created or changed. */
+export interface ChangedFile {
+  /** The path in the sandbox. */
+  path: string;
+  /** The content (its buffer is transferred). */
+  data: Uint8Array;
+}
+
+// --- host → den page (window) ---
+
+/** (no `t`): iframe `load`, once. On window.postMessage, with one MessagePort. */
+export interface HostToDenWindowConnect {
+  /** Marks the message; the port is `event.ports[0]`. */
+  foxden: "connect";
+}
+
+/** Every message host → den page (window). */
+export type HostToDenWindow = HostToDenWindowConnect;
+
+// --- host → den page ---
+
+/** boot: after `hello`. On the host's MessagePort. */
+export interface HostToDenBoot {
+  t: "boot";
+  /** pyodide.asm.wasm. Transferred. */
+  wasm: ArrayBuffer;
+  /** python_stdlib.zip. Transferred. */
+  stdlib: ArrayBuffer;
+  /** pyodide-lock.json. */
+  lock: string;
+  /** Cap on each worker's WebAssembly memory (0: none). */
+  maxMemoryBytes: number;
+  /** The host's warm cache wants the snapshot. */
+  wantSnapshot: boolean;
+  /** Keep a standby interpreter booted. */
+  standby: boolean;
+  /** The warm cache's snapshot, or null. Transferred. */
+  snapshot: Uint8Array | null;
+}
+
+/** run: each run. On the host's MessagePort. */
+export interface HostToDenRun {
+  t: "run";
+  /** The run id (the host's counter). */
+  id: number;
+  /** The Python code. */
+  code: string;
+  /** The run's timeout. */
+  timeoutMs: number;
+  /** Cap on stdout + stderr. */
+  maxOutputBytes: number;
+  /** How long JS left behind by the run may live. */
+  killGraceMs: number;
+  /** Files the worker lacks. Transferred. */
+  put: PutFile[];
+  /** Paths the worker must delete. */
+  del: string[];
+}
+
+/** reset: `den.reset()`. On the host's MessagePort. */
+export interface HostToDenReset {
+  t: "reset";
+  /** The reset's id (same counter as runs). */
+  id: number;
+}
+
+/** Every message host → den page. */
+export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset;
+
+// --- den page → host ---
+
+/** hello: isolation checked. On the host's MessagePort. */
+export interface DenToHostHello {
+  t: "hello";
+  /** The protocol version the den page speaks. */
+  protocol: number;
+}
+
+/** load-error: isolation or boot failed. On the host's MessagePort. */
+export interface DenToHostLoadError {
+  t: "load-error";
+  /** Where it failed (`DenLoadError.stage`). */
+  stage: "isolation" | "message" | "wasm" | "pyodide";
+  /** What failed. */
+  message: string;
+}
+
+/** ready: first worker booted. On the host's MessagePort. */
+export interface DenToHostReady {
+  t: "ready";
+  /** Time the worker took to boot. */
+  bootMs: number;
+  /** Time from `boot` to ready. */
+  denMs: number;
+  /** A timeout interrupts Python instead of killing the worker. */
+  interruptible: boolean;
+  /** What became of the warm cache's snapshot. */
+  warm: "hit" | "miss" | "rejected";
+}
+
+/** snapshot: once, when the maker made it and the host asked (`wantSnapshot`). On the host's MessagePort. */
+export interface DenToHostSnapshot {
+  t: "snapshot";
+  /** A copy of the memory snapshot of a fresh interpreter. Transferred. */
+  snapshot: Uint8Array;
+}
+
+/** started: the run was handed to a booted worker (watchdog phase 2). On the host's MessagePort. */
+export interface DenToHostStarted {
+  t: "started";
+  /** The run. */
+  id: number;
+}
+
+/** out: streamed, batched ≤ 15 ms / 8 KiB. On the host's MessagePort. */
+export interface DenToHostOut {
+  t: "out";
+  /** The run. */
+  id: number;
+  /** Which stream. */
+  stream: "stdout" | "stderr";
+  /** The output. */
+  text: string;
+}
+
+/** done: the run ended. On the host's MessagePort. */
+export interface DenToHostDone {
+  t: "done";
+  /** The run. */
+  id: number;
+  /** `repr()` of the last expression, or null. */
+  result: string | null;
+  /** Why the run failed, or null. */
+  error: RunError | null;
+  /** Output was cut at `maxOutputBytes`. */
+  truncated: boolean;
+  /** Files created or changed. Transferred. */
+  changed: ChangedFile[];
+  /** Paths deleted. */
+  deleted: string[];
+  /** The worker was restarted (Python variables lost). */
+  restarted: boolean;
+  /** Time the run took in the worker. */
+  durationMs: number;
+}
+
+/** reset-done: new worker booted (or failed to). On the host's MessagePort. */
+export interface DenToHostResetDone {
+  t: "reset-done";
+  /** The reset. */
+  id: number;
+  /** How the new interpreter booted (absent on error). */
+  from?: "scratch" | "snapshot";
+  /** Time it took to boot (absent on error). */
+  bootMs?: number;
+  /** Why no interpreter booted (absent on success). */
+  error?: string;
+}
+
+/** Every message den page → host. */
+export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostOut | DenToHostDone | DenToHostResetDone;
+
+// --- den page → worker ---
+
+/** boot: worker start. On the worker's global channel, once. */
+export interface DenToWorkerBoot {
+  t: "boot";
+  /** `run` runs code; `maker` makes the snapshot and is terminated. */
+  role: "run" | "maker";
+  /** The private port for everything after boot. Transferred. */
+  ctl: MessagePort;
+  /** The compiled pyodide.asm.wasm. */
+  module: WebAssembly.Module;
+  /** A copy of python_stdlib.zip. */
+  stdlib: ArrayBuffer;
+  /** pyodide-lock.json. */
+  lock: string;
+  /** Pyodide's interrupt buffer, when the den page is cross-origin isolated. */
+  interrupt: Int32Array | null;
+  /** Cap on the WebAssembly memory (0: none). */
+  maxMemoryBytes: number;
+  /** A snapshot to resume from (role `run`), or null. */
+  snapshot: Uint8Array | null;
+}
+
+/** run: the host's `run`, forwarded as it came. On the private `ctl` port. */
+export interface DenToWorkerRun {
+  t: "run";
+  /** The run id (the host's counter). */
+  id: number;
+  /** The Python code. */
+  code: string;
+  /** The run's timeout. */
+  timeoutMs: number;
+  /** Cap on stdout + stderr. */
+  maxOutputBytes: number;
+  /** How long JS left behind by the run may live. */
+  killGraceMs: number;
+  /** Files the worker lacks. Transferred. */
+  put: PutFile[];
+  /** Paths the worker must delete. */
+  del: string[];
+}
+
+/** Every message den page → worker. */
+export type DenToWorker = DenToWorkerBoot | DenToWorkerRun;
+
+// --- worker → den page ---
+
+/** booted: role `run` booted. On the private `ctl` port. */
+export interface WorkerToDenBooted {
+  t: "booted";
+  /** Time the boot took. */
+  ms: number;
+  /** How it booted. */
+  from: "scratch" | "snapshot";
+}
+
+/** boot-error: the boot failed. On the private `ctl` port. */
+export interface WorkerToDenBootError {
+  t: "boot-error";
+  /** Why. */
+  message: string;
+}
+
+/** snapshot: role `maker`, once, then terminated. On the private `ctl` port. */
+export interface WorkerToDenSnapshot {
+  t: "snapshot";
+  /** Time the boot took. */
+  ms: number;
+  /** The memory snapshot of a fresh interpreter. Transferred. */
+  snapshot: Uint8Array;
+}
+
+/** out: streamed, batched ≤ 15 ms / 8 KiB. On the private `ctl` port. */
+export interface WorkerToDenOut {
+  t: "out";
+  /** The run. */
+  id: number;
+  /** Which stream. */
+  stream: "stdout" | "stderr";
+  /** The output. */
+  text: string;
+}
+
+/** done: the run ended. On the private `ctl` port. */
+export interface WorkerToDenDone {
+  t: "done";
+  /** The run. */
+  id: number;
+  /** `repr()` of the last expression, or null. */
+  result: string | null;
+  /** Why the run failed, or null. */
+  error: RunError | null;
+  /** Output was cut at `maxOutputBytes`. */
+  truncated: boolean;
+  /** Files created or changed. Transferred. */
+  changed: ChangedFile[];
+  /** Paths deleted. */
+  deleted: string[];
+  /** JS or asyncio work outlived the run: restart the worker. */
+  leftover: boolean;
+  /** Time the run took in the worker. */
+  durationMs: number;
+}
+
+/** Every message worker → den page. */
+export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDone;

@@ -1,0 +1,866 @@
+//! Every message of the three hops, described once: host ↔ den page (a `MessagePort`), den page ↔
+//! worker (one boot message on the worker's global channel, then a private `MessagePort`, `ctl`).
+//!
+//! For each message: its `t` tag, the channel it travels on, when it is sent, and each field
+//! with its type. The tags of host ↔ den page messages are the [`HostToDen`] and [`DenToHost`]
+//! enums' own (`as_str`), so the host's parser and this table cannot drift apart.
+//!
+//! Two texts are generated from this table and checked by native tests (`cargo test -p
+//! foxden-core`; `FOXDEN_BLESS=1 cargo test -p foxden-core protocol` rewrites both):
+//! - `den-page/protocol.d.ts` ([`typescript`]): one TypeScript type per message and one union per
+//!   hop, which `den.js` and `worker.js` use in their JSDoc (`tsc -p den-page/tsconfig.json`,
+//!   `cargo xtask` runs it);
+//! - the message table of `docs/architecture.md` ([`markdown`]).
+//!
+//! A den page and a worker are hostile to the side that reads them: a type here says what an
+//! honest sender posts, not what a reader may assume. Readers still check every field.
+
+use super::{DenToHost, ErrorKind, HostToDen, Stream, PROTOCOL_VERSION};
+use crate::codes::LoadStage;
+
+/// The type of a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// A string.
+    Str,
+    /// A number.
+    Num,
+    /// `true` or `false`.
+    Bool,
+    /// A `Uint8Array`.
+    Bytes,
+    /// An `ArrayBuffer`.
+    Buffer,
+    /// An `Int32Array` (over a `SharedArrayBuffer`).
+    Int32Array,
+    /// A `MessagePort`.
+    Port,
+    /// A compiled `WebAssembly.Module`.
+    WasmModule,
+    /// Exactly this string.
+    Lit(&'static str),
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
+    /// A list.
+    List(&'static Ty),
+    /// `null` or a value of this type.
+    OrNull(&'static Ty),
+    /// An object of a named shape.
+    Shape(&'static Shape),
+}
+
+/// One field of a message or shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    /// The property name.
+    pub name: &'static str,
+    /// Its type.
+    pub ty: Ty,
+    /// The property may be absent.
+    pub optional: bool,
+    /// Its buffer is transferred, not copied.
+    pub transferred: bool,
+    /// What it is.
+    pub doc: &'static str,
+}
+
+/// A named object type used inside messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// The TypeScript name.
+    pub name: &'static str,
+    /// What it is.
+    pub doc: &'static str,
+    /// Its fields.
+    pub fields: &'static [Field],
+}
+
+/// Where a message travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// `window.postMessage` from the host page to the iframe, with one port.
+    Window,
+    /// The port the host handed over (`connect`).
+    HostPort,
+    /// The worker's global channel (`worker.postMessage` / `self.onmessage`).
+    WorkerGlobal,
+    /// The private port handed to the worker in its boot message.
+    Ctl,
+}
+
+impl Channel {
+    fn describe(self) -> &'static str {
+        match self {
+            Channel::Window => "window.postMessage, with one MessagePort",
+            Channel::HostPort => "the host's MessagePort",
+            Channel::WorkerGlobal => "the worker's global channel, once",
+            Channel::Ctl => "the private `ctl` port",
+        }
+    }
+}
+
+/// One message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Message {
+    /// The suffix of its TypeScript name (`HostToDen` + `Boot`).
+    pub name: &'static str,
+    /// The `t` field, or `None` for the one message without it (`connect`).
+    pub t: Option<&'static str>,
+    /// Where it travels.
+    pub channel: Channel,
+    /// When it is sent.
+    pub when: &'static str,
+    /// Its fields other than `t`.
+    pub fields: &'static [Field],
+}
+
+/// All messages from one context to another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hop {
+    /// The TypeScript name of the union of its messages.
+    pub name: &'static str,
+    /// `from → to` as the docs table says it.
+    pub route: &'static str,
+    /// Its messages.
+    pub messages: &'static [Message],
+}
+
+impl Hop {
+    /// The message with this `t`.
+    pub fn message(&self, t: &str) -> Option<&'static Message> {
+        self.messages.iter().find(|m| m.t == Some(t))
+    }
+}
+
+const fn f(name: &'static str, ty: Ty, doc: &'static str) -> Field {
+    Field {
+        name,
+        ty,
+        optional: false,
+        transferred: false,
+        doc,
+    }
+}
+
+const fn opt(name: &'static str, ty: Ty, doc: &'static str) -> Field {
+    Field {
+        optional: true,
+        ..f(name, ty, doc)
+    }
+}
+
+const fn moved(name: &'static str, ty: Ty, doc: &'static str) -> Field {
+    Field {
+        transferred: true,
+        ..f(name, ty, doc)
+    }
+}
+
+const fn run_id(doc: &'static str) -> Field {
+    f("id", Ty::Num, doc)
+}
+
+const STREAMS: [&str; 2] = [Stream::ALL[0].as_str(), Stream::ALL[1].as_str()];
+const ERROR_KINDS: [&str; 4] = [
+    ErrorKind::ALL[0].as_str(),
+    ErrorKind::ALL[1].as_str(),
+    ErrorKind::ALL[2].as_str(),
+    ErrorKind::ALL[3].as_str(),
+];
+/// How an interpreter booted.
+const BOOTED_FROM: [&str; 2] = ["scratch", "snapshot"];
+/// The `DenLoadError` stages a den page itself reports (a subset of [`LoadStage`]).
+pub const DEN_PAGE_STAGES: [&str; 4] = [
+    LoadStage::Isolation.as_str(),
+    LoadStage::Message.as_str(),
+    LoadStage::Wasm.as_str(),
+    LoadStage::Pyodide.as_str(),
+];
+
+/// `run.error`.
+pub const RUN_ERROR: Shape = Shape {
+    name: "RunError",
+    doc: "Why a run failed (`run.error` of the API).",
+    fields: &[
+        f("kind", Ty::OneOf(&ERROR_KINDS), "What kind of failure."),
+        f(
+            "type",
+            Ty::Str,
+            "The exception or error type name (at most 256 bytes).",
+        ),
+        f("message", Ty::Str, "The message."),
+        f("traceback", Ty::Str, "The Python traceback, or empty."),
+    ],
+};
+
+/// A file the host sends with a run.
+pub const PUT_FILE: Shape = Shape {
+    name: "PutFile",
+    doc: "A file the worker lacks, sent with a run.",
+    fields: &[
+        f("path", Ty::Str, "Normalized absolute path."),
+        f(
+            "data",
+            Ty::Bytes,
+            "The content (its buffer is transferred).",
+        ),
+        f("mtime", Ty::Num, "Modification time, ms since the epoch."),
+    ],
+};
+
+/// A file a run created or changed.
+pub const CHANGED_FILE: Shape = Shape {
+    name: "ChangedFile",
+    doc: "A file a run created or changed.",
+    fields: &[
+        f("path", Ty::Str, "The path in the sandbox."),
+        f(
+            "data",
+            Ty::Bytes,
+            "The content (its buffer is transferred).",
+        ),
+    ],
+};
+
+const RUN_FIELDS: &[Field] = &[
+    run_id("The run id (the host's counter)."),
+    f("code", Ty::Str, "The Python code."),
+    f("timeoutMs", Ty::Num, "The run's timeout."),
+    f("maxOutputBytes", Ty::Num, "Cap on stdout + stderr."),
+    f(
+        "killGraceMs",
+        Ty::Num,
+        "How long JS left behind by the run may live.",
+    ),
+    moved(
+        "put",
+        Ty::List(&Ty::Shape(&PUT_FILE)),
+        "Files the worker lacks.",
+    ),
+    f("del", Ty::List(&Ty::Str), "Paths the worker must delete."),
+];
+
+const OUT_FIELDS: &[Field] = &[
+    run_id("The run."),
+    f("stream", Ty::OneOf(&STREAMS), "Which stream."),
+    f("text", Ty::Str, "The output."),
+];
+
+/// The fields a worker's and a den page's `done` share.
+macro_rules! done_fields {
+    ($($extra:expr,)*) => {
+        &[
+            run_id("The run."),
+            f("result", Ty::OrNull(&Ty::Str), "`repr()` of the last expression, or null."),
+            f("error", Ty::OrNull(&Ty::Shape(&RUN_ERROR)), "Why the run failed, or null."),
+            f("truncated", Ty::Bool, "Output was cut at `maxOutputBytes`."),
+            moved("changed", Ty::List(&Ty::Shape(&CHANGED_FILE)), "Files created or changed."),
+            f("deleted", Ty::List(&Ty::Str), "Paths deleted."),
+            $($extra,)*
+            f("durationMs", Ty::Num, "Time the run took in the worker."),
+        ]
+    };
+}
+
+/// `window.postMessage` from the host page to the iframe.
+pub static HOST_TO_DEN_WINDOW: Hop = Hop {
+    name: "HostToDenWindow",
+    route: "host → den page (window)",
+    messages: &[Message {
+        name: "Connect",
+        t: None,
+        channel: Channel::Window,
+        when: "iframe `load`, once",
+        fields: &[f(
+            "foxden",
+            Ty::Lit("connect"),
+            "Marks the message; the port is `event.ports[0]`.",
+        )],
+    }],
+};
+
+/// The host's messages on the port.
+pub static HOST_TO_DEN: Hop = Hop {
+    name: "HostToDen",
+    route: "host → den page",
+    messages: &[
+        Message {
+            name: "Boot",
+            t: Some(HostToDen::Boot.as_str()),
+            channel: Channel::HostPort,
+            when: "after `hello`",
+            fields: &[
+                moved("wasm", Ty::Buffer, "pyodide.asm.wasm."),
+                moved("stdlib", Ty::Buffer, "python_stdlib.zip."),
+                f("lock", Ty::Str, "pyodide-lock.json."),
+                f(
+                    "maxMemoryBytes",
+                    Ty::Num,
+                    "Cap on each worker's WebAssembly memory (0: none).",
+                ),
+                f(
+                    "wantSnapshot",
+                    Ty::Bool,
+                    "The host's warm cache wants the snapshot.",
+                ),
+                f("standby", Ty::Bool, "Keep a standby interpreter booted."),
+                moved(
+                    "snapshot",
+                    Ty::OrNull(&Ty::Bytes),
+                    "The warm cache's snapshot, or null.",
+                ),
+            ],
+        },
+        Message {
+            name: "Run",
+            t: Some(HostToDen::Run.as_str()),
+            channel: Channel::HostPort,
+            when: "each run",
+            fields: RUN_FIELDS,
+        },
+        Message {
+            name: "Reset",
+            t: Some(HostToDen::Reset.as_str()),
+            channel: Channel::HostPort,
+            when: "`den.reset()`",
+            fields: &[run_id("The reset's id (same counter as runs).")],
+        },
+    ],
+};
+
+/// The den page's messages on the host's port.
+pub static DEN_TO_HOST: Hop = Hop {
+    name: "DenToHost",
+    route: "den page → host",
+    messages: &[
+        Message {
+            name: "Hello",
+            t: Some(DenToHost::Hello.as_str()),
+            channel: Channel::HostPort,
+            when: "isolation checked",
+            fields: &[f(
+                "protocol",
+                Ty::Num,
+                "The protocol version the den page speaks.",
+            )],
+        },
+        Message {
+            name: "LoadError",
+            t: Some(DenToHost::LoadError.as_str()),
+            channel: Channel::HostPort,
+            when: "isolation or boot failed",
+            fields: &[
+                f(
+                    "stage",
+                    Ty::OneOf(&DEN_PAGE_STAGES),
+                    "Where it failed (`DenLoadError.stage`).",
+                ),
+                f("message", Ty::Str, "What failed."),
+            ],
+        },
+        Message {
+            name: "Ready",
+            t: Some(DenToHost::Ready.as_str()),
+            channel: Channel::HostPort,
+            when: "first worker booted",
+            fields: &[
+                f("bootMs", Ty::Num, "Time the worker took to boot."),
+                f("denMs", Ty::Num, "Time from `boot` to ready."),
+                f(
+                    "interruptible",
+                    Ty::Bool,
+                    "A timeout interrupts Python instead of killing the worker.",
+                ),
+                f(
+                    "warm",
+                    Ty::OneOf(&["hit", "miss", "rejected"]),
+                    "What became of the warm cache's snapshot.",
+                ),
+            ],
+        },
+        Message {
+            name: "Snapshot",
+            t: Some(DenToHost::Snapshot.as_str()),
+            channel: Channel::HostPort,
+            when: "once, when the maker made it and the host asked (`wantSnapshot`)",
+            fields: &[moved(
+                "snapshot",
+                Ty::Bytes,
+                "A copy of the memory snapshot of a fresh interpreter.",
+            )],
+        },
+        Message {
+            name: "Started",
+            t: Some(DenToHost::Started.as_str()),
+            channel: Channel::HostPort,
+            when: "the run was handed to a booted worker (watchdog phase 2)",
+            fields: &[run_id("The run.")],
+        },
+        Message {
+            name: "Out",
+            t: Some(DenToHost::Out.as_str()),
+            channel: Channel::HostPort,
+            when: "streamed, batched ≤ 15 ms / 8 KiB",
+            fields: OUT_FIELDS,
+        },
+        Message {
+            name: "Done",
+            t: Some(DenToHost::Done.as_str()),
+            channel: Channel::HostPort,
+            when: "the run ended",
+            fields: done_fields!(f(
+                "restarted",
+                Ty::Bool,
+                "The worker was restarted (Python variables lost)."
+            ),),
+        },
+        Message {
+            name: "ResetDone",
+            t: Some(DenToHost::ResetDone.as_str()),
+            channel: Channel::HostPort,
+            when: "new worker booted (or failed to)",
+            fields: &[
+                run_id("The reset."),
+                opt(
+                    "from",
+                    Ty::OneOf(&BOOTED_FROM),
+                    "How the new interpreter booted (absent on error).",
+                ),
+                opt("bootMs", Ty::Num, "Time it took to boot (absent on error)."),
+                opt(
+                    "error",
+                    Ty::Str,
+                    "Why no interpreter booted (absent on success).",
+                ),
+            ],
+        },
+    ],
+};
+
+/// The den page's messages to a worker.
+pub static DEN_TO_WORKER: Hop = Hop {
+    name: "DenToWorker",
+    route: "den page → worker",
+    messages: &[
+        Message {
+            name: "Boot",
+            t: Some("boot"),
+            channel: Channel::WorkerGlobal,
+            when: "worker start",
+            fields: &[
+                f(
+                    "role",
+                    Ty::OneOf(&["run", "maker"]),
+                    "`run` runs code; `maker` makes the snapshot and is terminated.",
+                ),
+                moved(
+                    "ctl",
+                    Ty::Port,
+                    "The private port for everything after boot.",
+                ),
+                f("module", Ty::WasmModule, "The compiled pyodide.asm.wasm."),
+                f("stdlib", Ty::Buffer, "A copy of python_stdlib.zip."),
+                f("lock", Ty::Str, "pyodide-lock.json."),
+                f(
+                    "interrupt",
+                    Ty::OrNull(&Ty::Int32Array),
+                    "Pyodide's interrupt buffer, when the den page is cross-origin isolated.",
+                ),
+                f(
+                    "maxMemoryBytes",
+                    Ty::Num,
+                    "Cap on the WebAssembly memory (0: none).",
+                ),
+                f(
+                    "snapshot",
+                    Ty::OrNull(&Ty::Bytes),
+                    "A snapshot to resume from (role `run`), or null.",
+                ),
+            ],
+        },
+        Message {
+            name: "Run",
+            t: Some("run"),
+            channel: Channel::Ctl,
+            when: "the host's `run`, forwarded as it came",
+            fields: RUN_FIELDS,
+        },
+    ],
+};
+
+/// A worker's messages on its private port.
+pub static WORKER_TO_DEN: Hop = Hop {
+    name: "WorkerToDen",
+    route: "worker → den page",
+    messages: &[
+        Message {
+            name: "Booted",
+            t: Some("booted"),
+            channel: Channel::Ctl,
+            when: "role `run` booted",
+            fields: &[
+                f("ms", Ty::Num, "Time the boot took."),
+                f("from", Ty::OneOf(&BOOTED_FROM), "How it booted."),
+            ],
+        },
+        Message {
+            name: "BootError",
+            t: Some("boot-error"),
+            channel: Channel::Ctl,
+            when: "the boot failed",
+            fields: &[f("message", Ty::Str, "Why.")],
+        },
+        Message {
+            name: "Snapshot",
+            t: Some("snapshot"),
+            channel: Channel::Ctl,
+            when: "role `maker`, once, then terminated",
+            fields: &[
+                f("ms", Ty::Num, "Time the boot took."),
+                moved(
+                    "snapshot",
+                    Ty::Bytes,
+                    "The memory snapshot of a fresh interpreter.",
+                ),
+            ],
+        },
+        Message {
+            name: "Out",
+            t: Some("out"),
+            channel: Channel::Ctl,
+            when: "streamed, batched ≤ 15 ms / 8 KiB",
+            fields: OUT_FIELDS,
+        },
+        Message {
+            name: "Done",
+            t: Some("done"),
+            channel: Channel::Ctl,
+            when: "the run ended",
+            fields: done_fields!(f(
+                "leftover",
+                Ty::Bool,
+                "JS or asyncio work outlived the run: restart the worker."
+            ),),
+        },
+    ],
+};
+
+/// Every hop, in the order of a den's life.
+pub static HOPS: [&Hop; 5] = [
+    &HOST_TO_DEN_WINDOW,
+    &HOST_TO_DEN,
+    &DEN_TO_HOST,
+    &DEN_TO_WORKER,
+    &WORKER_TO_DEN,
+];
+
+/// Where the generated declarations live, from the repository root.
+pub const TYPESCRIPT_PATH: &str = "den-page/protocol.d.ts";
+
+fn ts_type(ty: &Ty) -> String {
+    match ty {
+        Ty::Str => "string".into(),
+        Ty::Num => "number".into(),
+        Ty::Bool => "boolean".into(),
+        Ty::Bytes => "Uint8Array".into(),
+        Ty::Buffer => "ArrayBuffer".into(),
+        Ty::Int32Array => "Int32Array".into(),
+        Ty::Port => "MessagePort".into(),
+        Ty::WasmModule => "WebAssembly.Module".into(),
+        Ty::Lit(s) => format!("{s:?}"),
+        Ty::OneOf(v) => v
+            .iter()
+            .map(|s| format!("{s:?}"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        Ty::List(t) => match t {
+            Ty::OneOf(_) | Ty::OrNull(_) => format!("({})[]", ts_type(t)),
+            _ => format!("{}[]", ts_type(t)),
+        },
+        Ty::OrNull(t) => format!("{} | null", ts_type(t)),
+        Ty::Shape(s) => s.name.into(),
+    }
+}
+
+fn ts_fields(out: &mut String, fields: &[Field]) {
+    for fl in fields {
+        let moved = if fl.transferred { " Transferred." } else { "" };
+        out.push_str(&format!("  /** {}{moved} */\n", fl.doc));
+        let q = if fl.optional { "?" } else { "" };
+        out.push_str(&format!("  {}{q}: {};\n", fl.name, ts_type(&fl.ty)));
+    }
+}
+
+fn shapes_in(ty: &Ty, found: &mut Vec<&'static Shape>) {
+    match ty {
+        Ty::List(t) | Ty::OrNull(t) => shapes_in(t, found),
+        Ty::Shape(s) => {
+            if !found.iter().any(|x| x.name == s.name) {
+                found.push(s);
+            }
+            for fl in s.fields {
+                shapes_in(&fl.ty, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every named shape the messages use, in order of first use.
+pub fn shapes() -> Vec<&'static Shape> {
+    let mut found = Vec::new();
+    for hop in HOPS {
+        for m in hop.messages {
+            for fl in m.fields {
+                shapes_in(&fl.ty, &mut found);
+            }
+        }
+    }
+    found
+}
+
+/// `den-page/protocol.d.ts`: one interface per message and one union per hop.
+pub fn typescript() -> String {
+    let mut out = String::from(
+        "// Generated from element/core/src/protocol/schema.rs by `protocol::schema::typescript()`.\n\
+         // Do not edit: change the table and run `FOXDEN_BLESS=1 cargo test -p foxden-core protocol`.\n\
+         //\n\
+         // The messages between the host, the den page (den.js) and the worker (worker.js). A type says\n\
+         // what an honest sender posts; the reader of a den page or worker message checks it anyway.\n\n",
+    );
+    out.push_str(&format!(
+        "/** The protocol version a den page announces in `hello`. */\nexport type ProtocolVersion = {PROTOCOL_VERSION};\n"
+    ));
+    for s in shapes() {
+        out.push_str(&format!(
+            "\n/** {} */\nexport interface {} {{\n",
+            s.doc, s.name
+        ));
+        ts_fields(&mut out, s.fields);
+        out.push_str("}\n");
+    }
+    for hop in HOPS {
+        out.push_str(&format!("\n// --- {} ---\n", hop.route));
+        for m in hop.messages {
+            out.push_str(&format!(
+                "\n/** {}: {}. On {}. */\nexport interface {}{} {{\n",
+                m.t.unwrap_or("(no `t`)"),
+                m.when,
+                m.channel.describe(),
+                hop.name,
+                m.name
+            ));
+            if let Some(t) = m.t {
+                out.push_str(&format!("  t: {t:?};\n"));
+            }
+            ts_fields(&mut out, m.fields);
+            out.push_str("}\n");
+        }
+        let names: Vec<String> = hop
+            .messages
+            .iter()
+            .map(|m| format!("{}{}", hop.name, m.name))
+            .collect();
+        out.push_str(&format!(
+            "\n/** Every message {}. */\nexport type {} = {};\n",
+            hop.route,
+            hop.name,
+            names.join(" | ")
+        ));
+    }
+    out
+}
+
+/// A field as the docs table shows it: its name, with the values of a closed set, the fields of
+/// a shape, `?` when it may be absent and "transferred" when its buffer moves.
+fn md_field(fl: &Field) -> String {
+    let q = if fl.optional { "?" } else { "" };
+    let mut s = format!("`{}`{q}", fl.name);
+    let inner = match fl.ty {
+        Ty::List(t) | Ty::OrNull(t) => *t,
+        t => t,
+    };
+    match inner {
+        Ty::OneOf(v) => s.push_str(&format!(
+            " ({})",
+            v.iter()
+                .map(|x| format!("`{x}`"))
+                .collect::<Vec<_>>()
+                .join("/")
+        )),
+        Ty::Lit(v) => s.push_str(&format!(" (`{v:?}`)")),
+        Ty::Shape(sh) => {
+            let names: Vec<&str> = sh.fields.iter().map(|x| x.name).collect();
+            let list = matches!(fl.ty, Ty::List(_));
+            let (a, b) = if list { ("[{", "}]") } else { ("{", "}") };
+            s.push_str(&format!(" {a}{}{b}", names.join(", ")));
+        }
+        _ => {}
+    }
+    if matches!(fl.ty, Ty::OrNull(_)) {
+        s.push_str(" or null");
+    }
+    if fl.transferred {
+        s.push_str(" (transferred)");
+    }
+    s
+}
+
+/// The message table of docs/architecture.md.
+pub fn markdown() -> String {
+    let mut out =
+        String::from("| from → to | channel | `t` | fields | when |\n|---|---|---|---|---|\n");
+    for hop in HOPS {
+        for m in hop.messages {
+            let t = m.t.map_or("—".to_owned(), |t| format!("`{t}`"));
+            let fields: Vec<String> = m.fields.iter().map(md_field).collect();
+            out.push_str(&format!(
+                "| {} | {} | {t} | {} | {} |\n",
+                hop.route,
+                m.channel.describe(),
+                fields.join(", "),
+                m.when
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    fn repo() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
+    fn tags(hop: &Hop) -> Vec<&'static str> {
+        hop.messages.iter().filter_map(|m| m.t).collect()
+    }
+
+    #[test]
+    fn host_tags_are_the_enums() {
+        let want: Vec<&str> = DenToHost::ALL.iter().map(|k| k.as_str()).collect();
+        let mut have = tags(&DEN_TO_HOST);
+        let mut sorted = want.clone();
+        have.sort_unstable();
+        sorted.sort_unstable();
+        assert_eq!(have, sorted, "DEN_TO_HOST must list every DenToHost once");
+        for k in DenToHost::ALL {
+            assert_eq!(DenToHost::parse(k.as_str()), Some(*k));
+        }
+        let mut have = tags(&HOST_TO_DEN);
+        let mut want: Vec<&str> = HostToDen::ALL.iter().map(|k| k.as_str()).collect();
+        have.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(have, want, "HOST_TO_DEN must list every HostToDen once");
+    }
+
+    #[test]
+    fn names_are_unique_and_closed_sets_match_the_enums() {
+        for hop in HOPS {
+            let mut names: Vec<&str> = hop.messages.iter().map(|m| m.name).collect();
+            let mut t = tags(hop);
+            let n = (names.len(), t.len());
+            names.sort_unstable();
+            names.dedup();
+            t.sort_unstable();
+            t.dedup();
+            assert_eq!((names.len(), t.len()), n, "{}: duplicate message", hop.name);
+            for m in hop.messages {
+                let mut f: Vec<&str> = m.fields.iter().map(|x| x.name).collect();
+                let len = f.len();
+                f.sort_unstable();
+                f.dedup();
+                assert_eq!(f.len(), len, "{}{}: duplicate field", hop.name, m.name);
+                assert!(!f.contains(&"t"), "`t` is the tag, not a field");
+            }
+        }
+        let kinds: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(ERROR_KINDS.to_vec(), kinds);
+        let streams: Vec<&str> = Stream::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(STREAMS.to_vec(), streams);
+        for s in DEN_PAGE_STAGES {
+            assert_ne!(LoadStage::from_den_page(Some(s)), LoadStage::Den, "{s}");
+        }
+        // A worker's `done` is the den page's, with `leftover` instead of `restarted`.
+        let fields = |m: &Message| -> Vec<&str> { m.fields.iter().map(|x| x.name).collect() };
+        let w = fields(WORKER_TO_DEN.message("done").unwrap());
+        let d = fields(DEN_TO_HOST.message("done").unwrap());
+        assert_eq!(
+            w.iter()
+                .map(|x| x.replace("leftover", "restarted"))
+                .collect::<Vec<_>>(),
+            d
+        );
+        // The den page forwards the host's run to the worker as it came.
+        assert_eq!(
+            DEN_TO_WORKER.message("run").unwrap().fields,
+            HOST_TO_DEN.message("run").unwrap().fields
+        );
+    }
+
+    #[test]
+    fn den_page_announces_this_protocol() {
+        let den = std::fs::read_to_string(repo().join("den-page/den.js")).expect("den.js");
+        assert!(
+            den.contains(&format!("const PROTOCOL = {PROTOCOL_VERSION};")),
+            "den.js must announce protocol {PROTOCOL_VERSION}"
+        );
+    }
+
+    #[test]
+    fn typescript_shapes() {
+        let ts = typescript();
+        assert!(
+            ts.contains("export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset;\n")
+        );
+        assert!(ts.contains("  error: RunError | null;\n"));
+        assert!(ts.contains("  put: PutFile[];\n"));
+        assert!(ts.contains("  from?: \"scratch\" | \"snapshot\";\n"));
+        assert!(ts.contains("export interface HostToDenWindowConnect {\n  /**"));
+        assert_eq!(
+            shapes().iter().map(|s| s.name).collect::<Vec<_>>(),
+            ["PutFile", "RunError", "ChangedFile"]
+        );
+    }
+
+    /// Compares a generated text with the committed one; `FOXDEN_BLESS=1` rewrites it.
+    fn check_generated(path: &Path, have: &str, want: &str, whole: String) {
+        if have == want {
+            return;
+        }
+        if std::env::var_os("FOXDEN_BLESS").is_some() {
+            std::fs::write(path, whole).expect("write the generated file");
+            return;
+        }
+        panic!(
+            "{} is out of date with element/core/src/protocol/schema.rs: run `FOXDEN_BLESS=1 cargo test -p foxden-core protocol` and commit it",
+            path.display()
+        );
+    }
+
+    #[test]
+    fn committed_typescript_is_generated() {
+        let path = repo().join(TYPESCRIPT_PATH);
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        let want = typescript();
+        check_generated(&path, &have, &want, want.clone());
+    }
+
+    #[test]
+    fn docs_message_table_is_generated() {
+        let path = repo().join("docs/architecture.md");
+        let text = std::fs::read_to_string(&path).expect("docs/architecture.md");
+        let (start, end) = (
+            "<!-- protocol-table:start -->\n",
+            "<!-- protocol-table:end -->",
+        );
+        let i = text.find(start).expect("start marker") + start.len();
+        let j = text[i..].find(end).expect("end marker") + i;
+        let want = markdown();
+        let whole = format!("{}{want}{}", &text[..i], &text[j..]);
+        check_generated(&path, &text[i..j], &want, whole);
+    }
+}

@@ -1,0 +1,24 @@
+//! Type-checks the den page's scripts (`den-page/den.js`, `den-page/worker.js`) against the
+//! message types generated from foxden-core's protocol table (`den-page/protocol.d.ts`), with
+//! the TypeScript compiler pinned in package.json. Emits nothing.
+
+use crate::setup::tool_path;
+use crate::{root, run};
+use std::process::Command;
+
+/// Runs `node_modules/.bin/tsc -p den-page/tsconfig.json` from the repository root.
+// Not called yet: `cargo xtask test` will run it once xtask's argument parsing settles.
+#[allow(dead_code)]
+pub fn typecheck() -> Result<(), String> {
+    let r = root();
+    let tsc = r.join("node_modules/.bin/tsc");
+    if !tsc.exists() {
+        return Err(
+            "node_modules/.bin/tsc is missing: run `npm ci` (or `cargo xtask setup`)".into(),
+        );
+    }
+    run(Command::new(tsc)
+        .current_dir(&r)
+        .env("PATH", tool_path())
+        .args(["-p", "den-page/tsconfig.json"]))
+}

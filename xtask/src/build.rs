@@ -1,40 +1,13 @@
 //! Builds `dist/`: the wasm module and its wrapper, the self-contained den page, the Pyodide
 //! files, types and package.json.
 
+use crate::fsx::{copy, read, write};
 use crate::setup::{pinned_wasm_bindgen, tool_path};
-use crate::{dist_dir, output, root, run, scratch_dir};
+use crate::{dist_dir, fsx, output, root, run, scratch_dir};
 use sha2::{Digest, Sha256};
-use std::fs;
-use std::path::Path;
 use std::process::Command;
 
 pub const PYODIDE_FILES: [&str; 3] = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
-
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
-    fs::create_dir_all(to).map_err(|e| e.to_string())?;
-    for entry in fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
-        let entry = entry.map_err(|e| e.to_string())?;
-        let dest = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &dest)?;
-        } else {
-            fs::copy(entry.path(), &dest)
-                .map_err(|e| format!("{}: {e}", entry.path().display()))?;
-        }
-    }
-    Ok(())
-}
-
-fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<(), String> {
-    if let Some(p) = path.parent() {
-        fs::create_dir_all(p).map_err(|e| e.to_string())?;
-    }
-    fs::write(path, data).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-fn read(path: &Path) -> Result<String, String> {
-    fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
-}
 
 /// Escapes a script so it can sit inside an inline `<script>` element: `</` becomes `<\/` and
 /// `<!--` becomes `<\!--`. Both sequences can only occur inside strings, regexes or comments in
@@ -75,10 +48,8 @@ pub fn build(dev: bool) -> Result<(), String> {
     ]);
     wp.arg(if dev { "--dev" } else { "--release" });
     run(&mut wp)?;
-    if dist.exists() {
-        fs::remove_dir_all(&dist).map_err(|e| e.to_string())?;
-    }
-    fs::create_dir_all(&dist).map_err(|e| e.to_string())?;
+    fsx::remove_dir(&dist)?;
+    fsx::create_dir(&dist)?;
     for f in [
         "foxden_wasm.js",
         "foxden_wasm_bg.wasm",
@@ -86,15 +57,14 @@ pub fn build(dev: bool) -> Result<(), String> {
         "foxden_wasm_bg.wasm.d.ts",
     ] {
         if pkg.join(f).exists() {
-            fs::copy(pkg.join(f), dist.join(f)).map_err(|e| format!("{f}: {e}"))?;
+            copy(&pkg.join(f), &dist.join(f))?;
         }
     }
     if pkg.join("snippets").exists() {
-        copy_dir(&pkg.join("snippets"), &dist.join("snippets"))?;
+        copy(&pkg.join("snippets"), &dist.join("snippets"))?;
     }
-    fs::copy(r.join("element/js/foxden.js"), dist.join("foxden.js")).map_err(|e| e.to_string())?;
-    fs::copy(r.join("element/js/foxden.d.ts"), dist.join("foxden.d.ts"))
-        .map_err(|e| e.to_string())?;
+    copy(&r.join("element/js/foxden.js"), &dist.join("foxden.js"))?;
+    copy(&r.join("element/js/foxden.d.ts"), &dist.join("foxden.d.ts"))?;
 
     // 2. The worker bundle: worker.js + Pyodide's loader, one classic-worker IIFE.
     let worker_bundle = scratch_dir("den").join("worker.bundle.js");
@@ -145,8 +115,7 @@ pub fn build(dev: bool) -> Result<(), String> {
         ));
     }
     for f in PYODIDE_FILES {
-        fs::create_dir_all(dist.join("pyodide")).map_err(|e| e.to_string())?;
-        fs::copy(pyo.join(f), dist.join("pyodide").join(f)).map_err(|e| format!("{f}: {e}"))?;
+        copy(&pyo.join(f), &dist.join("pyodide").join(f))?;
     }
 
     // 5. package.json so dist/ is an npm-style package.

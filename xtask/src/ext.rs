@@ -9,9 +9,9 @@
 //! script is the packaged file `den/den.js`: the very script `den.html` inlines (worker source
 //! embedded as a string), taken out of the built `den.html` so both variants are the same code.
 
+use crate::fsx::{copy, entries, read, remove_dir, write};
 use crate::{dist_dir, root, run};
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// The browsers an unpacked extension is written for.
@@ -33,9 +33,9 @@ pub fn ext_dir() -> PathBuf {
     dist.with_file_name(format!("{name}-ext"))
 }
 
-pub fn ext(args: &[String]) -> Result<(), String> {
+pub fn ext(and_lint: bool) -> Result<(), String> {
     build_ext()?;
-    if args.iter().any(|a| a == "--lint") {
+    if and_lint {
         lint()?;
     }
     Ok(())
@@ -57,17 +57,14 @@ pub fn build_ext() -> Result<(), String> {
     let out = ext_dir();
     for target in TARGETS {
         let dir = out.join(target);
-        if dir.exists() {
-            fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
+        remove_dir(&dir)?;
         // The extension's own files; manifest.<target>.json becomes manifest.json.
-        for entry in fs::read_dir(r.join("extension")).map_err(|e| e.to_string())? {
-            let entry = entry.map_err(|e| e.to_string())?;
+        for entry in entries(&r.join("extension"))? {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with("manifest.") || name == "README.md" {
                 continue;
             }
-            copy_any(&entry.path(), &dir.join(&name))?;
+            copy(&entry.path(), &dir.join(&name))?;
         }
         let manifest = read(&r.join(format!("extension/manifest.{target}.json")))?;
         check_manifest(&manifest, target)?;
@@ -75,19 +72,19 @@ pub fn build_ext() -> Result<(), String> {
         // The library, as a user copies it from the package.
         let lib = dir.join("foxden");
         for f in LIB_FILES {
-            copy_any(&dist.join(f), &lib.join(f))?;
+            copy(&dist.join(f), &lib.join(f))?;
         }
         if dist.join("snippets").exists() {
-            copy_any(&dist.join("snippets"), &lib.join("snippets"))?;
+            copy(&dist.join("snippets"), &lib.join("snippets"))?;
         }
         write(&lib.join("den/den-ext.html"), &den_ext_html)?;
         write(&lib.join("den/den.js"), &den_js)?;
         for f in crate::build::PYODIDE_FILES {
-            copy_any(&dist.join("pyodide").join(f), &lib.join("pyodide").join(f))?;
+            copy(&dist.join("pyodide").join(f), &lib.join("pyodide").join(f))?;
         }
         write(
             &lib.join("pyodide/NOTICE.txt"),
-            &format!(
+            format!(
                 "These three files are Pyodide {} (https://github.com/pyodide/pyodide), unmodified,\n\
                  under the Mozilla Public License 2.0 (https://www.mozilla.org/MPL/2.0/).\n",
                 crate::setup::pyodide_version()?
@@ -154,35 +151,6 @@ fn check_manifest(manifest: &str, target: &str) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-fn read(path: &Path) -> Result<String, String> {
-    fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-fn write(path: &Path, data: &str) -> Result<(), String> {
-    if let Some(p) = path.parent() {
-        fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
-    }
-    fs::write(path, data).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-fn copy_any(from: &Path, to: &Path) -> Result<(), String> {
-    if from.is_dir() {
-        fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
-        for entry in fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
-            let entry = entry.map_err(|e| e.to_string())?;
-            copy_any(&entry.path(), &to.join(entry.file_name()))?;
-        }
-        Ok(())
-    } else {
-        if let Some(p) = to.parent() {
-            fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        }
-        fs::copy(from, to)
-            .map(|_| ())
-            .map_err(|e| format!("{}: {e}", from.display()))
-    }
 }
 
 #[cfg(test)]

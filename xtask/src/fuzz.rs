@@ -1,6 +1,6 @@
 //! `cargo xtask fuzz [--seconds N]`: runs every cargo-fuzz target briefly (nightly toolchain).
 
-use crate::{cargo, flag_value, root, run};
+use crate::{cargo, root, run};
 use std::process::Command;
 
 pub const TARGETS: [&str; 3] = ["paths", "shell", "snapshot"];
@@ -13,8 +13,7 @@ fn has_nightly() -> bool {
         .unwrap_or(false)
 }
 
-pub fn fuzz(args: &[String]) -> Result<(), String> {
-    let seconds = flag_value(args, "--seconds").unwrap_or_else(|| "15".into());
+pub fn fuzz(seconds: u32) -> Result<(), String> {
     if !has_nightly() {
         eprintln!(
             "xtask: fuzzing skipped: no nightly toolchain (rustup toolchain install nightly)"

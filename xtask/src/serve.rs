@@ -1,7 +1,7 @@
 //! A small static file server (127.0.0.1) and a logging proxy that refuses everything.
 //! Both log every request line to a file, so tests can look for their probe markers.
 
-use crate::{flag_value, root};
+use crate::root;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
@@ -16,9 +16,7 @@ pub struct Log(Arc<Mutex<std::fs::File>>);
 
 impl Log {
     pub fn create(path: &Path) -> Result<Log, String> {
-        if let Some(p) = path.parent() {
-            std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
-        }
+        crate::fsx::create_parent(path)?;
         let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Log(Arc::new(Mutex::new(f))))
     }
@@ -190,11 +188,7 @@ pub fn demo_mounts() -> Mounts {
     ]
 }
 
-pub fn demo(args: &[String]) -> Result<(), String> {
-    let port: u16 = flag_value(args, "--port")
-        .map(|p| p.parse().map_err(|_| format!("bad port {p}")))
-        .transpose()?
-        .unwrap_or(8000);
+pub fn demo(port: u16) -> Result<(), String> {
     let log = Log::create(&root().join("target/serve.log"))?;
     let port = start_static(port, demo_mounts(), log, false)?;
     println!("foxden demo: http://127.0.0.1:{port}/  (Ctrl-C to stop; requests logged to target/serve.log)");

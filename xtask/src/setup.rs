@@ -6,7 +6,7 @@ use std::process::Command;
 
 /// The wasm-bindgen crate version pinned in the workspace (`=0.2.N`).
 pub fn pinned_wasm_bindgen() -> Result<String, String> {
-    let toml = std::fs::read_to_string(root().join("Cargo.toml")).map_err(|e| e.to_string())?;
+    let toml = crate::fsx::read(&root().join("Cargo.toml"))?;
     toml.lines()
         .find_map(|l| {
             let l = l.trim();
@@ -19,7 +19,7 @@ pub fn pinned_wasm_bindgen() -> Result<String, String> {
 
 /// The Pyodide version, written once: package.json's exact npm pin.
 pub fn pyodide_version() -> Result<String, String> {
-    let text = std::fs::read_to_string(root().join("package.json")).map_err(|e| e.to_string())?;
+    let text = crate::fsx::read(&root().join("package.json"))?;
     text.lines()
         .find_map(|l| {
             l.trim()
@@ -62,7 +62,7 @@ pub fn tool_path() -> String {
 
 /// What to install: the build's tools (the demo needs only these), the browsers and their
 /// drivers (the tests), or both.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Need {
     /// wasm target, wasm-bindgen-cli, wasm-pack, npm packages: enough to build and serve.
     Build,

@@ -3,12 +3,34 @@
 
 use crate::serve::{start_proxy, start_static, Log, Mounts};
 use crate::setup::tool_path;
-use crate::{cargo, dist_dir, flag_value, root, run};
+use crate::{cargo, dist_dir, fsx, root, run};
 use std::process::Command;
 
 pub const BROWSERS: [&str; 2] = ["chromium", "firefox"];
 
-pub fn test_all(args: &[String]) -> Result<(), String> {
+/// What the browser suites run: `--browser`, `--file`, `--grep`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct E2e {
+    /// One of [`BROWSERS`], or both when `None`.
+    pub browser: Option<String>,
+    /// One test file instead of the whole of `e2e/tests/`.
+    pub file: Option<String>,
+    /// Only the tests whose name matches this regular expression.
+    pub grep: Option<String>,
+}
+
+/// `--browser B`: one of [`BROWSERS`].
+pub fn browser(b: Option<&str>) -> Result<Option<String>, String> {
+    match b {
+        Some(b) if !BROWSERS.contains(&b) => Err(format!(
+            "--browser: {b:?} is not one of {}",
+            BROWSERS.join(", ")
+        )),
+        _ => Ok(b.map(str::to_owned)),
+    }
+}
+
+pub fn test_all(suite: &E2e) -> Result<(), String> {
     crate::setup::setup(crate::setup::Need::All)?;
     let r = root();
     run(cargo().current_dir(&r).args(["fmt", "--all", "--check"]))?;
@@ -31,7 +53,7 @@ pub fn test_all(args: &[String]) -> Result<(), String> {
         "warnings",
     ]))?;
     run(cargo().current_dir(&r).args(["test", "--workspace"]))?;
-    crate::fuzz::fuzz(&["--seconds".into(), "15".into()])?;
+    crate::fuzz::fuzz(15)?;
     // The Rust glue's wasm-bindgen tests, in both real browsers (element/webdriver.json sets
     // the Debian binaries and the flags headless Chromium needs as root).
     for browser in ["--chrome", "--firefox"] {
@@ -43,8 +65,7 @@ pub fn test_all(args: &[String]) -> Result<(), String> {
     crate::build::build(false)?;
     // The demo extension: web-ext lint must report no errors (warnings: docs/extension.md).
     crate::ext::build_ext().and_then(|_| crate::ext::lint())?;
-    e2e(args)?;
-    Ok(())
+    e2e(suite)
 }
 
 fn e2e_mounts() -> Mounts {
@@ -63,11 +84,16 @@ fn e2e_mounts() -> Mounts {
     ]
 }
 
-/// Starts the servers and runs `node <script>` once per browser with their addresses.
-fn with_servers(args: &[String], script_args: &[&str], artifacts: &str) -> Result<(), String> {
+/// Starts the servers and runs `node <node_args>` once per browser (or in `browser` only) with
+/// their addresses.
+fn with_servers(
+    browser: Option<&str>,
+    node_args: &[String],
+    artifacts: &str,
+) -> Result<(), String> {
     let r = root();
     let art = crate::scratch_dir("e2e-artifacts").join(artifacts);
-    std::fs::create_dir_all(&art).map_err(|e| e.to_string())?;
+    fsx::create_dir(&art)?;
     let server_log = art.join("server.log");
     let proxy_log = art.join("proxy.log");
     let port = start_static(0, e2e_mounts(), Log::create(&server_log)?, false)?;
@@ -78,9 +104,9 @@ fn with_servers(args: &[String], script_args: &[&str], artifacts: &str) -> Resul
         true,
     )?;
     let proxy = start_proxy(Log::create(&proxy_log)?)?;
-    let browsers: Vec<String> = match flag_value(args, "--browser") {
+    let browsers: Vec<&str> = match browser {
         Some(b) => vec![b],
-        None => BROWSERS.iter().map(|s| s.to_string()).collect(),
+        None => BROWSERS.to_vec(),
     };
     let mut failures = Vec::new();
     for b in &browsers {
@@ -95,10 +121,7 @@ fn with_servers(args: &[String], script_args: &[&str], artifacts: &str) -> Resul
             .env("FOXDEN_PROXY_LOG", &proxy_log)
             .env("FOXDEN_ARTIFACTS", &art)
             .env("FOXDEN_EXT_DIR", crate::ext::ext_dir())
-            .args(script_args);
-        if let Some(g) = flag_value(args, "--grep") {
-            cmd.env("FOXDEN_GREP", g);
-        }
+            .args(node_args);
         if let Err(e) = run(&mut cmd) {
             failures.push(format!("{b}: {e}"));
         }
@@ -110,54 +133,82 @@ fn with_servers(args: &[String], script_args: &[&str], artifacts: &str) -> Resul
     }
 }
 
-pub fn e2e(args: &[String]) -> Result<(), String> {
+/// The node arguments of the browser suites.
+fn e2e_node_args(suite: &E2e) -> Vec<String> {
+    let mut args: Vec<String> = ["--test", "--test-concurrency=1", "--test-reporter=spec"]
+        .map(str::to_owned)
+        .into();
+    if let Some(g) = &suite.grep {
+        args.push(format!("--test-name-pattern={g}"));
+    }
+    args.push(suite.file.clone().unwrap_or_else(|| "e2e/tests/".into()));
+    args
+}
+
+pub fn e2e(suite: &E2e) -> Result<(), String> {
     if !dist_dir().join("foxden.js").exists() {
         return Err("dist/ is missing: run `cargo xtask build` first".into());
     }
     // The extension tests load the unpacked extension made from this build.
     crate::ext::build_ext()?;
-    // `--file F` runs one test file instead of the whole folder.
-    let target = flag_value(args, "--file").unwrap_or_else(|| "e2e/tests/".into());
-    with_servers(
-        args,
-        &[
-            "--test",
-            "--test-concurrency=1",
-            "--test-reporter=spec",
-            &target,
-        ],
-        "e2e",
-    )
+    with_servers(suite.browser.as_deref(), &e2e_node_args(suite), "e2e")
 }
 
-pub fn bench(args: &[String]) -> Result<(), String> {
+pub fn bench(browser: Option<&str>) -> Result<(), String> {
     crate::setup::setup(crate::setup::Need::All)?;
     if !dist_dir().join("foxden.js").exists() {
         crate::build::build(false)?;
     }
-    with_servers(args, &["e2e/bench.mjs"], "bench")?;
+    with_servers(browser, &["e2e/bench.mjs".to_owned()], "bench")?;
     native_sha256_baseline()
 }
 
 /// The native baseline for snapshot throughput: `sha256sum` over 100 MiB on this machine.
 fn native_sha256_baseline() -> Result<(), String> {
     let path = crate::scratch_dir("bench").join("sha256-100MiB.bin");
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    }
     let data: Vec<u8> = (0..100u32 << 20).map(|i| (i & 255) as u8).collect();
-    std::fs::write(&path, &data).map_err(|e| e.to_string())?;
+    fsx::write(&path, &data)?;
     let mut best = f64::MAX;
     for _ in 0..3 {
         let t = std::time::Instant::now();
         crate::output(Command::new("sha256sum").arg(&path))?;
         best = best.min(t.elapsed().as_secs_f64());
     }
-    let _ = std::fs::remove_file(&path);
+    fsx::remove_file(&path)?;
     println!(
         "native sha256sum of 100 MiB: {:.0} ms, {:.0} MiB/s (best of 3)",
         best * 1000.0,
         100.0 / best
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grep_and_file_reach_node() {
+        let suite = E2e {
+            browser: None,
+            file: Some("e2e/tests/files.test.mjs".into()),
+            grep: Some("fork".into()),
+        };
+        let args = e2e_node_args(&suite);
+        assert!(args.contains(&"--test-name-pattern=fork".to_owned()));
+        assert_eq!(
+            args.last().map(String::as_str),
+            Some("e2e/tests/files.test.mjs")
+        );
+        let all = e2e_node_args(&E2e::default());
+        assert!(!all.iter().any(|a| a.starts_with("--test-name-pattern")));
+        assert_eq!(all.last().map(String::as_str), Some("e2e/tests/"));
+    }
+
+    #[test]
+    fn browsers_are_checked() {
+        assert_eq!(browser(None), Ok(None));
+        assert_eq!(browser(Some("firefox")), Ok(Some("firefox".into())));
+        assert!(browser(Some("safari")).is_err());
+    }
 }

@@ -62,3 +62,67 @@ test(`${BROWSER}: maxMemoryBytes caps the worker's memory: MemoryError, and the 
   assert.equal(r.after.error, null, JSON.stringify(r.after.error));
   assert.equal(r.after.result, "('me', 10485760)");
 });
+
+test(`${BROWSER}: write limits (maxFileBytes, maxFiles, maxWritesPerMinute) hold for host writes, runs and restores; the store is unchanged`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, DenError, encodeSnapshot } = window.foxden;
+    const err = async (p) => {
+      try {
+        await p;
+        return null;
+      } catch (e) {
+        return { name: e.name, code: e instanceof DenError ? e.code : null, message: e.message };
+      }
+    };
+    const out = {};
+    // Bad values are refused, naming the option.
+    out.badOption = await err(openDen({ name: "wl-bad", runtime: iframeRuntime(), maxFiles: 0 }));
+    const den = await openDen({ name: "wl", runtime: iframeRuntime(), maxFileBytes: 1000, maxFiles: 3 });
+    await den.writeFile("/work/a.txt", "a");
+    out.hostBig = await err(den.writeFile("/work/big.bin", new Uint8Array(1001)));
+    out.hostOk = await den.writeFile("/work/edge.bin", new Uint8Array(1000));
+    // A run that writes a file over the cap: storage error naming the limit; nothing kept.
+    out.runBig = await den.run("open('/work/run.bin','wb').write(b'x'*1001)\nopen('/work/small.txt','w').write('s')");
+    out.afterRunBig = (await den.list()).map((f) => f.path);
+    // A run over the file count.
+    out.runMany = await den.run("for i in range(3):\n    open(f'/work/m{i}.txt','w').write('m')");
+    out.afterRunMany = (await den.list()).map((f) => f.path);
+    // The worker is back in step with the store: the refused files are gone from the next run's view.
+    out.view = (await den.run("import os\nsorted(os.listdir('/work'))")).result;
+    // A restore with a file over the cap changes nothing.
+    out.restoreBig = await err(den.restore(encodeSnapshot({ "/work/r.bin": new Uint8Array(2000) })));
+    out.afterRestore = (await den.list()).map((f) => f.path);
+    await den.close();
+
+    // Writes per minute: 3 allowed, the 4th refused (host), and a run that would go over.
+    const rated = await openDen({ name: "wl-rate", runtime: iframeRuntime(), maxWritesPerMinute: 3 });
+    await rated.writeFile("/work/1", "1");
+    await rated.writeFile("/work/2", "2");
+    out.rateRun = await rated.run("open('/work/3','w').write('3')\nopen('/work/4','w').write('4')");
+    await rated.writeFile("/work/3", "3");
+    out.rateHost = await err(rated.writeFile("/work/5", "5"));
+    out.rateFiles = (await rated.list()).map((f) => f.path);
+    await rated.close();
+    return out;
+  });
+  assert.equal(r.badOption?.code, "bad-option");
+  assert.match(r.badOption.message, /maxFiles must be a whole number from 1 to 10000/);
+  assert.equal(r.hostBig?.code, "cap");
+  assert.match(r.hostBig.message, /maxFileBytes/);
+  assert.deepEqual(r.hostOk.created, ["/work/edge.bin"]);
+  assert.equal(r.runBig.error?.kind, "storage", JSON.stringify(r.runBig));
+  assert.match(r.runBig.error.message, /maxFileBytes/);
+  assert.deepEqual(r.runBig.files, { created: [], changed: [], deleted: [] });
+  assert.deepEqual(r.afterRunBig, ["/work/a.txt", "/work/edge.bin"]);
+  assert.equal(r.runMany.error?.kind, "storage");
+  assert.match(r.runMany.error.message, /maxFiles/);
+  assert.deepEqual(r.afterRunMany, ["/work/a.txt", "/work/edge.bin"]);
+  assert.equal(r.view, "['a.txt', 'edge.bin']");
+  assert.equal(r.restoreBig?.code, "cap");
+  assert.deepEqual(r.afterRestore, ["/work/a.txt", "/work/edge.bin"]);
+  assert.equal(r.rateRun.error?.kind, "storage");
+  assert.match(r.rateRun.error.message, /maxWritesPerMinute/);
+  assert.equal(r.rateHost?.code, "cap");
+  assert.match(r.rateHost.message, /maxWritesPerMinute/);
+  assert.deepEqual(r.rateFiles, ["/work/1", "/work/2", "/work/3"]);
+});

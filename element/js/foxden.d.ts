@@ -46,6 +46,15 @@ export interface OpenDenOptions {
   killGraceMs?: number;
   /** Cap on the worker's WebAssembly memory; past it Python gets MemoryError and keeps running. Default 2 GiB, 128 MiB to 4 GiB. */
   maxMemoryBytes?: number;
+  /** Cap on the size of each file a write, run or restore creates or changes; a batch with a
+   * larger file is refused whole (`DenError` code "cap", or a run's `error.kind` "storage").
+   * Default 10 MiB, 0 to 4 GiB. */
+  maxFileBytes?: number;
+  /** Cap on the number of files in the den. Default 10000, 1 to 10000. */
+  maxFiles?: number;
+  /** Files created, changed or deleted per sliding minute, by writes, runs and restores
+   * together; a batch that would go over is refused whole. Default 0 (no limit). */
+  maxWritesPerMinute?: number;
   /** Asset loading progress (bytes). */
   onProgress?: (p: { loaded: number; total: number }) => void;
 }
@@ -208,7 +217,8 @@ export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "
 
 export type FoxdenDenAttribute =
   | "name" | "store" | "timeout" | "den-url" | "pyodide-url" | "isolation"
-  | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "warm-start" | "standby" | "controls" | "autorun";
+  | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "warm-start" | "standby"
+  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "controls" | "autorun";
 
 /** The `<foxden-den>` element. Every attribute is reflected as the property of the same name in camelCase. */
 export interface FoxdenDenElement extends HTMLElement, DenMethods {
@@ -234,6 +244,12 @@ export interface FoxdenDenElement extends HTMLElement, DenMethods {
   warmStart: string;
   /** `"on"` (default) or `"off"`: the standby interpreter (see `IframeRuntimeOptions.standby`). */
   standby: string;
+  /** Cap on each file's size (attribute `max-file-bytes`, default 10 MiB). */
+  maxFileBytes: number;
+  /** Cap on the number of files (attribute `max-files`, default 10000). */
+  maxFiles: number;
+  /** File writes per sliding minute (attribute `max-writes-per-minute`, default 0: no limit). */
+  maxWritesPerMinute: number;
   /** Render the Run button, live output, file list and drop zone (attribute `controls`). */
   controls: boolean;
   /** Run the `<script type="text/x-python">` child once the den is ready (attribute `autorun`). */

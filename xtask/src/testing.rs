@@ -52,6 +52,8 @@ pub fn test_all(suite: &E2e) -> Result<(), String> {
         "-D",
         "warnings",
     ]))?;
+    // den.js and worker.js against the message types generated from foxden-core's protocol.
+    crate::typecheck::typecheck()?;
     run(cargo().current_dir(&r).args(["test", "--workspace"]))?;
     crate::fuzz::fuzz(15)?;
     // The Rust glue's wasm-bindgen tests, in both real browsers (element/webdriver.json sets

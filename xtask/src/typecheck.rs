@@ -7,8 +7,6 @@ use crate::{root, run};
 use std::process::Command;
 
 /// Runs `node_modules/.bin/tsc -p den-page/tsconfig.json` from the repository root.
-// Not called yet: `cargo xtask test` will run it once xtask's argument parsing settles.
-#[allow(dead_code)]
 pub fn typecheck() -> Result<(), String> {
     let r = root();
     let tsc = r.join("node_modules/.bin/tsc");

@@ -81,12 +81,32 @@ pub enum StorageError {
         cap: u64,
     },
     /// The den would hold more files than its cap.
-    #[error("the den would hold {count} files, over its cap of {max} files; nothing was changed")]
+    #[error("the den would hold {count} files, over its cap of {max} files (maxFiles); nothing was changed")]
     TooManyFiles {
         /// Files the den would hold.
         count: usize,
         /// The cap.
         max: usize,
+    },
+    /// One file would be larger than the per-file cap.
+    #[error("{path:?} would hold {size} bytes, over the cap of {max} bytes per file (maxFileBytes); nothing was changed")]
+    FileTooBig {
+        /// The file.
+        path: String,
+        /// Its new size.
+        size: u64,
+        /// The cap.
+        max: u64,
+    },
+    /// The batch would go over the den's writes per minute.
+    #[error("{wanted} file writes now would make {total} in the last minute, over the limit of {max} (maxWritesPerMinute); nothing was changed")]
+    TooManyWrites {
+        /// Files this batch writes (created, changed or deleted).
+        wanted: u32,
+        /// Writes in the last minute with this batch.
+        total: u32,
+        /// The limit.
+        max: u32,
     },
     /// A file and a folder would share a path (`/work/a` a file and `/work/a/b` a file).
     #[error("{path:?} conflicts with existing {other:?}: a path cannot be both a file and a folder; nothing was changed")]
@@ -96,6 +116,70 @@ pub enum StorageError {
         /// The existing path it conflicts with.
         other: String,
     },
+}
+
+/// The caps every batch is checked against (the den's `maxDenBytes`, `maxFileBytes`, `maxFiles`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteLimits {
+    /// Total bytes of all files.
+    pub max_den_bytes: u64,
+    /// Bytes of one file (checked for files a batch creates or changes).
+    pub max_file_bytes: u64,
+    /// Number of files.
+    pub max_files: usize,
+}
+
+impl WriteLimits {
+    /// A total-bytes cap with the default file-count cap and no per-file cap.
+    pub fn den_bytes(max_den_bytes: u64) -> Self {
+        WriteLimits {
+            max_den_bytes,
+            max_file_bytes: u64::MAX,
+            max_files: crate::limits::DEFAULT_MAX_FILES,
+        }
+    }
+}
+
+/// A sliding one-minute window of file writes (`maxWritesPerMinute`); 0 means no limit.
+#[derive(Debug, Clone, Default)]
+pub struct WriteRate {
+    per_minute: u32,
+    /// (time in ms, files written), oldest first.
+    recent: std::collections::VecDeque<(f64, u32)>,
+}
+
+impl WriteRate {
+    /// A window allowing `per_minute` file writes (0: unlimited).
+    pub fn new(per_minute: u32) -> Self {
+        WriteRate {
+            per_minute,
+            recent: Default::default(),
+        }
+    }
+
+    /// Admits `files` writes at `now_ms`, or refuses them (and records nothing).
+    pub fn admit(&mut self, now_ms: f64, files: u32) -> Result<(), StorageError> {
+        if self.per_minute == 0 || files == 0 {
+            return Ok(());
+        }
+        while self
+            .recent
+            .front()
+            .is_some_and(|(t, _)| now_ms - t >= 60_000.0)
+        {
+            self.recent.pop_front();
+        }
+        let total = self.recent.iter().map(|(_, n)| n).sum::<u32>() + files;
+        if total > self.per_minute {
+            return Err(StorageError::TooManyWrites {
+                wanted: files,
+                total,
+                max: self.per_minute,
+            });
+        }
+        self.recent.push_back((now_ms, files));
+        Ok(())
+    }
 }
 
 /// All files of a den, by normalized path.
@@ -147,6 +231,16 @@ impl FileMap {
 
     /// Checks a batch without applying it; returns the normalized batch and what it would change.
     pub fn check(&self, ops: Vec<Op>, cap: u64) -> Result<(Vec<Op>, ChangeSet), StorageError> {
+        self.check_limits(ops, &WriteLimits::den_bytes(cap))
+    }
+
+    /// Checks a batch against all of `limits` without applying it.
+    pub fn check_limits(
+        &self,
+        ops: Vec<Op>,
+        limits: &WriteLimits,
+    ) -> Result<(Vec<Op>, ChangeSet), StorageError> {
+        let cap = limits.max_den_bytes;
         // Later ops on the same path win; resolve to a final state per path first.
         let mut last: BTreeMap<String, Option<FileEntry>> = BTreeMap::new();
         for op in ops {
@@ -179,6 +273,14 @@ impl FileMap {
                         changes.changed.push(path.clone());
                     } else {
                         changes.created.push(path.clone());
+                    }
+                    let size = n.data.len() as u64;
+                    if size > limits.max_file_bytes {
+                        return Err(StorageError::FileTooBig {
+                            path: path.clone(),
+                            size,
+                            max: limits.max_file_bytes,
+                        });
                     }
                     total += n.data.len() as i128;
                 }
@@ -238,7 +340,7 @@ impl FileMap {
         }
         let count =
             (self.files.len() + changes.created.len()).saturating_sub(changes.deleted.len());
-        let max = crate::limits::DEFAULT_MAX_FILES;
+        let max = limits.max_files;
         if count > max && count > self.files.len() {
             return Err(StorageError::TooManyFiles { count, max });
         }
@@ -407,6 +509,89 @@ mod tests {
                 .map(|(k, v)| (k.clone(), v.sha256))
                 .collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn per_file_and_file_count_limits() {
+        let limits = WriteLimits {
+            max_den_bytes: 1 << 20,
+            max_file_bytes: 4,
+            max_files: 2,
+        };
+        let mut m = FileMap::new();
+        let (ops, _) = m
+            .check_limits(vec![put("/work/a", b"1234")], &limits)
+            .unwrap();
+        m.apply_checked(ops);
+        let before = m.clone();
+        // One byte over the per-file cap refuses the whole batch.
+        let big = m.check_limits(
+            vec![put("/work/b", b"1"), put("/work/c", b"12345")],
+            &limits,
+        );
+        assert_eq!(
+            big.unwrap_err(),
+            StorageError::FileTooBig {
+                path: "/work/c".into(),
+                size: 5,
+                max: 4
+            }
+        );
+        assert!(big_message_names_option(
+            &StorageError::FileTooBig {
+                path: "/x".into(),
+                size: 5,
+                max: 4
+            },
+            "maxFileBytes"
+        ));
+        // A file already over the cap may stay (or be deleted); only new content is checked.
+        let (ops, _) = m.check_limits(vec![put("/work/b", b"x")], &limits).unwrap();
+        m.apply_checked(ops);
+        let third = m.check_limits(vec![put("/work/c", b"y")], &limits);
+        assert!(matches!(
+            third,
+            Err(StorageError::TooManyFiles { count: 3, max: 2 })
+        ));
+        // Replacing one file by another keeps the count.
+        let swap = vec![
+            Op::Delete {
+                path: "/work/b".into(),
+            },
+            put("/work/c", b"y"),
+        ];
+        assert!(m.check_limits(swap, &limits).is_ok());
+        assert_ne!(m, before);
+    }
+
+    fn big_message_names_option(e: &StorageError, option: &str) -> bool {
+        e.to_string().contains(option) && e.to_string().contains("nothing was changed")
+    }
+
+    #[test]
+    fn writes_per_minute_slide() {
+        let mut r = WriteRate::new(5);
+        assert!(r.admit(0.0, 3).is_ok());
+        assert!(r.admit(1_000.0, 2).is_ok());
+        let e = r.admit(2_000.0, 1).unwrap_err();
+        assert_eq!(
+            e,
+            StorageError::TooManyWrites {
+                wanted: 1,
+                total: 6,
+                max: 5
+            }
+        );
+        assert!(big_message_names_option(&e, "maxWritesPerMinute"));
+        // A refused batch is not counted; the first 3 leave the window after a minute.
+        assert!(r.admit(59_999.0, 1).is_err());
+        assert!(r.admit(60_000.0, 3).is_ok());
+        assert!(r.admit(60_001.0, 1).is_err());
+        // Unlimited.
+        let mut off = WriteRate::new(0);
+        assert!(off.admit(0.0, 1_000_000).is_ok());
+        // One batch bigger than the limit is refused outright.
+        assert!(WriteRate::new(2).admit(0.0, 3).is_err());
     }
 
     #[test]

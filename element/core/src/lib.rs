@@ -14,7 +14,10 @@
 pub mod codes;
 pub mod files;
 pub mod limits;
+pub mod options;
+pub mod outcome;
 pub mod paths;
+pub mod phase;
 pub mod protocol;
 pub mod shell;
 pub mod snapshot;

@@ -16,6 +16,8 @@ pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 2 << 30;
 pub const MAX_MEMORY_BYTES: u64 = 4 << 30;
 /// Smallest memory cap that still lets Pyodide start.
 pub const MIN_MEMORY_BYTES: u64 = 128 << 20;
+/// Cap on the size of one file a write, run or restore creates or changes (bytes).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 << 20;
 /// Cap on the number of files in a den (empty files cost nothing against the byte cap).
 pub const DEFAULT_MAX_FILES: usize = 10_000;
 /// How long the host waits past a run's timeout for the den page to answer before it removes

@@ -5,15 +5,19 @@
 //! method layer; this file holds the den's state and the logic of each operation.
 
 mod api;
+mod events;
 mod options;
 
 use crate::errors::{den_error, option_error, path_error, snapshot_error};
 use crate::js::{self, bytes_to_js, get_str, obj, str_array};
 use crate::runtime::{self, Connection, OutputHandler, Progress, RunEnd, RunRequest};
-use foxden_core::files::{ChangeSet, FileEntry, FileMap, Op, StorageError};
+use events::{changes_js, outcome_js, output_chunk};
+pub use events::{DenEvent, EventSink};
+use foxden_core::files::{ChangeSet, FileEntry, FileMap, Op, StorageError, WriteRate};
 use foxden_core::limits;
+use foxden_core::outcome::{lost_den_error, LostDen, RunOutcome};
 use foxden_core::paths::normalize_file_path;
-use foxden_core::protocol::{Done, ErrorKind, OutputBuffer, ReplyLimits, RunError, Watchdog};
+use foxden_core::protocol::{Done, OutputBuffer, ReplyLimits, Watchdog};
 use foxden_core::sync::SyncState;
 use js_sys::{Array, Function, Object, Promise};
 pub use options::*;
@@ -27,9 +31,6 @@ thread_local! {
     static OPEN_NAMES: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
 }
 
-/// A listener for den-level events (the element turns them into DOM events).
-pub type EventSink = Rc<dyn Fn(&str, JsValue)>;
-
 pub(crate) struct Inner {
     pub opts: DenOptions,
     files: RefCell<FileMap>,
@@ -41,6 +42,8 @@ pub(crate) struct Inner {
     persist: RefCell<Option<Rc<crate::store::Persist>>>,
     pub sink: RefCell<Option<EventSink>>,
     info: RefCell<JsValue>,
+    /// File writes in the last minute (`maxWritesPerMinute`).
+    rate: RefCell<WriteRate>,
 }
 
 /// An open den. See the README for the API.
@@ -100,7 +103,7 @@ async fn open_claimed(
             .map_err(|e| snapshot_error(e.code(), &e.to_string()))?;
         let ops = files.diff_to(&restored);
         let (ops, _) = files
-            .check(ops, opts.max_den_bytes)
+            .check_limits(ops, &opts.write_limits())
             .map_err(|e| storage_to_js(&e))?;
         if let Some(p) = &persist {
             p.commit(&ops).await?;
@@ -110,6 +113,7 @@ async fn open_claimed(
     let conn = runtime::start(&opts.runtime, progress).await?;
     let info = info_object(&conn);
     let inner = Rc::new(Inner {
+        rate: RefCell::new(WriteRate::new(opts.max_writes_per_minute)),
         opts,
         files: RefCell::new(files),
         sync: RefCell::new(SyncState::new()),
@@ -138,22 +142,16 @@ fn info_object(conn: &Connection) -> JsValue {
 pub fn storage_to_js(e: &StorageError) -> JsValue {
     match e {
         StorageError::Path(p) => path_error(p),
-        StorageError::CapExceeded { .. } | StorageError::TooManyFiles { .. } => {
+        StorageError::CapExceeded { .. }
+        | StorageError::TooManyFiles { .. }
+        | StorageError::FileTooBig { .. }
+        | StorageError::TooManyWrites { .. } => {
             den_error(crate::errors::DenErrorCode::Cap, &e.to_string())
         }
         StorageError::Conflict { .. } => {
             den_error(crate::errors::DenErrorCode::Conflict, &e.to_string())
         }
     }
-}
-
-fn changes_js(c: &ChangeSet) -> JsValue {
-    obj(&[
-        ("created", str_array(&c.created).into()),
-        ("changed", str_array(&c.changed).into()),
-        ("deleted", str_array(&c.deleted).into()),
-    ])
-    .into()
 }
 
 impl Inner {
@@ -168,10 +166,10 @@ impl Inner {
         }
     }
 
-    fn emit(&self, kind: &str, detail: JsValue) {
+    fn emit(&self, event: &DenEvent) {
         let sink = self.sink.borrow().clone();
         if let Some(s) = sink {
-            s(kind, detail);
+            s(event);
         }
     }
 
@@ -197,10 +195,17 @@ impl Inner {
 
     /// Commits a batch: checks it, persists it (one IndexedDB transaction), then applies it.
     async fn commit(&self, ops: Vec<Op>, source: &str) -> Result<ChangeSet, StorageError> {
-        let (ops, changes) = self.files.borrow().check(ops, self.opts.max_den_bytes)?;
+        let (ops, changes) = self
+            .files
+            .borrow()
+            .check_limits(ops, &self.opts.write_limits())?;
         if changes.is_empty() {
             return Ok(changes);
         }
+        let writes = changes.created.len() + changes.changed.len() + changes.deleted.len();
+        self.rate
+            .borrow_mut()
+            .admit(js::wall_ms(), u32::try_from(writes).unwrap_or(u32::MAX))?;
         let persist = self.persist.borrow().clone();
         if let Some(p) = persist {
             if let Err(e) = p.commit(&ops).await {
@@ -211,9 +216,10 @@ impl Inner {
             }
         }
         self.files.borrow_mut().apply_checked(ops);
-        let detail = changes_js(&changes);
-        let _ = js_sys::Reflect::set(&detail, &"source".into(), &source.into());
-        self.emit("file-change", detail);
+        self.emit(&DenEvent::FileChange {
+            source,
+            changes: &changes,
+        });
         Ok(changes)
     }
 
@@ -262,16 +268,6 @@ impl Drop for Exclusive<'_> {
     }
 }
 
-fn error_js(e: &RunError) -> JsValue {
-    obj(&[
-        ("kind", e.kind.as_str().into()),
-        ("type", e.ty.as_str().into()),
-        ("message", e.message.as_str().into()),
-        ("traceback", e.traceback.as_str().into()),
-    ])
-    .into()
-}
-
 impl Den {
     /// Shares the den (for the element, which keeps its own handle).
     pub(crate) fn share(&self) -> Den {
@@ -281,22 +277,23 @@ impl Den {
     }
 
     pub(crate) async fn run_impl(&self, code: String, opts: JsValue) -> Result<JsValue, JsValue> {
+        let ro = run_options(&opts)?;
+        self.run_outcome(code, ro).await
+    }
+
+    /// Runs `code`: ships the files the worker lacks, waits for the reply (or the watchdog),
+    /// commits the files the run returned and resolves with the `RunResult` object.
+    async fn run_outcome(&self, code: String, ro: RunOptions) -> Result<JsValue, JsValue> {
         let inner = &self.inner;
         inner.check_open()?;
-        let ro = run_options(&opts)?;
         let _guard = inner.exclusive().await;
         inner.check_open()?;
         let seq = inner.run_seq.get() + 1;
         inner.run_seq.set(seq);
-        inner.emit(
-            "run",
-            obj(&[
-                ("id", seq.into()),
-                ("phase", "start".into()),
-                ("code", code.as_str().into()),
-            ])
-            .into(),
-        );
+        inner.emit(&DenEvent::RunStart {
+            id: seq,
+            code: &code,
+        });
         let conn = inner.ensure_connection().await?;
         // Ship only what the worker does not already have.
         let plan = inner.sync.borrow().plan(&inner.files.borrow());
@@ -333,17 +330,15 @@ impl Den {
             let user = ro.on_output.clone();
             let weak = Rc::downgrade(inner);
             Rc::new(move |stream: &str, text: &str| {
-                let detail: JsValue = obj(&[
-                    ("runId", seq.into()),
-                    ("stream", stream.into()),
-                    ("text", text.into()),
-                ])
-                .into();
                 if let Some(f) = &user {
-                    let _ = f.call1(&JsValue::UNDEFINED, &detail);
+                    let _ = f.call1(&JsValue::UNDEFINED, &output_chunk(seq, stream, text));
                 }
                 if let Some(i) = weak.upgrade() {
-                    i.emit("output", detail);
+                    i.emit(&DenEvent::Output {
+                        run_id: seq,
+                        stream,
+                        text,
+                    });
                 }
             })
         };
@@ -370,34 +365,29 @@ impl Den {
                 if !inner.closed.get() {
                     Inner::reopen_soon(inner);
                 }
-                let error = match other {
-                    _ if inner.closed.get() => RunError::new(
-                        ErrorKind::Crashed,
-                        "DenClosed",
-                        "the den was closed during the run",
-                    ),
-                    RunEnd::Refused(e) => RunError::new(
-                        ErrorKind::Crashed,
-                        "ProtocolError",
-                        format!("the den page sent a reply the host refused ({e}); it was replaced (files kept, Python variables lost)"),
-                    ),
-                    RunEnd::Silent { started: true } => RunError::new(
-                        ErrorKind::Timeout,
-                        "TimeoutError",
-                        format!("the den page did not answer within {} ms (timeoutMs + {} ms); it was replaced (files kept, Python variables lost)", ro.timeout_ms, limits::HOST_WATCHDOG_GRACE_MS),
-                    ),
-                    _ => RunError::new(
-                        ErrorKind::Crashed,
-                        "DenPageError",
-                        "the den page stopped answering; it was replaced (files kept, Python variables lost)",
-                    ),
+                let (how, why) = match other {
+                    _ if inner.closed.get() => (LostDen::Closed, String::new()),
+                    RunEnd::Refused(e) => (LostDen::Refused, e.to_string()),
+                    RunEnd::Silent { started: true } => (LostDen::Silent, String::new()),
+                    _ => (LostDen::Gone, String::new()),
                 };
-                Done::failed(0, error, true)
+                Done::failed(0, lost_den_error(how, ro.timeout_ms, &why), true)
             }
         };
         done.truncated |= done.clip_texts(&limits);
-        let mut error = done.error.take();
-        let restarted = done.restarted;
+        let mut out = {
+            let o = output.borrow();
+            RunOutcome {
+                stdout: o.stdout.clone(),
+                stderr: o.stderr.clone(),
+                result: done.result.take(),
+                error: done.error.take(),
+                truncated: o.truncated || done.truncated,
+                files: ChangeSet::default(),
+                duration_ms: done.duration_ms,
+                restarted: done.restarted,
+            }
+        };
         if let Some(bytes) = done.over_cap {
             // The changed files alone are over the cap: nothing was copied, nothing is kept.
             let mut sync = inner.sync.borrow_mut();
@@ -409,10 +399,7 @@ impl Den {
                 needed: bytes,
                 cap: inner.opts.max_den_bytes,
             };
-            let msg = format!("the run's file changes were not kept: {e}");
-            if error.is_none() {
-                error = Some(RunError::new(ErrorKind::Storage, "StorageError", msg));
-            }
+            out.changes_not_kept(&e.to_string());
         }
         // Files the run created, changed or deleted come back; the host checks and commits them.
         let returned = inner.sync.borrow_mut().returned(
@@ -421,58 +408,29 @@ impl Den {
             std::mem::take(&mut done.deleted),
             js::wall_ms(),
         );
-        let mut notes = returned.notes.clone();
-        let changes = match inner.commit(returned.ops.clone(), "run").await {
+        out.stderr.push_str(&returned.notes);
+        match inner.commit(returned.ops.clone(), "run").await {
             Ok(c) => {
                 inner.sync.borrow_mut().committed(&returned);
-                c
+                out.files = c;
             }
             Err(e) => {
                 // Nothing was kept; the worker holds files the store refused: resync them next run.
                 inner.sync.borrow_mut().refused(&returned);
-                let msg = format!("the run's file changes were not kept: {e}");
-                if error.is_none() {
-                    error = Some(RunError::new(ErrorKind::Storage, "StorageError", msg));
-                } else {
-                    notes.push_str(&format!("foxden: {msg}\n"));
-                }
-                ChangeSet::default()
+                out.changes_not_kept(&e.to_string());
             }
-        };
-        if restarted {
+        }
+        if out.restarted {
             inner.sync.borrow_mut().reset();
         }
-        let (stdout, stderr, truncated) = {
-            let o = output.borrow();
-            let mut stderr = o.stderr.clone();
-            stderr.push_str(&notes);
-            (o.stdout.clone(), stderr, o.truncated || done.truncated)
-        };
-        let out = obj(&[
-            ("stdout", stdout.into()),
-            ("stderr", stderr.into()),
-            (
-                "result",
-                done.result.as_deref().map_or(JsValue::NULL, JsValue::from),
-            ),
-            ("error", error.as_ref().map_or(JsValue::NULL, error_js)),
-            ("truncated", truncated.into()),
-            ("files", changes_js(&changes)),
-            ("durationMs", done.duration_ms.into()),
-            ("restarted", restarted.into()),
-        ]);
-        let out: JsValue = out.into();
-        inner.emit(
-            "run",
-            obj(&[
-                ("id", seq.into()),
-                ("phase", "end".into()),
-                ("code", code.as_str().into()),
-                ("result", out.clone()),
-            ])
-            .into(),
-        );
-        Ok(out)
+        let result = outcome_js(&out);
+        inner.emit(&DenEvent::RunEnd {
+            id: seq,
+            code: &code,
+            outcome: &out,
+            result: &result,
+        });
+        Ok(result)
     }
 
     pub(crate) async fn write_impl(&self, path: String, data: JsValue) -> Result<JsValue, JsValue> {

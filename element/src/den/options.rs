@@ -4,7 +4,9 @@ use crate::errors::option_error;
 use crate::js::{get, get_str, is_absent};
 use crate::runtime::RuntimeOptions;
 use crate::store::StoreSpec;
+use foxden_core::files::WriteLimits;
 use foxden_core::limits;
+use foxden_core::options::{self, Api};
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -17,20 +19,36 @@ pub struct DenOptions {
     pub store: StoreSpec,
     pub max_den_bytes: u64,
     pub kill_grace_ms: u32,
+    /// `maxFileBytes` and `maxFiles` (with `max_den_bytes`).
+    pub max_file_bytes: u64,
+    pub max_files: usize,
+    /// `maxWritesPerMinute` (0: no limit).
+    pub max_writes_per_minute: u32,
 }
 
-pub(crate) fn positive(v: &JsValue, key: &str, default: f64, max: f64) -> Result<f64, JsValue> {
+impl DenOptions {
+    /// The caps every batch of file changes is checked against.
+    pub fn write_limits(&self) -> WriteLimits {
+        WriteLimits {
+            max_den_bytes: self.max_den_bytes,
+            max_file_bytes: self.max_file_bytes,
+            max_files: self.max_files,
+        }
+    }
+}
+
+/// Reads the number option `key` of `api`, with the default and range of the options table.
+pub(crate) fn number(v: &JsValue, api: Api, key: &str) -> Result<f64, JsValue> {
+    let Some(opt) = options::by_api(api, key) else {
+        return Err(option_error(key, &format!("{key} is not an option")));
+    };
     let raw = get(v, key);
     if is_absent(&raw) {
-        return Ok(default);
+        return Ok(opt.default_number() as f64);
     }
-    match raw.as_f64() {
-        Some(n) if n.is_finite() && n >= 0.0 && n <= max && n.fract() == 0.0 => Ok(n),
-        _ => Err(option_error(
-            key,
-            &format!("{key} must be a whole number from 0 to {max}"),
-        )),
-    }
+    opt.check_number(key, raw.as_f64().unwrap_or(f64::NAN))
+        .map(|n| n as f64)
+        .map_err(|e| option_error(key, &e.to_string()))
 }
 
 impl DenOptions {
@@ -61,41 +79,20 @@ impl DenOptions {
             RuntimeOptions::from_js(&rt)?
         };
         let store = StoreSpec::from_js(&get(v, "store"))?;
-        let max_den_bytes = positive(
-            v,
-            "maxDenBytes",
-            limits::DEFAULT_MAX_DEN_BYTES as f64,
-            4_294_967_296.0 * 16.0,
-        )? as u64;
-        let kill_grace_ms = positive(
-            v,
-            "killGraceMs",
-            limits::DEFAULT_KILL_GRACE_MS as f64,
-            60_000.0,
-        )? as u32;
+        let max_den_bytes = number(v, Api::OpenDen, "maxDenBytes")? as u64;
+        let kill_grace_ms = number(v, Api::OpenDen, "killGraceMs")? as u32;
         let mut runtime = runtime;
         runtime.max_den_bytes = max_den_bytes as f64;
-        runtime.max_memory_bytes = positive(
-            v,
-            "maxMemoryBytes",
-            limits::DEFAULT_MAX_MEMORY_BYTES as f64,
-            limits::MAX_MEMORY_BYTES as f64,
-        )?;
-        if runtime.max_memory_bytes < limits::MIN_MEMORY_BYTES as f64 {
-            return Err(option_error(
-                "maxMemoryBytes",
-                &format!(
-                    "maxMemoryBytes must be at least {} (Pyodide needs that much to start)",
-                    limits::MIN_MEMORY_BYTES
-                ),
-            ));
-        }
+        runtime.max_memory_bytes = number(v, Api::OpenDen, "maxMemoryBytes")?;
         Ok(DenOptions {
             name,
             runtime,
             store,
             max_den_bytes,
             kill_grace_ms,
+            max_file_bytes: number(v, Api::OpenDen, "maxFileBytes")? as u64,
+            max_files: number(v, Api::OpenDen, "maxFiles")? as usize,
+            max_writes_per_minute: number(v, Api::OpenDen, "maxWritesPerMinute")? as u32,
         })
     }
 }
@@ -108,24 +105,8 @@ pub(crate) struct RunOptions {
 
 pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
     Ok(RunOptions {
-        timeout_ms: {
-            let t = positive(
-                v,
-                "timeoutMs",
-                limits::DEFAULT_TIMEOUT_MS as f64,
-                limits::MAX_TIMEOUT_MS as f64,
-            )?;
-            if t == 0.0 {
-                return Err(option_error("timeoutMs", "timeoutMs must be at least 1"));
-            }
-            t
-        },
-        max_output_bytes: positive(
-            v,
-            "maxOutputBytes",
-            limits::DEFAULT_MAX_OUTPUT_BYTES as f64,
-            1_073_741_824.0,
-        )?,
+        timeout_ms: number(v, Api::Run, "timeoutMs")?,
+        max_output_bytes: number(v, Api::Run, "maxOutputBytes")?,
         on_output: get(v, "onOutput").dyn_into::<Function>().ok(),
     })
 }

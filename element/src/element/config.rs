@@ -7,34 +7,21 @@ use crate::js::{get_str, is_absent, obj};
 use crate::runtime::RuntimeOptions;
 use crate::store::{StoreSpec, DEFAULT_DB};
 use foxden_core::limits;
+use foxden_core::options::{self, Type};
 use js_sys::{Array, Reflect};
 use wasm_bindgen::prelude::*;
 use web_sys::Element;
 
-/// How a reflected property maps to its attribute.
-#[derive(Clone, Copy, PartialEq)]
-pub(crate) enum Kind {
-    Text,
-    Number,
-    Flag,
+/// The element's attributes, from the one options table (`foxden_core::options`): every
+/// attribute is observed and reflected as a property.
+pub(crate) fn attrs() -> impl Iterator<Item = &'static options::Opt> {
+    options::attributes()
 }
 
-/// (attribute, property, kind). Every attribute is observed and reflected as a property.
-pub(crate) const ATTRS: &[(&str, &str, Kind)] = &[
-    ("name", "name", Kind::Text),
-    ("store", "store", Kind::Text),
-    ("timeout", "timeout", Kind::Number),
-    ("den-url", "denUrl", Kind::Text),
-    ("pyodide-url", "pyodideUrl", Kind::Text),
-    ("isolation", "isolation", Kind::Text),
-    ("max-output-bytes", "maxOutputBytes", Kind::Number),
-    ("max-den-bytes", "maxDenBytes", Kind::Number),
-    ("load-timeout", "loadTimeout", Kind::Number),
-    ("warm-start", "warmStart", Kind::Text),
-    ("standby", "standby", Kind::Text),
-    ("controls", "controls", Kind::Flag),
-    ("autorun", "autorun", Kind::Flag),
-];
+/// The attribute name of an option of the table.
+fn attr_name(o: &options::Opt) -> &'static str {
+    o.attribute.unwrap_or_default()
+}
 
 /// Methods the shim forwards (their Rust names are below, under `js_name`).
 pub(crate) const METHODS: &[&str] = &[
@@ -55,12 +42,14 @@ pub(crate) const METHODS: &[&str] = &[
 /// Defines `<foxden-den>` (once per page). foxden.js passes the handle class.
 #[wasm_bindgen(js_name = __defineElement)]
 pub fn define_element(handle_class: JsValue) -> bool {
-    let attrs: Array = ATTRS.iter().map(|a| JsValue::from_str(a.0)).collect();
-    let props: Array = ATTRS.iter().map(|a| JsValue::from_str(a.1)).collect();
+    let names: Array = attrs().map(|o| JsValue::from_str(attr_name(o))).collect();
+    let props: Array = attrs()
+        .map(|o| JsValue::from_str(o.property.unwrap_or_default()))
+        .collect();
     let methods: Array = METHODS.iter().map(|m| JsValue::from_str(m)).collect();
     let spec = obj(&[
         ("tag", TAG.into()),
-        ("attributes", attrs.into()),
+        ("attributes", names.into()),
         ("properties", props.into()),
         ("methods", methods.into()),
     ]);
@@ -86,26 +75,17 @@ pub(crate) fn attr_error(attr: &str, message: &str) -> JsValue {
     e
 }
 
-/// Parses a whole number attribute in `min..=max`.
-pub(crate) fn whole(
-    value: Option<String>,
-    attr: &str,
-    default: f64,
-    min: f64,
-    max: f64,
-) -> Result<f64, JsValue> {
-    let Some(raw) = value else {
-        return Ok(default);
+/// Parses a number attribute with the default, range and unit of its option in the table.
+pub(crate) fn number_attr(el: &Element, attr: &str) -> Result<f64, JsValue> {
+    let Some(opt) = options::by_attribute(attr) else {
+        return Err(attr_error(attr, "is not a number attribute"));
     };
-    let t = raw.trim();
-    let n: f64 = t.parse().unwrap_or(f64::NAN);
-    if t.is_empty() || !n.is_finite() || n.fract() != 0.0 || n < min || n > max {
-        return Err(attr_error(
-            attr,
-            &format!("{raw:?} is not a whole number from {min} to {max}"),
-        ));
-    }
-    Ok(n)
+    let Some(raw) = el.get_attribute(attr) else {
+        return Ok(opt.default_number() as f64);
+    };
+    opt.parse_number(&raw)
+        .map(|n| n as f64)
+        .map_err(|e| attr_error(attr, &format!("{raw:?}: {e}")))
 }
 
 /// Parses `store`: `memory` (default), `idb`, or `idb:<dbName>`.
@@ -175,44 +155,14 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             .map(|e| attr_error("name", &e.to_string())),
     };
     let store = parse_store(attr(el, "store").as_deref());
-    let timeout_ms = keep(
-        whole(
-            attr(el, "timeout"),
-            "timeout",
-            limits::DEFAULT_TIMEOUT_MS as f64,
-            1.0,
-            limits::MAX_TIMEOUT_MS as f64,
-        ),
-        0.0,
-    );
-    let max_output_bytes = keep(
-        whole(
-            attr(el, "max-output-bytes"),
-            "max-output-bytes",
-            limits::DEFAULT_MAX_OUTPUT_BYTES as f64,
-            0.0,
-            1_073_741_824.0,
-        ),
-        0.0,
-    );
-    let max_den_bytes = keep(
-        whole(
-            attr(el, "max-den-bytes"),
-            "max-den-bytes",
-            limits::DEFAULT_MAX_DEN_BYTES as f64,
-            0.0,
-            4_294_967_296.0 * 16.0,
-        ),
-        0.0,
-    );
+    let timeout_ms = keep(number_attr(el, "timeout"), 0.0);
+    let max_output_bytes = keep(number_attr(el, "max-output-bytes"), 0.0);
+    let max_den_bytes = keep(number_attr(el, "max-den-bytes"), 0.0);
+    let max_file_bytes = keep(number_attr(el, "max-file-bytes"), 0.0);
+    let max_files = keep(number_attr(el, "max-files"), 0.0);
+    let max_writes = keep(number_attr(el, "max-writes-per-minute"), 0.0);
     let load_timeout = keep(
-        whole(
-            attr(el, "load-timeout"),
-            "load-timeout",
-            limits::DEFAULT_LOAD_TIMEOUT_MS as f64,
-            1.0,
-            3_600_000.0,
-        ),
+        number_attr(el, "load-timeout"),
         limits::DEFAULT_LOAD_TIMEOUT_MS as f64,
     );
     errors.extend(name_error);
@@ -223,13 +173,13 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
     // The runtime options reuse iframeRuntime()'s checks; its errors are renamed to attributes.
     let ro = obj(&[("loadTimeoutMs", load_timeout.into())]);
     let mut runtime = None;
-    for (a, key) in [
-        ("den-url", "denUrl"),
-        ("pyodide-url", "pyodideUrl"),
-        ("isolation", "isolation"),
-        ("warm-start", "warmStart"),
-        ("standby", "standby"),
-    ] {
+    let runtime_attrs = attrs().filter_map(|o| match o.api {
+        Some((options::Api::IframeRuntime, key)) if key != "loadTimeoutMs" => {
+            Some((attr_name(o), key))
+        }
+        _ => None,
+    });
+    for (a, key) in runtime_attrs {
         if let Some(v) = attr(el, a) {
             let _ = Reflect::set(&ro, &key.into(), &v.into());
         }
@@ -248,13 +198,13 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
     let Some(runtime) = runtime.filter(|_| errors.is_empty()) else {
         let order = |e: &JsValue| {
             let a = get_str(e, "attribute");
-            ATTRS.iter().position(|x| Some(x.0) == a.as_deref())
+            attrs().position(|o| o.attribute == a.as_deref())
         };
         errors.sort_by_key(order);
         return Err(errors);
     };
     let key = format!(
-        "{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}",
+        "{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}",
         runtime.den_url,
         runtime.pyodide_url,
         runtime.isolation.as_str(),
@@ -269,38 +219,33 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             store,
             max_den_bytes: max_den_bytes as u64,
             kill_grace_ms: limits::DEFAULT_KILL_GRACE_MS,
+            max_file_bytes: max_file_bytes as u64,
+            max_files: max_files as usize,
+            max_writes_per_minute: max_writes as u32,
         },
         timeout_ms,
         max_output_bytes,
     })
 }
 
-/// The property value of a reflected attribute.
+/// The property value of a reflected attribute: numbers and flags typed, and the default when
+/// the attribute is absent (or, for a number, unreadable).
 pub(crate) fn prop_value(el: &Element, prop: &str) -> JsValue {
-    let Some(&(a, _, kind)) = ATTRS.iter().find(|x| x.1 == prop) else {
+    let Some(o) = options::by_property(prop) else {
         return JsValue::UNDEFINED;
     };
+    let a = attr_name(o);
     let raw = attr(el, a);
-    match kind {
-        Kind::Flag => raw.is_some().into(),
-        Kind::Number => {
-            let default = match a {
-                "timeout" => limits::DEFAULT_TIMEOUT_MS as f64,
-                "max-output-bytes" => limits::DEFAULT_MAX_OUTPUT_BYTES as f64,
-                "max-den-bytes" => limits::DEFAULT_MAX_DEN_BYTES as f64,
-                _ => limits::DEFAULT_LOAD_TIMEOUT_MS as f64,
-            };
-            raw.and_then(|r| r.trim().parse::<f64>().ok())
-                .filter(|n| n.is_finite())
-                .unwrap_or(default)
-                .into()
-        }
-        Kind::Text => match (a, raw) {
-            (_, Some(v)) => v.into(),
-            ("store", None) => "memory".into(),
-            ("isolation", None) => "auto".into(),
-            ("warm-start", None) | ("standby", None) => "on".into(),
-            ("den-url", None) | ("pyodide-url", None) => {
+    match o.ty {
+        Type::Flag => raw.is_some().into(),
+        Type::Number => raw
+            .and_then(|r| r.trim().parse::<f64>().ok())
+            .filter(|n| n.is_finite())
+            .unwrap_or(o.default_number() as f64)
+            .into(),
+        Type::Text | Type::OnOff => match (raw, o.default) {
+            (Some(v), _) => v.into(),
+            (None, options::Default::Computed(_)) => {
                 // The URL the den will use: next to foxden.js.
                 RuntimeOptions::from_js(&JsValue::UNDEFINED)
                     .map(|r| {
@@ -313,16 +258,17 @@ pub(crate) fn prop_value(el: &Element, prop: &str) -> JsValue {
                     .unwrap_or_default()
                     .into()
             }
-            _ => "".into(),
+            (None, _) => o.default_text().unwrap_or_default().into(),
         },
     }
 }
 
 pub(crate) fn set_prop_value(el: &Element, prop: &str, v: &JsValue) -> Result<(), JsValue> {
-    let Some(&(a, _, kind)) = ATTRS.iter().find(|x| x.1 == prop) else {
+    let Some(o) = options::by_property(prop) else {
         return Ok(());
     };
-    if kind == Kind::Flag {
+    let a = attr_name(o);
+    if o.ty == Type::Flag {
         return el.toggle_attribute_with_force(a, v.is_truthy()).map(|_| ());
     }
     if is_absent(v) {

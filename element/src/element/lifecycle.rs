@@ -2,11 +2,12 @@
 //! become DOM events.
 
 use super::*;
-use crate::den::{self, Den, EventSink};
+use crate::den::{self, Den, DenEvent, EventSink};
 use crate::errors::den_error;
-use crate::js::{self, get, get_f64, get_str, is_absent, obj};
+use crate::js::{self, get, get_str, is_absent, obj};
 use crate::runtime::Progress;
 use crate::store::StoreSpec;
+use foxden_core::phase::{self, Phase, Step};
 use futures::channel::oneshot;
 use futures::future::{select, Either};
 use js_sys::{Function, Object, Promise, Reflect};
@@ -63,27 +64,18 @@ impl Ready {
     }
 }
 
-/// The open den and the attributes it was opened with.
-pub(crate) struct Live {
-    pub(crate) den: Den,
-    pub(crate) key: String,
-}
-
 /// An opening in progress; dropping it cancels the opening.
-pub(crate) struct Opening {
-    pub(crate) key: String,
-    pub(crate) _cancel: oneshot::Sender<()>,
-}
+pub(crate) type Opening = oneshot::Sender<()>;
+
+/// The element's phase: detached, invalid, failed, opening, live or closed (see
+/// `foxden_core::phase`, where the decisions are made and tested).
+pub(crate) type ElementPhase = Phase<Opening, Den>;
 
 pub(crate) struct State {
     pub(crate) host: RefCell<Option<HtmlElement>>,
     pub(crate) connected: Cell<bool>,
     pub(crate) scheduled: Cell<bool>,
-    pub(crate) live: RefCell<Option<Live>>,
-    pub(crate) opening: RefCell<Option<Opening>>,
-    /// The key of the den `close()` closed: not reopened until the attributes or the
-    /// connection change.
-    pub(crate) closed_key: RefCell<Option<String>>,
+    pub(crate) phase: RefCell<ElementPhase>,
     pub(crate) ready: RefCell<Ready>,
     pub(crate) generation: Cell<u32>,
     pub(crate) run_defaults: Cell<(f64, f64)>,
@@ -137,15 +129,15 @@ impl State {
     }
 
     pub(crate) fn den(&self) -> Option<Den> {
-        self.live.borrow().as_ref().map(|l| l.den.share())
+        self.phase.borrow().den().map(Den::share)
     }
 
-    /// Closes the den and cancels an opening.
-    pub(crate) fn shut(&self) {
-        self.opening.borrow_mut().take();
-        let live = self.live.borrow_mut().take();
-        if let Some(l) = live {
-            l.den.close_impl();
+    /// Moves to `next`, closing the den (if one was open) and cancelling an opening (if one
+    /// was in progress: dropping it cancels it).
+    pub(crate) fn shut(&self, next: ElementPhase) {
+        let old = self.phase.replace(next);
+        if let Phase::Live { den, .. } = old {
+            den.close_impl();
         }
         self.runs_active.set(0);
     }
@@ -167,78 +159,83 @@ pub(crate) fn schedule(state: &Rc<State>) {
     });
 }
 
-/// Brings the den and the UI in line with the element's attributes and connection.
+/// Brings the den and the UI in line with the element's attributes and connection; what to do
+/// is decided by `foxden_core::phase::reconcile`.
 pub(crate) fn reconcile(state: &Rc<State>) {
-    if !state.connected.get() {
-        // Removed (and not re-inserted in the same task): close, drop the UI and the element.
-        state.shut();
-        state.ui.borrow_mut().take();
-        state.closed_key.borrow_mut().take();
-        let err = closed_error(state);
-        state.ready.borrow_mut().settle(false, &err);
-        state.host.borrow_mut().take();
-        return;
-    }
-    let Some(host) = state.host.borrow().clone() else {
-        return;
+    let host = state.host.borrow().clone();
+    let connected = state.connected.get() && host.is_some();
+    let config = match host.as_ref().filter(|_| connected) {
+        Some(h) => {
+            sync_ui(state, h);
+            Some(parse_config(h))
+        }
+        None => None,
     };
-    sync_ui(state, &host);
-    let config = match parse_config(&host) {
-        Ok(c) => c,
-        Err(errors) => {
-            // The den (if any) keeps running with its last valid attributes.
-            if state.live.borrow().is_none() && state.opening.borrow().is_none() {
+    let key = match &config {
+        Some(Ok(c)) => Some(c.key.as_str()),
+        _ => None,
+    };
+    let step = phase::reconcile(&state.phase.borrow(), connected, key);
+    match step {
+        Step::Detach => {
+            // Removed (and not re-inserted in the same task): close, drop the UI and the element.
+            state.shut(Phase::Detached);
+            state.ui.borrow_mut().take();
+            let err = closed_error(state);
+            state.ready.borrow_mut().settle(false, &err);
+            state.host.borrow_mut().take();
+        }
+        Step::Invalid {
+            reject_ready,
+            to_invalid,
+        } => {
+            let Some(Err(errors)) = config else { return };
+            if to_invalid {
+                *state.phase.borrow_mut() = Phase::Invalid;
+            }
+            if reject_ready {
                 state.ready.borrow_mut().settle(false, &errors[0]);
             }
             for e in &errors {
                 state.emit_error(e);
             }
-            return;
         }
-    };
-    state
-        .run_defaults
-        .set((config.timeout_ms, config.max_output_bytes));
-    let current = state
-        .live
-        .borrow()
-        .as_ref()
-        .map(|l| l.key.clone())
-        .or_else(|| state.opening.borrow().as_ref().map(|o| o.key.clone()));
-    if current.as_deref() == Some(config.key.as_str()) {
-        return;
+        Step::Keep | Step::Open => {
+            let Some(Ok(config)) = config else { return };
+            state
+                .run_defaults
+                .set((config.timeout_ms, config.max_output_bytes));
+            if step == Step::Open {
+                start_open(state, config);
+            }
+        }
     }
-    if state.closed_key.borrow().as_deref() == Some(config.key.as_str()) {
-        return;
-    }
-    state.closed_key.borrow_mut().take();
-    start_open(state, config);
 }
 
 pub(crate) fn start_open(state: &Rc<State>, config: Config) {
     // A memory den that only changes runtime options keeps its files (not its variables).
     let snapshot = {
-        let live = state.live.borrow();
-        live.as_ref()
-            .filter(|l| {
-                l.den.inner.opts.name == config.den.name
-                    && l.den.inner.opts.store == StoreSpec::Memory
+        let phase = state.phase.borrow();
+        phase
+            .den()
+            .filter(|d| {
+                d.inner.opts.name == config.den.name
+                    && d.inner.opts.store == StoreSpec::Memory
                     && config.den.store == StoreSpec::Memory
             })
-            .and_then(|l| l.den.snapshot_impl().ok())
+            .and_then(|d| d.snapshot_impl().ok())
             .and_then(|b| js::data_to_bytes(&b))
     };
-    state.shut();
+    let (tx, rx) = oneshot::channel::<()>();
+    state.shut(Phase::Opening {
+        key: config.key.clone(),
+        opening: tx,
+    });
     if state.ready.borrow().settled() {
         *state.ready.borrow_mut() = Ready::new();
     }
     let generation = state.generation.get().wrapping_add(1);
     state.generation.set(generation);
-    let (tx, rx) = oneshot::channel::<()>();
-    *state.opening.borrow_mut() = Some(Opening {
-        key: config.key.clone(),
-        _cancel: tx,
-    });
     state.ui_status("Loading Python…");
     if let Some(ui) = state.ui() {
         ui.show_progress(0.0, 0.0);
@@ -261,9 +258,9 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
     };
     let sink: EventSink = {
         let weak = weak.clone();
-        Rc::new(move |kind: &str, detail: JsValue| {
+        Rc::new(move |event: &DenEvent| {
             if let Some(s) = weak.upgrade().filter(|s| s.generation.get() == generation) {
-                on_den_event(&s, kind, &detail);
+                on_den_event(&s, event);
             }
         })
     };
@@ -293,11 +290,10 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
             }
             return;
         }
-        s.opening.borrow_mut().take();
         match result {
             Ok(den) => {
                 let info = den.info();
-                *s.live.borrow_mut() = Some(Live { den, key });
+                *s.phase.borrow_mut() = Phase::Live { key, den };
                 s.ready.borrow_mut().settle(true, &info);
                 s.emit("ready", &obj(&[("info", info.clone())]).into());
                 s.ui_status(&format!(
@@ -319,6 +315,7 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
                 }
             }
             Err(e) => {
+                *s.phase.borrow_mut() = Phase::Failed;
                 s.ready.borrow_mut().settle(false, &e);
                 if let Some(ui) = s.ui() {
                     ui.hide_progress();
@@ -330,58 +327,44 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
 }
 
 /// Den events ("run", "output", "file-change") become DOM events and UI updates.
-pub(crate) fn on_den_event(state: &Rc<State>, kind: &str, detail: &JsValue) {
-    state.emit(kind, detail);
+pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
+    state.emit(event.kind(), &event.detail());
     let Some(ui) = state.ui() else {
         return;
     };
-    match kind {
-        "output" => {
-            let stream = get_str(detail, "stream").unwrap_or_default();
-            ui.append_output(&get_str(detail, "text").unwrap_or_default(), &stream);
+    match event {
+        DenEvent::Output { stream, text, .. } => ui.append_output(text, stream),
+        DenEvent::RunStart { .. } => {
+            state.runs_active.set(state.runs_active.get() + 1);
+            ui.output.set_text_content(None);
+            ui.set_busy(true);
+            state.ui_status("Running…");
         }
-        "run" => {
-            if get_str(detail, "phase").as_deref() == Some("start") {
-                state.runs_active.set(state.runs_active.get() + 1);
-                ui.output.set_text_content(None);
-                ui.set_busy(true);
-                state.ui_status("Running…");
-            } else {
-                state
-                    .runs_active
-                    .set(state.runs_active.get().saturating_sub(1));
-                let r = get(detail, "result");
-                let err = get(&r, "error");
-                if is_absent(&err) {
+        DenEvent::RunEnd { outcome, .. } => {
+            state
+                .runs_active
+                .set(state.runs_active.get().saturating_sub(1));
+            match &outcome.error {
+                None => {
                     // Like the Python prompt, a None result is not echoed.
-                    if let Some(v) = get_str(&r, "result").filter(|v| v != "None") {
+                    if let Some(v) = outcome.result.as_deref().filter(|v| *v != "None") {
                         ui.append_output(&format!("→ {v}\n"), "result");
                     }
-                    let ms = get_f64(&r, "durationMs").unwrap_or(0.0);
-                    state.ui_status(&format!("Done in {ms:.0} ms"));
-                } else {
-                    let tb = get_str(&err, "traceback").unwrap_or_default();
-                    let text = if tb.is_empty() {
-                        format!(
-                            "{}: {}\n",
-                            get_str(&err, "type").unwrap_or_default(),
-                            get_str(&err, "message").unwrap_or_default()
-                        )
+                    state.ui_status(&format!("Done in {:.0} ms", outcome.duration_ms));
+                }
+                Some(err) => {
+                    let text = if err.traceback.is_empty() {
+                        format!("{}: {}\n", err.ty, err.message)
                     } else {
-                        tb
+                        err.traceback.clone()
                     };
                     ui.append_output(&text, "stderr");
-                    state.ui_status(&format!(
-                        "Failed ({}): {}",
-                        get_str(&err, "kind").unwrap_or_default(),
-                        get_str(&err, "type").unwrap_or_default()
-                    ));
+                    state.ui_status(&format!("Failed ({}): {}", err.kind.as_str(), err.ty));
                 }
-                ui.set_busy(state.runs_active.get() > 0);
             }
+            ui.set_busy(state.runs_active.get() > 0);
         }
-        "file-change" => refresh_files(state, &ui),
-        _ => {}
+        DenEvent::FileChange { .. } => refresh_files(state, &ui),
     }
 }
 

@@ -75,7 +75,7 @@ async fn live_den(state: Rc<State>) -> Result<Den, JsValue> {
     if let Some(d) = state.den() {
         return Ok(d);
     }
-    if state.opening.borrow().is_some() {
+    if state.phase.borrow().name() == foxden_core::phase::PhaseName::Opening {
         let p = state.ready.borrow().promise.clone();
         JsFuture::from(p).await?;
         return state.den().ok_or_else(|| closed_error(&state));
@@ -92,9 +92,7 @@ impl ElementHandle {
                 host: RefCell::new(None),
                 connected: Cell::new(false),
                 scheduled: Cell::new(false),
-                live: RefCell::new(None),
-                opening: RefCell::new(None),
-                closed_key: RefCell::new(None),
+                phase: RefCell::new(ElementPhase::default()),
                 ready: RefCell::new(Ready::new()),
                 generation: Cell::new(0),
                 run_defaults: Cell::new((
@@ -216,16 +214,16 @@ impl ElementHandle {
     /// Closes the den; it reopens when the element is re-inserted or a den attribute changes.
     pub fn close(&self) -> Promise {
         let s = &self.state;
-        let key = s
-            .live
-            .borrow()
-            .as_ref()
-            .map(|l| l.key.clone())
-            .or_else(|| s.opening.borrow().as_ref().map(|o| o.key.clone()));
-        if key.is_some() {
-            *s.closed_key.borrow_mut() = key;
+        // A den that was open or opening is remembered as closed: the same attributes do not
+        // reopen it. Other phases stay as they are.
+        let next = s.phase.borrow().closed();
+        match next {
+            Some(closed) => s.shut(closed),
+            None => {
+                let same = std::mem::take(&mut *s.phase.borrow_mut());
+                s.shut(same);
+            }
         }
-        s.shut();
         let err = closed_error(s);
         s.ready.borrow_mut().settle(false, &err);
         if let Some(ui) = s.ui() {

@@ -4,6 +4,7 @@ use super::*;
 use crate::callback::Listener;
 use crate::errors::den_error;
 use crate::js::{get, get_f64, get_str, obj};
+use foxden_core::phase::PhaseName;
 use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -205,14 +206,15 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
         }));
     }
     *ui.listeners.borrow_mut() = ls;
-    let live = state.live.borrow().is_some();
+    let phase = state.phase.borrow().name();
+    let live = phase == PhaseName::Live;
     ui.set_run_enabled(live);
     ui.set_busy(state.runs_active.get() > 0);
     if live {
         ui.hide_progress();
         ui.status.set_text_content(Some("Ready"));
         refresh_files(state, &ui);
-    } else if state.opening.borrow().is_none() {
+    } else if phase != PhaseName::Opening {
         ui.hide_progress();
         ui.status.set_text_content(Some("Not loaded"));
     }

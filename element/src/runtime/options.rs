@@ -138,20 +138,8 @@ impl RuntimeOptions {
                     )
                 })?
         };
-        let lt = get(v, "loadTimeoutMs");
-        let load_timeout_ms = if is_absent(&lt) {
-            foxden_core::limits::DEFAULT_LOAD_TIMEOUT_MS as f64
-        } else {
-            match lt.as_f64() {
-                Some(n) if n.is_finite() && n > 0.0 => n,
-                _ => {
-                    return Err(option_error(
-                        "loadTimeoutMs",
-                        "loadTimeoutMs must be a positive number of milliseconds",
-                    ))
-                }
-            }
-        };
+        let load_timeout_ms =
+            crate::den::number(v, foxden_core::options::Api::IframeRuntime, "loadTimeoutMs")?;
         let warm_start = on_off(v, "warmStart")?;
         let standby = on_off(v, "standby")?;
         let c = get(v, "container");

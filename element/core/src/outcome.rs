@@ -1,0 +1,130 @@
+//! What a run resolves with, as Rust values: the den's logic builds a [`RunOutcome`]; only the
+//! wasm-bindgen edge turns it into the `RunResult` object of the `.d.ts`.
+
+use crate::files::ChangeSet;
+use crate::limits::HOST_WATCHDOG_GRACE_MS;
+use crate::protocol::{ErrorKind, RunError};
+
+/// `RunResult`: what `run()` resolves with and the `run` event's `end` carries.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunOutcome {
+    /// Everything printed to stdout (up to the output cap).
+    pub stdout: String,
+    /// Everything printed to stderr, then foxden's own notes.
+    pub stderr: String,
+    /// `repr()` of the last expression, or `None`.
+    pub result: Option<String>,
+    /// Why the run failed, or `None`.
+    pub error: Option<RunError>,
+    /// Output (or a result text) was cut at its cap.
+    pub truncated: bool,
+    /// The files the run created, changed and deleted, as committed to the store.
+    pub files: ChangeSet,
+    /// Time the run took in the worker.
+    pub duration_ms: f64,
+    /// The worker was restarted after the run (Python variables lost).
+    pub restarted: bool,
+}
+
+impl RunOutcome {
+    /// Records that the run's file changes were not kept (`why`): that is the run's error
+    /// unless it already failed, in which case it becomes a note at the end of stderr.
+    pub fn changes_not_kept(&mut self, why: &str) {
+        let msg = format!("the run's file changes were not kept: {why}");
+        if self.error.is_none() {
+            self.error = Some(RunError::new(ErrorKind::Storage, "StorageError", msg));
+        } else {
+            self.stderr.push_str(&format!("foxden: {msg}\n"));
+        }
+    }
+}
+
+/// How a den page was lost during a run (the host then replaces it; files are kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LostDen {
+    /// The den was closed while the run was in flight.
+    Closed,
+    /// The den page sent a reply the host refused.
+    Refused,
+    /// The den page started the run but did not answer in time.
+    Silent,
+    /// The den page never started the run, or its port went away.
+    Gone,
+}
+
+/// The one error of a run whose den page was lost (`refused`: why its reply was refused).
+pub fn lost_den_error(how: LostDen, timeout_ms: f64, refused: &str) -> RunError {
+    const KEPT: &str = "it was replaced (files kept, Python variables lost)";
+    match how {
+        LostDen::Closed => RunError::new(
+            ErrorKind::Crashed,
+            "DenClosed",
+            "the den was closed during the run",
+        ),
+        LostDen::Refused => RunError::new(
+            ErrorKind::Crashed,
+            "ProtocolError",
+            format!("the den page sent a reply the host refused ({refused}); {KEPT}"),
+        ),
+        LostDen::Silent => RunError::new(
+            ErrorKind::Timeout,
+            "TimeoutError",
+            format!(
+                "the den page did not answer within {timeout_ms} ms (timeoutMs + {HOST_WATCHDOG_GRACE_MS} ms); {KEPT}"
+            ),
+        ),
+        LostDen::Gone => RunError::new(
+            ErrorKind::Crashed,
+            "DenPageError",
+            format!("the den page stopped answering; {KEPT}"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_storage_failure_is_the_error_or_a_note() {
+        let mut ok = RunOutcome::default();
+        ok.changes_not_kept("over the cap");
+        let e = ok.error.as_ref().map(|e| (e.kind, e.ty.as_str()));
+        assert_eq!(e, Some((ErrorKind::Storage, "StorageError")));
+        assert!(ok.stderr.is_empty());
+
+        let mut failed = RunOutcome {
+            error: Some(RunError::new(ErrorKind::Python, "ValueError", "x")),
+            stderr: "Traceback…\n".into(),
+            ..RunOutcome::default()
+        };
+        failed.changes_not_kept("over the cap");
+        assert_eq!(
+            failed.error.as_ref().map(|e| e.kind),
+            Some(ErrorKind::Python)
+        );
+        assert_eq!(
+            failed.stderr,
+            "Traceback…\nfoxden: the run's file changes were not kept: over the cap\n"
+        );
+    }
+
+    #[test]
+    fn lost_den_errors_say_what_happened() {
+        assert_eq!(
+            lost_den_error(LostDen::Silent, 500.0, "").kind,
+            ErrorKind::Timeout
+        );
+        assert!(lost_den_error(LostDen::Silent, 500.0, "")
+            .message
+            .contains("within 500 ms (timeoutMs + 3000 ms)"));
+        let refused = lost_den_error(LostDen::Refused, 1.0, "bad id");
+        assert_eq!(
+            (refused.kind, refused.ty.as_str()),
+            (ErrorKind::Crashed, "ProtocolError")
+        );
+        assert!(refused.message.contains("(bad id)"));
+        assert_eq!(lost_den_error(LostDen::Closed, 1.0, "").ty, "DenClosed");
+        assert_eq!(lost_den_error(LostDen::Gone, 1.0, "").ty, "DenPageError");
+    }
+}

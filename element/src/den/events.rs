@@ -1,0 +1,141 @@
+//! The den's events and results as Rust values, and their conversion to JavaScript objects at
+//! the edge (the shapes of the `.d.ts`: `RunResult`, `FileChanges`, the events' `detail`).
+
+use crate::js::{obj, str_array};
+use foxden_core::files::ChangeSet;
+use foxden_core::outcome::RunOutcome;
+use foxden_core::protocol::RunError;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+
+/// A den-level event; the element turns each into a DOM event and a UI update.
+pub enum DenEvent<'a> {
+    /// A run starts.
+    RunStart {
+        /// The run's number in this den.
+        id: u32,
+        /// Its code.
+        code: &'a str,
+    },
+    /// A run ended.
+    RunEnd {
+        /// The run's number in this den.
+        id: u32,
+        /// Its code.
+        code: &'a str,
+        /// What it resolves with.
+        outcome: &'a RunOutcome,
+        /// The same, as the object `run()` resolves with.
+        result: &'a JsValue,
+    },
+    /// A chunk of output, as it is printed.
+    Output {
+        /// The run's number.
+        run_id: u32,
+        /// "stdout" or "stderr".
+        stream: &'a str,
+        /// The text.
+        text: &'a str,
+    },
+    /// Files changed.
+    FileChange {
+        /// "run", "write", "delete" or "restore".
+        source: &'a str,
+        /// What changed.
+        changes: &'a ChangeSet,
+    },
+}
+
+/// A listener for den events (the element's).
+pub type EventSink = Rc<dyn Fn(&DenEvent)>;
+
+impl DenEvent<'_> {
+    /// The DOM event type.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DenEvent::RunStart { .. } | DenEvent::RunEnd { .. } => "run",
+            DenEvent::Output { .. } => "output",
+            DenEvent::FileChange { .. } => "file-change",
+        }
+    }
+
+    /// The DOM event's `detail`.
+    pub fn detail(&self) -> JsValue {
+        match self {
+            DenEvent::RunStart { id, code } => obj(&[
+                ("id", (*id).into()),
+                ("phase", "start".into()),
+                ("code", (*code).into()),
+            ])
+            .into(),
+            DenEvent::RunEnd {
+                id, code, result, ..
+            } => obj(&[
+                ("id", (*id).into()),
+                ("phase", "end".into()),
+                ("code", (*code).into()),
+                ("result", (*result).clone()),
+            ])
+            .into(),
+            DenEvent::Output {
+                run_id,
+                stream,
+                text,
+            } => output_chunk(*run_id, stream, text),
+            DenEvent::FileChange { source, changes } => {
+                let detail = changes_js(changes);
+                let _ = js_sys::Reflect::set(&detail, &"source".into(), &(*source).into());
+                detail
+            }
+        }
+    }
+}
+
+/// An `OutputChunk`.
+pub(crate) fn output_chunk(run_id: u32, stream: &str, text: &str) -> JsValue {
+    obj(&[
+        ("runId", run_id.into()),
+        ("stream", stream.into()),
+        ("text", text.into()),
+    ])
+    .into()
+}
+
+/// `FileChanges`.
+pub(crate) fn changes_js(c: &ChangeSet) -> JsValue {
+    obj(&[
+        ("created", str_array(&c.created).into()),
+        ("changed", str_array(&c.changed).into()),
+        ("deleted", str_array(&c.deleted).into()),
+    ])
+    .into()
+}
+
+/// `RunError`.
+pub(crate) fn error_js(e: &RunError) -> JsValue {
+    obj(&[
+        ("kind", e.kind.as_str().into()),
+        ("type", e.ty.as_str().into()),
+        ("message", e.message.as_str().into()),
+        ("traceback", e.traceback.as_str().into()),
+    ])
+    .into()
+}
+
+/// `RunResult`.
+pub(crate) fn outcome_js(o: &RunOutcome) -> JsValue {
+    obj(&[
+        ("stdout", o.stdout.as_str().into()),
+        ("stderr", o.stderr.as_str().into()),
+        (
+            "result",
+            o.result.as_deref().map_or(JsValue::NULL, JsValue::from),
+        ),
+        ("error", o.error.as_ref().map_or(JsValue::NULL, error_js)),
+        ("truncated", o.truncated.into()),
+        ("files", changes_js(&o.files)),
+        ("durationMs", o.duration_ms.into()),
+        ("restarted", o.restarted.into()),
+    ])
+    .into()
+}

@@ -1,8 +1,9 @@
 //! The den's events and results as Rust values, and their conversion to JavaScript objects at
 //! the edge (the shapes of the `.d.ts`: `RunResult`, `FileChanges`, the events' `detail`).
 
+use crate::errors::{den_error, path_error, DenErrorCode};
 use crate::js::{obj, str_array};
-use foxden_core::files::ChangeSet;
+use foxden_core::files::{ChangeSet, StorageError};
 use foxden_core::outcome::RunOutcome;
 use foxden_core::protocol::RunError;
 use std::rc::Rc;
@@ -138,4 +139,16 @@ pub(crate) fn outcome_js(o: &RunOutcome) -> JsValue {
         ("restarted", o.restarted.into()),
     ])
     .into()
+}
+
+/// A refused batch of file changes, as the `DenError` (or `PathError`) the caller gets.
+pub fn storage_to_js(e: &StorageError) -> JsValue {
+    match e {
+        StorageError::Path(p) => path_error(p),
+        StorageError::CapExceeded { .. }
+        | StorageError::TooManyFiles { .. }
+        | StorageError::FileTooBig { .. }
+        | StorageError::TooManyWrites { .. } => den_error(DenErrorCode::Cap, &e.to_string()),
+        StorageError::Conflict { .. } => den_error(DenErrorCode::Conflict, &e.to_string()),
+    }
 }

@@ -11,13 +11,14 @@ mod options;
 use crate::errors::{den_error, option_error, path_error, snapshot_error};
 use crate::js::{self, bytes_to_js, get_str, obj, str_array};
 use crate::runtime::{self, Connection, OutputHandler, Progress, RunEnd, RunRequest};
+pub use events::storage_to_js;
 use events::{changes_js, outcome_js, output_chunk};
 pub use events::{DenEvent, EventSink};
 use foxden_core::files::{ChangeSet, FileEntry, FileMap, Op, StorageError, WriteRate};
 use foxden_core::limits;
 use foxden_core::outcome::{lost_den_error, LostDen, RunOutcome};
 use foxden_core::paths::normalize_file_path;
-use foxden_core::protocol::{Done, OutputBuffer, ReplyLimits, Watchdog};
+use foxden_core::protocol::{Done, HostToDen, OutputBuffer, ReplyLimits, Watchdog};
 use foxden_core::sync::SyncState;
 use js_sys::{Array, Function, Object, Promise};
 pub use options::*;
@@ -137,21 +138,6 @@ fn info_object(conn: &Connection) -> JsValue {
         ("warmStart", conn.warm.get().into()),
     ]);
     Object::freeze(&o).into()
-}
-
-pub fn storage_to_js(e: &StorageError) -> JsValue {
-    match e {
-        StorageError::Path(p) => path_error(p),
-        StorageError::CapExceeded { .. }
-        | StorageError::TooManyFiles { .. }
-        | StorageError::FileTooBig { .. }
-        | StorageError::TooManyWrites { .. } => {
-            den_error(crate::errors::DenErrorCode::Cap, &e.to_string())
-        }
-        StorageError::Conflict { .. } => {
-            den_error(crate::errors::DenErrorCode::Conflict, &e.to_string())
-        }
-    }
 }
 
 impl Inner {
@@ -315,7 +301,7 @@ impl Den {
             .borrow_mut()
             .delivered(&plan, &inner.files.borrow());
         let msg = obj(&[
-            ("t", "run".into()),
+            ("t", HostToDen::Run.as_str().into()),
             ("code", code.as_str().into()),
             ("timeoutMs", ro.timeout_ms.into()),
             ("maxOutputBytes", ro.max_output_bytes.into()),

@@ -1,0 +1,340 @@
+//! Opening a connection: the sandboxed iframe, the handshake on a `MessageChannel`, the Pyodide
+//! assets handed over, and the typed load errors of each stage.
+
+use super::*;
+use crate::callback::{with_timeout, Listener};
+use crate::errors::load_error;
+use crate::js::{self, get, get_f64, get_str, obj};
+use foxden_core::protocol::{DenToHost, HostToDen, PROTOCOL_VERSION};
+use js_sys::{Array, ArrayBuffer, Uint8Array};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{HtmlIFrameElement, MessageChannel, MessageEvent};
+
+/// Starts the runtime: iframe, assets, handshake, boot. Rejects with `DenLoadError`.
+///
+/// The iframe is created at once and its handshake runs while the host fetches the assets.
+/// With `isolation: "auto"` on an extension page the den page is first loaded as a manifest
+/// sandbox page (no `sandbox` attribute); if it reports an isolation failure (a browser without
+/// manifest sandbox support, such as Firefox ESR 153, serves it as an ordinary extension page),
+/// that iframe is removed and the same page is loaded again with `sandbox="allow-scripts"`.
+pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connection, JsValue> {
+    let started = js::now_ms();
+    let isolation = opts.effective_isolation()?;
+    let deadline = opts.load_timeout_ms;
+    let hello_seen = Rc::new(std::cell::Cell::new(false));
+    let work = async {
+        // The assets, then the warm cache's snapshot for them (if any), while the den page loads.
+        let assets_and_warm = async {
+            let (wasm, stdlib, lock) = fetch_assets(opts, &progress).await?;
+            let (warm_key, snapshot) = if opts.warm_start {
+                let key = warm::key(&wasm, &stdlib, &lock).await;
+                let snap = warm::load(&key).await;
+                (Some(key), snap)
+            } else {
+                (None, None)
+            };
+            Ok::<_, JsValue>((wasm, stdlib, lock, warm_key, snapshot))
+        };
+        let (assets, conn) = futures::future::join(
+            assets_and_warm,
+            handshake(opts, isolation, hello_seen.clone()),
+        )
+        .await;
+        let (wasm, stdlib, lock, warm_key, snapshot) = assets?;
+        let conn = conn?;
+        conn.shared.borrow_mut().warm_key = warm_key;
+        boot(&conn, wasm, stdlib, lock, snapshot, opts).await?;
+        Ok(conn)
+    };
+    let mut conn = match with_timeout(work, deadline).await {
+        Some(Ok(conn)) => conn,
+        Some(Err(e)) => return Err(e),
+        None => {
+            let msg = if !hello_seen.get() {
+                diagnose_den_page(&opts.den_url).await
+            } else {
+                format!("the den did not become ready within {deadline} ms (loadTimeoutMs)")
+            };
+            return Err(load_error(crate::errors::LoadStage::Timeout, &msg));
+        }
+    };
+    conn.load_ms = js::now_ms() - started;
+    Ok(conn)
+}
+
+/// Creates the iframe and waits for the den page's "hello" (it answers once it has checked its
+/// isolation). Under `auto`, an isolation failure of the manifest sandbox page falls back to
+/// iframe-sandbox once; every other failure, and any failure of an explicit mode, is final.
+pub(super) async fn handshake(
+    opts: &RuntimeOptions,
+    isolation: Isolation,
+    hello_seen: Rc<std::cell::Cell<bool>>,
+) -> Result<Connection, JsValue> {
+    let conn = create(opts, isolation)?;
+    // The iframe loads while the host checks that denUrl does not redirect; the port waits for both.
+    refuse_redirect(&opts.den_url).await?;
+    conn.gate.allow();
+    let hello = wait_loader(&conn).await;
+    hello_seen.set(true);
+    if get_str(&hello, "t").as_deref() == Some(DenToHost::Hello.as_str()) {
+        check_protocol(&hello)?;
+        return Ok(conn);
+    }
+    let fallback = opts.isolation == Isolation::Auto
+        && isolation == Isolation::ManifestSandbox
+        && get_str(&hello, "t").as_deref() == Some(DenToHost::LoadError.as_str())
+        && get_str(&hello, "stage").as_deref() == Some("isolation");
+    if !fallback {
+        return Err(load_error_from(&hello, isolation));
+    }
+    let first_problem = get_str(&hello, "message").unwrap_or_default();
+    drop(conn);
+    hello_seen.set(false);
+    let conn = create(opts, Isolation::IframeSandbox)?;
+    conn.gate.allow();
+    let hello = wait_loader(&conn).await;
+    hello_seen.set(true);
+    if get_str(&hello, "t").as_deref() == Some(DenToHost::Hello.as_str()) {
+        check_protocol(&hello)?;
+        return Ok(conn);
+    }
+    let second = load_error_message(&hello);
+    Err(load_error(
+        crate::errors::LoadStage::from_den_page(get_str(&hello, "stage").as_deref()),
+        &format!(
+            "isolation \"auto\": as a manifest sandbox page, {first_problem}; \
+             with the iframe-sandbox fallback, {second}"
+        ),
+    ))
+}
+
+/// The den page must speak this build's protocol (a stale cached den.html would not).
+pub(super) fn check_protocol(hello: &JsValue) -> Result<(), JsValue> {
+    let got = get_f64(hello, "protocol");
+    if got == Some(PROTOCOL_VERSION as f64) {
+        return Ok(());
+    }
+    Err(load_error(crate::errors::LoadStage::Protocol,
+        &format!(
+            "the den page speaks protocol {}, this foxden.js speaks {PROTOCOL_VERSION}: serve the den/ folder of the same foxden build",
+            got.map_or("(none)".to_owned(), |v| v.to_string())
+        ),
+    ))
+}
+
+/// Hands the assets to the den page and waits until Pyodide is ready.
+pub(super) async fn boot(
+    conn: &Connection,
+    wasm: ArrayBuffer,
+    stdlib: ArrayBuffer,
+    lock: String,
+    snapshot: Option<Uint8Array>,
+    opts: &RuntimeOptions,
+) -> Result<(), JsValue> {
+    let (tx, rx) = oneshot::channel();
+    conn.shared.borrow_mut().loader = Some(tx);
+    let want_snapshot = conn.shared.borrow().warm_key.is_some();
+    let msg = obj(&[
+        ("t", HostToDen::Boot.as_str().into()),
+        ("wasm", wasm.clone().into()),
+        ("stdlib", stdlib.clone().into()),
+        ("lock", lock.into()),
+        ("maxMemoryBytes", opts.max_memory_bytes.into()),
+        ("wantSnapshot", want_snapshot.into()),
+        ("standby", opts.standby.into()),
+        (
+            "snapshot",
+            snapshot.as_ref().map_or(JsValue::NULL, JsValue::from),
+        ),
+    ]);
+    let transfer = Array::of2(&wasm, &stdlib);
+    if let Some(s) = &snapshot {
+        transfer.push(&s.buffer());
+    }
+    conn.port
+        .post_message_with_transferable(&msg, &transfer)
+        .map_err(|e| {
+            load_error(
+                crate::errors::LoadStage::Message,
+                &format!(
+                    "could not hand the assets to the den page: {}",
+                    js::describe(&e)
+                ),
+            )
+        })?;
+    let ready = rx.await.unwrap_or(JsValue::UNDEFINED);
+    match get_str(&ready, "t").as_deref() {
+        Some(t) if t == DenToHost::Ready.as_str() => {
+            conn.interruptible
+                .set(get(&ready, "interruptible").as_bool().unwrap_or(false));
+            let warm = match get_str(&ready, "warm").as_deref() {
+                _ if !want_snapshot => "off",
+                Some("hit") => "hit",
+                Some("rejected") => "rejected",
+                _ => "miss",
+            };
+            conn.warm.set(warm);
+            Ok(())
+        }
+        _ => Err(load_error_from(&ready, conn.isolation)),
+    }
+}
+
+/// The port is posted to whatever page the iframe ends up showing (an opaque origin cannot be
+/// named as target), and the den's files go through it: a `denUrl` that redirects could hand
+/// them to another page. Asked once before the iframe loads; a redirect is refused.
+pub(super) async fn refuse_redirect(den_url: &str) -> Result<(), JsValue> {
+    let Some(w) = web_sys::window() else {
+        return Ok(());
+    };
+    let init = web_sys::RequestInit::new();
+    init.set_redirect(web_sys::RequestRedirect::Manual);
+    init.set_mode(web_sys::RequestMode::NoCors);
+    let Ok(resp) = JsFuture::from(w.fetch_with_str_and_init(den_url, &init)).await else {
+        return Ok(()); // unreachable: the load itself will fail and be diagnosed
+    };
+    let resp: web_sys::Response = resp.unchecked_into();
+    if resp.type_() == web_sys::ResponseType::Opaqueredirect || resp.redirected() {
+        return Err(load_error(crate::errors::LoadStage::DenPage,
+            &format!("the den page {den_url} redirects; serve den.html at its final URL (the host hands the den's files to whatever page loads)"),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) async fn diagnose_den_page(den_url: &str) -> String {
+    // The iframe's own load cannot tell a 404 apart; ask the server once to explain the failure.
+    if let Some(w) = web_sys::window() {
+        if let Ok(resp) = JsFuture::from(w.fetch_with_str(den_url)).await {
+            let resp: web_sys::Response = resp.unchecked_into();
+            if !resp.ok() {
+                return format!(
+                    "the den page {den_url} answered HTTP {} (is denUrl right?)",
+                    resp.status()
+                );
+            }
+        }
+    }
+    if is_extension_page() && !den_url.ends_with("den-ext.html") {
+        // den.html's inline script cannot run on an extension page (MV3 extension CSP).
+        return format!("the den page {den_url} did not answer: in an extension use den/den-ext.html with den/den.js (extension pages cannot run den.html's inline script), declared in the manifest's sandbox.pages");
+    }
+    format!("the den page {den_url} did not answer (is it the foxden den.html, and is the iframe allowed to run scripts?)")
+}
+
+/// Whether this page is an extension page (`chrome-extension:`, `moz-extension:` …).
+pub(super) fn is_extension_page() -> bool {
+    web_sys::window()
+        .and_then(|w| w.location().protocol().ok())
+        .map(|p| p.ends_with("-extension:"))
+        .unwrap_or(false)
+}
+
+pub(super) fn load_error_message(msg: &JsValue) -> String {
+    wire::text(&get(msg, "message"), 4096)
+        .map(|(s, _)| s)
+        .unwrap_or_else(|| "the den page closed".into())
+}
+
+pub(super) fn load_error_from(msg: &JsValue, isolation: Isolation) -> JsValue {
+    // The den page may send anything: an unknown stage is reported as "den", texts are bounded.
+    let stage = crate::errors::LoadStage::from_den_page(get_str(msg, "stage").as_deref());
+    let mut text = load_error_message(msg);
+    if stage == crate::errors::LoadStage::Isolation {
+        text = format!("isolation check failed ({}): {text}", isolation.as_str());
+    }
+    load_error(stage, &text)
+}
+
+pub(super) async fn wait_loader(conn: &Connection) -> JsValue {
+    let rx = conn.hello_rx.borrow_mut().take();
+    match rx {
+        Some(rx) => rx.await.unwrap_or(JsValue::UNDEFINED),
+        None => JsValue::UNDEFINED,
+    }
+}
+
+pub(super) fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Connection, JsValue> {
+    let window = web_sys::window()
+        .ok_or_else(|| load_error(crate::errors::LoadStage::Iframe, "no window"))?;
+    let document = window
+        .document()
+        .ok_or_else(|| load_error(crate::errors::LoadStage::Iframe, "no document"))?;
+    let iframe: HtmlIFrameElement = document
+        .create_element("iframe")
+        .map_err(|e| load_error(crate::errors::LoadStage::Iframe, &js::describe(&e)))?
+        .unchecked_into();
+    // Manifest sandbox pages are sandboxed by the browser; iframe-sandbox adds the attribute.
+    // allow-scripts only: never allow-same-origin, so the den page's origin is opaque.
+    if isolation == Isolation::IframeSandbox {
+        let _ = iframe.set_attribute("sandbox", "allow-scripts");
+    }
+    // Lets the den page be cross-origin isolated when the host page is (COOP + COEP): then a
+    // timeout can interrupt Python through a SharedArrayBuffer instead of killing the worker.
+    let _ = iframe.set_attribute("allow", "cross-origin-isolated");
+    let _ = iframe.set_attribute("title", "foxden sandbox");
+    let _ = iframe.set_attribute("aria-hidden", "true");
+    let _ = iframe.set_attribute("tabindex", "-1");
+    let _ = iframe.set_attribute("data-foxden-den", "");
+    let _ = iframe.set_attribute(
+        "style",
+        "position:absolute;width:0;height:0;border:0;visibility:hidden;",
+    );
+    let channel = MessageChannel::new()
+        .map_err(|e| load_error(crate::errors::LoadStage::Iframe, &js::describe(&e)))?;
+    let port = channel.port1();
+    let shared = Rc::new(RefCell::new(Shared::default()));
+    let (tx, rx) = oneshot::channel();
+    shared.borrow_mut().loader = Some(tx);
+    let s2 = shared.clone();
+    let on_message =
+        Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| on_port_message(&s2, ev));
+    port.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    let gate = Rc::new(PortGate {
+        frame: iframe.clone(),
+        port: RefCell::new(Some(channel.port2())),
+        loaded: std::cell::Cell::new(false),
+        allowed: std::cell::Cell::new(false),
+    });
+    let g = gate.clone();
+    let on_load = Listener::new(iframe.as_ref(), "load", move |_| {
+        g.loaded.set(true);
+        g.try_post();
+    });
+    iframe.set_src(&opts.den_url);
+    let parent: web_sys::Element = match &opts.container {
+        Some(c) => c.clone(),
+        None => document
+            .body()
+            .map(Into::into)
+            .or_else(|| document.document_element())
+            .ok_or_else(|| {
+                load_error(
+                    crate::errors::LoadStage::Iframe,
+                    "the document has no body to hold the den iframe",
+                )
+            })?,
+    };
+    parent
+        .append_child(&iframe)
+        .map_err(|e| load_error(crate::errors::LoadStage::Iframe, &js::describe(&e)))?;
+    crate::leak_check::connection_created();
+    Ok(Connection {
+        iframe,
+        port,
+        shared,
+        _on_message: on_message,
+        _on_load: on_load,
+        gate,
+        next_id: std::cell::Cell::new(0),
+        hello_rx: RefCell::new(Some(rx)),
+        isolation,
+        load_ms: 0.0,
+        interruptible: std::cell::Cell::new(false),
+        warm: std::cell::Cell::new("off"),
+    })
+}

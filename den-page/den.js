@@ -19,6 +19,7 @@
 /** @typedef {import("./protocol").WorkerToDen} WorkerToDen */
 /** @typedef {import("./protocol").WorkerToDenDone} WorkerToDenDone */
 /** @typedef {import("./protocol").RunError} RunError */
+/** @typedef {import("./protocol").DisplayItem} DisplayItem */
 /** @typedef {{ms: number, from: "scratch" | "snapshot"}} Booted How a worker booted. */
 /** @typedef {{w: Worker, ctl: MessagePort}} Spawned A started worker and our end of its port. */
 /**
@@ -27,7 +28,7 @@
  */
 /**
  * The run the worker is executing.
- * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean}} Inflight
+ * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number}} Inflight
  */
 /** A `done` for the host, before the den page acts on the worker's `leftover`. @typedef {DenToHostDone & {leftover?: boolean}} CheckedDone */
 (() => {
@@ -372,6 +373,41 @@
     };
   }
 
+  // Displays: the MIME types a display may carry (true: bytes), at most 16 items each and
+  // 16 MiB per run (the host checks the same).
+  const DISPLAY_MIMES = { "image/png": true, "image/jpeg": true, "image/svg+xml": false, "text/html": false, "text/markdown": false, "application/json": false, "text/plain": false };
+  const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
+
+  /**
+   * Checks a worker's display bundle; returns the copy to forward, or what is wrong.
+   * @param {unknown} bundle
+   * @returns {DisplayItem[] | string}
+   */
+  function checkDisplay(bundle) {
+    const run = /** @type {Inflight} */ (inflight);
+    if (!Array.isArray(bundle) || bundle.length === 0 || bundle.length > 16) return "not a bundle";
+    /** @type {DisplayItem[]} */
+    const out = [];
+    let size = 0;
+    for (const item of bundle) {
+      const mime = item && item.mime;
+      if (typeof mime !== "string" || !Object.hasOwn(DISPLAY_MIMES, mime)) return "unknown type";
+      const binary = DISPLAY_MIMES[/** @type {keyof typeof DISPLAY_MIMES} */ (mime)];
+      if (binary) {
+        if (!(item.bytes instanceof Uint8Array)) return "not bytes";
+        size += item.bytes.length;
+        out.push({ mime, text: null, bytes: item.bytes });
+      } else {
+        if (typeof item.text !== "string") return "not text";
+        size += item.text.length;
+        out.push({ mime, text: item.text, bytes: null });
+      }
+    }
+    if ((run.displayed || 0) + size > MAX_DISPLAY_BYTES) return "over the display budget";
+    run.displayed = (run.displayed || 0) + size;
+    return out;
+  }
+
   /** @param {WorkerToDen} msg what the current worker posted (unchecked) */
   function fromWorker(msg) {
     if (!inflight || !inflight.started || /** @type {{id?: unknown}} */ (msg).id !== inflight.id) return;
@@ -388,6 +424,11 @@
       }
       inflight.used += Math.min(bytes.length, room);
       if (text) send({ t: "out", id: msg.id, stream: msg.stream, text });
+    } else if (msg.t === "display") {
+      // A display is forwarded whole or not at all, within the run's display budget.
+      const bundle = checkDisplay(msg.bundle);
+      if (typeof bundle === "string") return;
+      send({ t: "display", id: inflight.id, bundle });
     } else if (msg.t === "done") {
       const reply = checkDone(msg);
       if (typeof reply === "string") {

@@ -17,6 +17,16 @@ export interface PutFile {
   mtime: number;
 }
 
+/** One MIME representation of a display: text, or bytes for images. */
+export interface DisplayItem {
+  /** The MIME type (`image/png`, `text/html`, …). */
+  mime: string;
+  /** The text of a text type, else null. */
+  text: string | null;
+  /** The bytes of a binary type (PNG, JPEG), else null. */
+  bytes: Uint8Array | null;
+}
+
 /** Why a run failed (`run.error` of the API). */
 export interface RunError {
   /** What kind of failure. */
@@ -86,6 +96,8 @@ export interface HostToDenRun {
   put: PutFile[];
   /** Paths the worker must delete. */
   del: string[];
+  /** What `input()` and `sys.stdin` read, then EOF; null: no scripted input. */
+  stdin: string | null;
 }
 
 /** reset: `den.reset()`. On the host's MessagePort. */
@@ -154,6 +166,15 @@ export interface DenToHostOut {
   text: string;
 }
 
+/** display: `foxden.display(obj)`, or a last expression with `_repr_*_` methods. On the host's MessagePort. */
+export interface DenToHostDisplay {
+  t: "display";
+  /** The run. */
+  id: number;
+  /** The representations, richest first, `text/plain` last. */
+  bundle: DisplayItem[];
+}
+
 /** done: the run ended. On the host's MessagePort. */
 export interface DenToHostDone {
   t: "done";
@@ -189,7 +210,7 @@ export interface DenToHostResetDone {
 }
 
 /** Every message den page → host. */
-export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostOut | DenToHostDone | DenToHostResetDone;
+export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostOut | DenToHostDisplay | DenToHostDone | DenToHostResetDone;
 
 // --- den page → worker ---
 
@@ -231,6 +252,8 @@ export interface DenToWorkerRun {
   put: PutFile[];
   /** Paths the worker must delete. */
   del: string[];
+  /** What `input()` and `sys.stdin` read, then EOF; null: no scripted input. */
+  stdin: string | null;
 }
 
 /** Every message den page → worker. */
@@ -274,6 +297,15 @@ export interface WorkerToDenOut {
   text: string;
 }
 
+/** display: `foxden.display(obj)`, after the output printed before it. On the private `ctl` port. */
+export interface WorkerToDenDisplay {
+  t: "display";
+  /** The run. */
+  id: number;
+  /** The representations, richest first, `text/plain` last. */
+  bundle: DisplayItem[];
+}
+
 /** done: the run ended. On the private `ctl` port. */
 export interface WorkerToDenDone {
   t: "done";
@@ -296,4 +328,4 @@ export interface WorkerToDenDone {
 }
 
 /** Every message worker → den page. */
-export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDone;
+export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDisplay | WorkerToDenDone;

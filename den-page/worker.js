@@ -28,6 +28,7 @@ import { loadPyodide } from "pyodide/pyodide.mjs";
 import createPyodideModule from "pyodide/pyodide.asm.mjs";
 
 /** @typedef {import("./protocol").DenToWorkerBoot} DenToWorkerBoot */
+/** @typedef {import("./protocol").DisplayItem} DisplayItem */
 /** @typedef {import("./protocol").DenToWorkerRun} DenToWorkerRun */
 /** @typedef {import("./protocol").WorkerToDen} WorkerToDen */
 /** @typedef {import("./protocol").WorkerToDenDone} WorkerToDenDone */
@@ -165,8 +166,91 @@ const leftoverCount = () => liveTimers.size + pendingTasks.size;
 
 // Python helpers, defined once after boot. Variables of user code live in _foxden_ns and persist.
 const PY_HELPERS = `
-import ast, asyncio, inspect, sys, traceback, os
+import ast, asyncio, inspect, io, sys, traceback, os
 from pyodide.code import eval_code, eval_code_async
+
+class _FoxdenNoStdin(io.TextIOBase):
+    """sys.stdin of a run given no stdin: reading it says how to give some."""
+    _why = ("this run has no stdin: pass it with den.run(code, { stdin: '3\\\\n4\\\\n' }) "
+            "(input() then reads it line by line, and EOF after)")
+    def readable(self):
+        return True
+    def read(self, size=-1):
+        raise EOFError(self._why)
+    def readline(self, size=-1):
+        raise EOFError(self._why)
+
+_FOXDEN_REPRS = (
+    ("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"), ("image/svg+xml", "_repr_svg_"),
+    ("text/html", "_repr_html_"), ("text/markdown", "_repr_markdown_"), ("application/json", "_repr_json_"),
+)
+_FOXDEN_BINARY = ("image/png", "image/jpeg")
+_FOXDEN_MIMES = tuple(m for m, _ in _FOXDEN_REPRS) + ("text/plain",)
+
+def _foxden_bundle(obj, mime=None):
+    """[[mime, str | bytes], ...], richest first, text/plain last."""
+    import base64, json
+    if mime is not None:
+        if mime not in _FOXDEN_MIMES:
+            raise ValueError("foxden.display: %r is not a type a den shows; use one of %s" % (mime, ", ".join(_FOXDEN_MIMES)))
+        if mime in _FOXDEN_BINARY:
+            data = base64.b64decode(obj) if isinstance(obj, str) else bytes(obj)
+        else:
+            data = obj.decode("utf-8") if isinstance(obj, (bytes, bytearray)) else str(obj)
+        return [[mime, data]] + ([] if mime == "text/plain" else [["text/plain", "<%s>" % mime]])
+    bundle = []
+    for m, name in _FOXDEN_REPRS:
+        fn = getattr(obj, name, None)
+        if not callable(fn):
+            continue
+        try:
+            v = fn()
+        except Exception:
+            continue
+        if isinstance(v, tuple):
+            v = v[0]
+        if v is None:
+            continue
+        if m in _FOXDEN_BINARY:
+            v = base64.b64decode(v) if isinstance(v, str) else bytes(v)
+        elif m == "application/json":
+            v = v if isinstance(v, str) else json.dumps(v)
+        else:
+            v = str(v)
+        bundle.append([m, v])
+    bundle.append(["text/plain", repr(obj)])
+    return bundle
+
+def _foxden_has_rich(obj):
+    return not isinstance(obj, type) and any(callable(getattr(obj, n, None)) for _, n in _FOXDEN_REPRS)
+
+def display(*objs, mime=None):
+    """Shows each object as rich output (image, SVG, HTML, Markdown, JSON), in order with print().
+    With mime="image/png" (etc.), the object is the data itself (bytes, or text)."""
+    _foxden_flush()
+    for obj in objs:
+        refused = _foxden_post_display(_foxden_bundle(obj, mime))
+        if refused:
+            raise ValueError("foxden.display: " + refused)
+
+def _foxden_auto_display(value, is_expr):
+    # The last expression's rich forms (like a notebook); a broken _repr_*_ never fails the run.
+    if is_expr and _foxden_has_rich(value):
+        try:
+            display(value)
+        except Exception:
+            pass
+
+def _foxden_module():
+    import types
+    m = types.ModuleType("foxden", "foxden's helpers: display(obj, mime=None).")
+    m.display = display
+    sys.modules["foxden"] = m
+_foxden_module()
+
+def _foxden_stdin(text):
+    # A fresh stdin per run: nothing one run left unread reaches the next.
+    sys.stdin = io.StringIO(text) if isinstance(text, str) else _FoxdenNoStdin()
 
 _foxden_ns = {"__name__": "__main__", "__builtins__": __builtins__}
 
@@ -206,21 +290,25 @@ def _foxden_uses_await(code):
     except BaseException:
         return False
 
-def _foxden_run_sync(code):
+def _foxden_run_sync(code, stdin=None):
     # Code without top-level await runs synchronously, on the JS stack (no promise machinery).
+    _foxden_stdin(stdin)
     try:
         is_expr, _ = _foxden_parse(code)
         value = eval_code(code, _foxden_ns, filename="<exec>", return_mode="last_expr")
+        _foxden_auto_display(value, is_expr)
         return [repr(value) if is_expr else None, None]
     except BaseException as e:
         return _foxden_failed(e)
     finally:
         _foxden_flush()
 
-async def _foxden_run(code):
+async def _foxden_run(code, stdin=None):
+    _foxden_stdin(stdin)
     try:
         is_expr, _ = _foxden_parse(code)
         value = await eval_code_async(code, _foxden_ns, filename="<exec>", return_mode="last_expr")
+        _foxden_auto_display(value, is_expr)
         return [repr(value) if is_expr else None, None]
     except BaseException as e:
         return _foxden_failed(e)
@@ -263,7 +351,7 @@ let fatal = null; // set when Pyodide failed fatally: every later run reports "c
 const known = new Map();
 
 // --- output capture: batched, capped, streamed to the den page as it is printed ---
-/** @type {{id: number, used: number, cap: number, truncated: boolean, pending: Record<StreamName, string>, last: number} | null} */
+/** @type {{id: number, used: number, cap: number, truncated: boolean, pending: Record<StreamName, string>, last: number, displayed: number} | null} */
 let current = null; // {id, used, cap, truncated, pending: {stdout, stderr}, last}
 const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 const encoder = new TextEncoder();
@@ -279,6 +367,36 @@ function flushOutput() {
   }
   current.last = performance.now();
 }
+
+/**
+ * Posts a display of the current run, after the output printed before it (called from Python's
+ * foxden.display with a list of [mime, str | bytes]; user code can call it too, so the den page
+ * and the host check every display).
+ * @param {{toJs: (o: {depth: number}) => unknown}} bundle
+ * @returns {string | null} why it was refused, or null
+ */
+function postDisplay(bundle) {
+  if (!current || !bundle || typeof bundle.toJs !== "function") return "no run is in progress";
+  const items = bundle.toJs({ depth: 3 }); // list -> [mime, data] -> bytes as Uint8Array
+  if (!Array.isArray(items)) return "not a bundle";
+  /** @type {DisplayItem[]} */
+  const out = [];
+  for (const item of items) {
+    if (!Array.isArray(item) || typeof item[0] !== "string") continue;
+    const [mime, data] = item;
+    if (typeof data === "string") out.push({ mime, text: data, bytes: null });
+    else if (data instanceof Uint8Array) out.push({ mime, text: null, bytes: data });
+  }
+  const size = out.reduce((n, i) => n + (i.text !== null ? i.text.length : /** @type {Uint8Array} */ (i.bytes).length), 0);
+  if (current.displayed + size > MAX_DISPLAY_BYTES) {
+    return `this display (${size} bytes) would take the run's displays over ${MAX_DISPLAY_BYTES} bytes; it was not shown`;
+  }
+  current.displayed += size;
+  flushOutput();
+  if (out.length) post({ t: "display", id: current.id, bundle: out });
+  return null;
+}
+const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
 
 /**
  * @param {StreamName} stream
@@ -618,6 +736,7 @@ async function boot({ role, module, stdlib, lock, interrupt, snapshot, maxMemory
   if (interrupt) py.setInterruptBuffer(interrupt);
   py.setStdout({ write: (b) => capture("stdout", b) });
   py.setStderr({ write: (b) => capture("stderr", b) });
+  py.globals.set("_foxden_post_display", postDisplay);
   py.runPython(PY_HELPERS, { filename: "<foxden>" });
   pyRun = py.globals.get("_foxden_run");
   pyRunSync = py.globals.get("_foxden_run_sync");
@@ -659,11 +778,13 @@ async function run(msg) {
   }
   const runStart = Date.now();
   // last = 0: the first chunk of a run is sent at once; later ones at most every 15 ms or 8 KiB.
-  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, pending: { stdout: "", stderr: "" }, last: 0 };
+  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, pending: { stdout: "", stderr: "" }, last: 0, displayed: 0 };
   decoders.stdout = new TextDecoder();
   decoders.stderr = new TextDecoder();
   try {
-    const out = pyUsesAwait(msg.code) ? await pyRun(msg.code) : pyRunSync(msg.code);
+    // undefined, not null: Pyodide passes JS null to Python as JsNull, not None.
+    const stdin = typeof msg.stdin === "string" ? msg.stdin : undefined;
+    const out = pyUsesAwait(msg.code) ? await pyRun(msg.code, stdin) : pyRunSync(msg.code, stdin);
     const [result, err] = out.toJs();
     out.destroy();
     reply.result = result ?? null;

@@ -61,6 +61,14 @@ export interface OpenDenOptions {
 
 export interface OutputChunk { runId: number; stream: "stdout" | "stderr"; text: string }
 
+/** A rich display: a MIME bundle, e.g. `{ "image/png": Uint8Array, "text/plain": "<Figure>" }`.
+ * Types: `image/png` and `image/jpeg` (bytes); `image/svg+xml`, `text/html`, `text/markdown`,
+ * `application/json`, `text/plain` (text). `text/plain` is always there. */
+export type DisplayBundle = { [mime: string]: string | Uint8Array };
+
+/** One display of a run, as it is shown (in order with the output). */
+export interface DisplayChunk { runId: number; data: DisplayBundle }
+
 export interface RunOptions {
   /** Default 30000. On timeout the worker is killed and restarted: files kept, variables lost. */
   timeoutMs?: number;
@@ -68,6 +76,11 @@ export interface RunOptions {
   maxOutputBytes?: number;
   /** Called with each chunk of output as it is printed. */
   onOutput?: (chunk: OutputChunk) => void;
+  /** Called with each display (`foxden.display(obj)`, or a last expression with `_repr_*_`). */
+  onDisplay?: (chunk: DisplayChunk) => void;
+  /** What `input()` and `sys.stdin` read, line by line, then EOF (up to 16 MiB). Without it,
+   * reading stdin raises `EOFError` saying how to give some. */
+  stdin?: string;
 }
 
 export type RunErrorKind = "python" | "timeout" | "crashed" | "storage";
@@ -95,6 +108,9 @@ export interface RunResult {
   durationMs: number;
   /** The worker was restarted after this run (timeout, crash, or leftover tasks/timers). */
   restarted: boolean;
+  /** The run's displays, in order (at most 16 MiB in all; later ones are dropped and
+   * `truncated` is set). */
+  displays: DisplayBundle[];
 }
 
 export interface ShellResult { stdout: string; stderr: string; code: number; truncated: boolean }
@@ -187,6 +203,9 @@ export type FoxdenRunEventDetail =
 /** `detail` of the `output` event: one chunk of stdout or stderr, as it is printed. */
 export type FoxdenOutputEventDetail = OutputChunk;
 
+/** `detail` of the `display` event: one display, in order with the `output` events. */
+export type FoxdenDisplayEventDetail = DisplayChunk;
+
 /** `detail` of the `file-change` event. */
 export interface FoxdenFileChangeEventDetail extends FileChanges {
   source: "run" | "write" | "delete" | "restore";
@@ -209,6 +228,7 @@ export interface FoxdenErrorEventDetail {
 export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "progress"> {
   run: CustomEvent<FoxdenRunEventDetail>;
   output: CustomEvent<FoxdenOutputEventDetail>;
+  display: CustomEvent<FoxdenDisplayEventDetail>;
   "file-change": CustomEvent<FoxdenFileChangeEventDetail>;
   progress: CustomEvent<FoxdenProgressEventDetail>;
   ready: CustomEvent<FoxdenReadyEventDetail>;

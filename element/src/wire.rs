@@ -6,6 +6,7 @@
 //! are plain data: no getters or proxies survive the trip; sparse arrays and huge values do.)
 
 use crate::js::{get, is_absent};
+use foxden_core::outcome::{display_mime, Display, DisplayData, MAX_DISPLAY_ITEMS};
 use foxden_core::protocol::{
     clip, ChangedFile, Done, ErrorKind, ReplyError, ReplyLimits, RunError, Stream,
     MAX_ERROR_TYPE_BYTES,
@@ -190,4 +191,35 @@ pub fn out(msg: &JsValue, room: usize) -> Option<(Stream, String, bool)> {
         .and_then(|s| Stream::parse(&s))?;
     let (text, cut) = text(&get(msg, "text"), room)?;
     Some((stream, text, cut))
+}
+
+/// A `display` message's bundle, within `room` bytes in all: `None` if it is malformed, has an
+/// unknown MIME type, too many items, or does not fit (a display is kept whole or not at all).
+pub fn display(msg: &JsValue, room: usize) -> Option<Display> {
+    let list = get(msg, "bundle").dyn_into::<Array>().ok()?;
+    if list.length() == 0 || list.length() as usize > MAX_DISPLAY_ITEMS {
+        return None;
+    }
+    let mut used = 0usize;
+    let mut out = Display::new();
+    for item in list.iter() {
+        let mime = get(&item, "mime").as_string().filter(|m| m.len() <= 64)?;
+        let binary = display_mime(&mime)?;
+        let data = if binary {
+            let b = get(&item, "bytes").dyn_into::<Uint8Array>().ok()?;
+            if b.length() as usize > room.saturating_sub(used) {
+                return None;
+            }
+            DisplayData::Bytes(b.to_vec())
+        } else {
+            let (s, cut) = text(&get(&item, "text"), room.saturating_sub(used))?;
+            if cut {
+                return None;
+            }
+            DisplayData::Text(s)
+        };
+        used += data.len();
+        out.push((mime, data));
+    }
+    Some(out)
 }

@@ -24,6 +24,8 @@ pub const DEFAULT_MAX_FILES: usize = 10_000;
 /// the den page and opens a new one (ms): covers the den page's interrupt grace (1 s) and a
 /// busy event loop.
 pub const HOST_WATCHDOG_GRACE_MS: u32 = 3_000;
+/// Largest `stdin` text a run accepts (bytes).
+pub const MAX_STDIN_BYTES: usize = 16 << 20;
 /// Largest accepted run timeout (ms): one hour.
 pub const MAX_TIMEOUT_MS: u32 = 3_600_000;
 

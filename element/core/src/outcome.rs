@@ -5,6 +5,57 @@ use crate::files::ChangeSet;
 use crate::limits::HOST_WATCHDOG_GRACE_MS;
 use crate::protocol::{ErrorKind, RunError};
 
+/// The data of one representation of a display.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DisplayData {
+    /// A text type (`text/*`, `image/svg+xml`, `application/json`).
+    Text(String),
+    /// A binary type (`image/png`, `image/jpeg`).
+    Bytes(Vec<u8>),
+}
+
+impl DisplayData {
+    /// Its size in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            DisplayData::Text(s) => s.len(),
+            DisplayData::Bytes(b) => b.len(),
+        }
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One display: a MIME bundle, richest representation first, `text/plain` last.
+pub type Display = Vec<(String, DisplayData)>;
+
+/// Most representations in one display.
+pub const MAX_DISPLAY_ITEMS: usize = 16;
+/// Most bytes of all displays of one run; later displays are dropped (and the run is marked
+/// `truncated`).
+pub const MAX_DISPLAY_BYTES: usize = 16 << 20;
+
+/// The MIME types a display may carry; each is text or bytes.
+pub const DISPLAY_MIMES: &[(&str, bool)] = &[
+    ("image/png", true),
+    ("image/jpeg", true),
+    ("image/svg+xml", false),
+    ("text/html", false),
+    ("text/markdown", false),
+    ("application/json", false),
+    ("text/plain", false),
+];
+
+/// Whether `mime` may be displayed, and whether its data is bytes (else text).
+pub fn display_mime(mime: &str) -> Option<bool> {
+    DISPLAY_MIMES
+        .iter()
+        .find(|(m, _)| *m == mime)
+        .map(|(_, bytes)| *bytes)
+}
+
 /// `RunResult`: what `run()` resolves with and the `run` event's `end` carries.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunOutcome {
@@ -24,6 +75,8 @@ pub struct RunOutcome {
     pub duration_ms: f64,
     /// The worker was restarted after the run (Python variables lost).
     pub restarted: bool,
+    /// The run's displays, in order.
+    pub displays: Vec<Display>,
 }
 
 impl RunOutcome {
@@ -107,6 +160,16 @@ mod tests {
             failed.stderr,
             "Traceback…\nfoxden: the run's file changes were not kept: over the cap\n"
         );
+    }
+
+    #[test]
+    fn display_types() {
+        assert_eq!(display_mime("image/png"), Some(true));
+        assert_eq!(display_mime("text/html"), Some(false));
+        assert_eq!(display_mime("application/javascript"), None);
+        assert_eq!(display_mime("text/plain"), Some(false));
+        assert_eq!(DisplayData::Bytes(vec![1, 2]).len(), 2);
+        assert!(DisplayData::Text(String::new()).is_empty());
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub enum DenToHost {
     Started,
     /// Streamed output of a run: `{id, stream, text}`.
     Out,
+    /// A rich display of a run (MIME bundle): `{id, bundle}`.
+    Display,
     /// A run ended: `{id, result, error, truncated, changed, deleted, restarted, durationMs}`.
     Done,
     /// A reset ended: `{id, from, bootMs}` or `{id, error}`.
@@ -78,6 +80,7 @@ impl DenToHost {
         Self::LoadError,
         Self::Started,
         Self::Out,
+        Self::Display,
         Self::Done,
         Self::ResetDone,
         Self::Snapshot,
@@ -91,6 +94,7 @@ impl DenToHost {
             Self::LoadError => "load-error",
             Self::Started => "started",
             Self::Out => "out",
+            Self::Display => "display",
             Self::Done => "done",
             Self::ResetDone => "reset-done",
             Self::Snapshot => "snapshot",

@@ -4,7 +4,7 @@
 use crate::errors::{den_error, path_error, DenErrorCode};
 use crate::js::{obj, str_array};
 use foxden_core::files::{ChangeSet, StorageError};
-use foxden_core::outcome::RunOutcome;
+use foxden_core::outcome::{Display, DisplayData, RunOutcome};
 use foxden_core::protocol::RunError;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -38,6 +38,13 @@ pub enum DenEvent<'a> {
         /// The text.
         text: &'a str,
     },
+    /// A rich display (MIME bundle), in order with the output.
+    Display {
+        /// The run's number.
+        run_id: u32,
+        /// The bundle.
+        display: &'a Display,
+    },
     /// Files changed.
     FileChange {
         /// "run", "write", "delete" or "restore".
@@ -56,6 +63,7 @@ impl DenEvent<'_> {
         match self {
             DenEvent::RunStart { .. } | DenEvent::RunEnd { .. } => "run",
             DenEvent::Output { .. } => "output",
+            DenEvent::Display { .. } => "display",
             DenEvent::FileChange { .. } => "file-change",
         }
     }
@@ -83,6 +91,7 @@ impl DenEvent<'_> {
                 stream,
                 text,
             } => output_chunk(*run_id, stream, text),
+            DenEvent::Display { run_id, display } => display_chunk(*run_id, display),
             DenEvent::FileChange { source, changes } => {
                 let detail = changes_js(changes);
                 let _ = js_sys::Reflect::set(&detail, &"source".into(), &(*source).into());
@@ -100,6 +109,24 @@ pub(crate) fn output_chunk(run_id: u32, stream: &str, text: &str) -> JsValue {
         ("text", text.into()),
     ])
     .into()
+}
+
+/// A MIME bundle as an object: `{ "image/png": Uint8Array, "text/plain": "…" }`.
+pub(crate) fn bundle_js(display: &Display) -> JsValue {
+    let o = js_sys::Object::new();
+    for (mime, data) in display {
+        let v: JsValue = match data {
+            DisplayData::Text(s) => s.as_str().into(),
+            DisplayData::Bytes(b) => js_sys::Uint8Array::from(b.as_slice()).into(),
+        };
+        let _ = js_sys::Reflect::set(&o, &mime.as_str().into(), &v);
+    }
+    o.into()
+}
+
+/// A `DisplayChunk`: `{ runId, data }`.
+pub(crate) fn display_chunk(run_id: u32, display: &Display) -> JsValue {
+    obj(&[("runId", run_id.into()), ("data", bundle_js(display))]).into()
 }
 
 /// `FileChanges`.
@@ -137,6 +164,14 @@ pub(crate) fn outcome_js(o: &RunOutcome) -> JsValue {
         ("files", changes_js(&o.files)),
         ("durationMs", o.duration_ms.into()),
         ("restarted", o.restarted.into()),
+        (
+            "displays",
+            o.displays
+                .iter()
+                .map(bundle_js)
+                .collect::<js_sys::Array>()
+                .into(),
+        ),
     ])
     .into()
 }

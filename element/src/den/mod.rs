@@ -10,13 +10,15 @@ mod options;
 
 use crate::errors::{den_error, option_error, path_error, snapshot_error};
 use crate::js::{self, bytes_to_js, get_str, obj, str_array};
-use crate::runtime::{self, Connection, OutputHandler, Progress, RunEnd, RunRequest};
+use crate::runtime::{
+    self, Connection, DisplayHandler, Displays, OutputHandler, Progress, RunEnd, RunRequest,
+};
 pub use events::storage_to_js;
-use events::{changes_js, outcome_js, output_chunk};
+use events::{changes_js, display_chunk, outcome_js, output_chunk};
 pub use events::{DenEvent, EventSink};
 use foxden_core::files::{ChangeSet, FileEntry, FileMap, Op, StorageError, WriteRate};
 use foxden_core::limits;
-use foxden_core::outcome::{lost_den_error, LostDen, RunOutcome};
+use foxden_core::outcome::{lost_den_error, Display, LostDen, RunOutcome};
 use foxden_core::paths::normalize_file_path;
 use foxden_core::protocol::{Done, HostToDen, OutputBuffer, ReplyLimits, Watchdog};
 use foxden_core::sync::SyncState;
@@ -308,6 +310,10 @@ impl Den {
             ("killGraceMs", inner.opts.kill_grace_ms.into()),
             ("put", put.into()),
             ("del", str_array(&plan.delete).into()),
+            (
+                "stdin",
+                ro.stdin.as_deref().map_or(JsValue::NULL, JsValue::from),
+            ),
         ]);
         let output = Rc::new(RefCell::new(OutputBuffer::new(
             ro.max_output_bytes as usize,
@@ -328,6 +334,22 @@ impl Den {
                 }
             })
         };
+        let displays = Rc::new(RefCell::new(Displays::default()));
+        let on_display: DisplayHandler = {
+            let user = ro.on_display.clone();
+            let weak = Rc::downgrade(inner);
+            Rc::new(move |display: &Display| {
+                if let Some(f) = &user {
+                    let _ = f.call1(&JsValue::UNDEFINED, &display_chunk(seq, display));
+                }
+                if let Some(i) = weak.upgrade() {
+                    i.emit(&DenEvent::Display {
+                        run_id: seq,
+                        display,
+                    });
+                }
+            })
+        };
         // The den page enforces the timeout itself; the host's watchdog catches a den page that
         // hangs or lies: it is removed and a new one opened, files kept.
         let limits = ReplyLimits::for_run(ro.max_output_bytes as usize, inner.opts.max_den_bytes);
@@ -337,6 +359,8 @@ impl Den {
                 transfer,
                 output: output.clone(),
                 on_output,
+                displays: displays.clone(),
+                on_display,
                 limits,
                 watchdog: Watchdog::for_run(ro.timeout_ms, inner.opts.runtime.load_timeout_ms),
             })
@@ -368,10 +392,11 @@ impl Den {
                 stderr: o.stderr.clone(),
                 result: done.result.take(),
                 error: done.error.take(),
-                truncated: o.truncated || done.truncated,
+                truncated: o.truncated || done.truncated || displays.borrow().dropped,
                 files: ChangeSet::default(),
                 duration_ms: done.duration_ms,
                 restarted: done.restarted,
+                displays: std::mem::take(&mut displays.borrow_mut().list),
             }
         };
         if let Some(bytes) = done.over_cap {

@@ -101,6 +101,9 @@ pub(crate) struct RunOptions {
     pub(crate) timeout_ms: f64,
     pub(crate) max_output_bytes: f64,
     pub(crate) on_output: Option<Function>,
+    pub(crate) on_display: Option<Function>,
+    /// What `input()` and `sys.stdin` read (then EOF), or `None`.
+    pub(crate) stdin: Option<String>,
 }
 
 pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
@@ -108,5 +111,27 @@ pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
         timeout_ms: number(v, Api::Run, "timeoutMs")?,
         max_output_bytes: number(v, Api::Run, "maxOutputBytes")?,
         on_output: get(v, "onOutput").dyn_into::<Function>().ok(),
+        on_display: get(v, "onDisplay").dyn_into::<Function>().ok(),
+        stdin: {
+            let raw = get(v, "stdin");
+            if is_absent(&raw) {
+                None
+            } else {
+                let s = raw
+                    .as_string()
+                    .ok_or_else(|| option_error("stdin", "stdin must be a string"))?;
+                if s.len() > limits::MAX_STDIN_BYTES {
+                    return Err(option_error(
+                        "stdin",
+                        &format!(
+                            "stdin is {} bytes, over the cap of {} bytes",
+                            s.len(),
+                            limits::MAX_STDIN_BYTES
+                        ),
+                    ));
+                }
+                Some(s)
+            }
+        },
     })
 }

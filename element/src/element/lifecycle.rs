@@ -334,9 +334,10 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
     };
     match event {
         DenEvent::Output { stream, text, .. } => ui.append_output(text, stream),
+        DenEvent::Display { display, .. } => ui.append_display(display),
         DenEvent::RunStart { .. } => {
             state.runs_active.set(state.runs_active.get() + 1);
-            ui.output.set_text_content(None);
+            ui.clear_output();
             ui.set_busy(true);
             state.ui_status("Running…");
         }

@@ -4,6 +4,7 @@ use super::*;
 use crate::callback::Listener;
 use crate::errors::den_error;
 use crate::js::{get, get_f64, get_str, obj};
+use foxden_core::outcome::{Display, DisplayData};
 use foxden_core::phase::PhaseName;
 use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
 use std::cell::RefCell;
@@ -37,6 +38,8 @@ progress { width: 100%; accent-color: var(--foxden-accent, #0b57d0); }
 pre { margin: 0; padding: .6em; overflow: auto; white-space: pre-wrap; font: var(--foxden-mono-font, 13px/1.4 ui-monospace, monospace); border-radius: calc(var(--foxden-radius, 8px) / 2); }
 .code { background: var(--foxden-code-bg, #f0f0f4); }
 .output { min-height: 3em; max-height: var(--foxden-output-max-height, 20em); background: var(--foxden-output-bg, #1c1b22); color: var(--foxden-output-fg, #f0f0f4); }
+.output img, .output iframe { display: block; margin: .4em 0; max-width: 100%; background: var(--foxden-display-bg, #fff); border: 1px solid var(--foxden-border, #cfcfd8); border-radius: 4px; }
+.output iframe { width: 100%; height: var(--foxden-display-html-height, 10em); }
 .stderr { color: var(--foxden-stderr, #ff8a80); }
 .result { color: var(--foxden-result, #a5d6a7); }
 .drop { border: 2px dashed var(--foxden-border, #cfcfd8); border-radius: var(--foxden-radius, 8px); padding: .8em; text-align: center; }
@@ -62,6 +65,8 @@ pub(crate) struct Ui {
     pub(crate) output: HtmlElement,
     pub(crate) files: HtmlElement,
     pub(crate) urls: RefCell<Vec<ObjectUrl>>,
+    /// Blob URLs of the displayed images (freed when the output is cleared).
+    pub(crate) display_urls: RefCell<Vec<ObjectUrl>>,
     pub(crate) listeners: RefCell<Vec<Listener>>,
 }
 
@@ -70,6 +75,7 @@ impl Drop for Ui {
         // Listeners and blob URLs go by their own Drop; the shadow root keeps only the slot.
         self.listeners.borrow_mut().clear();
         self.urls.borrow_mut().clear();
+        self.display_urls.borrow_mut().clear();
         self.root.set_inner_html("<slot></slot>");
     }
 }
@@ -95,6 +101,7 @@ impl Ui {
             files: by_id(&root, "files")?,
             root,
             urls: RefCell::new(Vec::new()),
+            display_urls: RefCell::new(Vec::new()),
             listeners: RefCell::new(Vec::new()),
         })
     }
@@ -140,6 +147,70 @@ impl Ui {
             span.set_class_name(stream);
             span.set_text_content(Some(text));
             let _ = self.output.append_child(&span);
+            self.output.set_scroll_top(self.output.scroll_height());
+        }
+    }
+}
+
+impl Ui {
+    /// Clears the output (and frees the blob URLs of its images).
+    pub(crate) fn clear_output(&self) {
+        self.output.set_text_content(None);
+        self.display_urls.borrow_mut().clear();
+    }
+
+    /// Shows a display: its richest representation the element can show without running any
+    /// of it. Images (PNG, JPEG, SVG) become `<img>` from blob URLs (an SVG in `<img>` runs no
+    /// script); HTML goes into an `<iframe sandbox="">` (no scripts, an opaque origin); other
+    /// types are shown as text.
+    pub(crate) fn append_display(&self, display: &Display) {
+        let Some(doc) = self.root.owner_document() else {
+            return;
+        };
+        let n = self.display_urls.borrow().len() + 1;
+        let pick = display
+            .iter()
+            .find(|(m, _)| m.starts_with("image/") || m == "text/html")
+            .or_else(|| display.iter().find(|(m, _)| m == "text/markdown"))
+            .or_else(|| display.iter().find(|(m, _)| m == "text/plain"))
+            .or_else(|| display.first());
+        let Some((mime, data)) = pick else { return };
+        let node: Option<web_sys::Element> = match (mime.as_str(), data) {
+            (m, data) if m.starts_with("image/") => {
+                let part: JsValue = match data {
+                    DisplayData::Bytes(b) => js_sys::Uint8Array::from(b.as_slice()).into(),
+                    DisplayData::Text(s) => s.as_str().into(),
+                };
+                let blob = JsBlob::new(&Array::of1(&part), &obj(&[("type", m.into())]).into());
+                let url = ObjectUrl(create_object_url(&blob));
+                let img = doc.create_element("img").ok();
+                if let Some(img) = &img {
+                    let _ = img.set_attribute("src", &url.0);
+                    let _ = img.set_attribute("alt", &format!("Output image {n}"));
+                    let _ = img.set_attribute("part", "display-image");
+                }
+                self.display_urls.borrow_mut().push(url);
+                img
+            }
+            ("text/html", DisplayData::Text(html)) => {
+                let frame = doc.create_element("iframe").ok();
+                if let Some(f) = &frame {
+                    // No token: no scripts, no forms, no popups, an opaque origin.
+                    let _ = f.set_attribute("sandbox", "");
+                    let _ = f.set_attribute("srcdoc", html);
+                    let _ = f.set_attribute("title", &format!("HTML output {n}"));
+                    let _ = f.set_attribute("part", "display-html");
+                }
+                frame
+            }
+            (_, DisplayData::Text(s)) => doc.create_element("span").ok().inspect(|span| {
+                span.set_class_name("display");
+                span.set_text_content(Some(&format!("{s}\n")));
+            }),
+            (_, DisplayData::Bytes(_)) => None,
+        };
+        if let Some(node) = node {
+            let _ = self.output.append_child(&node);
             self.output.set_scroll_top(self.output.scroll_height());
         }
     }

@@ -15,6 +15,7 @@ use crate::wire;
 use assets::*;
 pub use connect::start;
 use connect::*;
+use foxden_core::outcome::{Display, MAX_DISPLAY_BYTES};
 use foxden_core::protocol::{
     run_id, DenToHost, Done, HostToDen, OutputBuffer, ReplyError, ReplyLimits, Watchdog,
 };
@@ -39,6 +40,8 @@ struct RunSlot {
     done: oneshot::Sender<Result<Done, ReplyError>>,
     output: Rc<RefCell<OutputBuffer>>,
     on_output: OutputHandler,
+    displays: Rc<RefCell<Displays>>,
+    on_display: DisplayHandler,
     limits: ReplyLimits,
 }
 
@@ -69,8 +72,22 @@ pub struct RunRequest {
     pub transfer: Array,
     pub output: Rc<RefCell<OutputBuffer>>,
     pub on_output: OutputHandler,
+    pub displays: Rc<RefCell<Displays>>,
+    pub on_display: DisplayHandler,
     pub limits: ReplyLimits,
     pub watchdog: Watchdog,
+}
+
+/// Handler for each display of a run, as it arrives.
+pub type DisplayHandler = Rc<dyn Fn(&Display)>;
+
+/// The displays of one run, within [`MAX_DISPLAY_BYTES`] in all.
+#[derive(Default)]
+pub struct Displays {
+    pub list: Vec<Display>,
+    pub used: usize,
+    /// A display was dropped: it was malformed or did not fit.
+    pub dropped: bool,
 }
 
 /// Hands the den page its port once, after the iframe loaded *and* the host allowed it (denUrl
@@ -158,6 +175,8 @@ impl Connection {
                 done: tx,
                 output: req.output,
                 on_output: req.on_output,
+                displays: req.displays,
+                on_display: req.on_display,
                 limits: req.limits,
             },
         );
@@ -278,6 +297,23 @@ fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             if !kept.is_empty() {
                 handler(stream.as_str(), &kept);
             }
+        }
+        DenToHost::Display => {
+            let slot = with_slot(shared, &msg, |s| (s.displays.clone(), s.on_display.clone()));
+            let Some((displays, handler)) = slot else {
+                return;
+            };
+            let room = MAX_DISPLAY_BYTES.saturating_sub(displays.borrow().used);
+            let Some(display) = wire::display(&msg, room) else {
+                displays.borrow_mut().dropped = true;
+                return;
+            };
+            {
+                let mut d = displays.borrow_mut();
+                d.used += display.iter().map(|(_, data)| data.len()).sum::<usize>();
+                d.list.push(display.clone());
+            }
+            handler(&display);
         }
         DenToHost::Done => {
             let Some(id) = msg_id(&msg) else { return };

@@ -238,6 +238,43 @@ const RUN_FIELDS: &[Field] = &[
         "Files the worker lacks.",
     ),
     f("del", Ty::List(&Ty::Str), "Paths the worker must delete."),
+    f(
+        "stdin",
+        Ty::OrNull(&Ty::Str),
+        "What `input()` and `sys.stdin` read, then EOF; null: no scripted input.",
+    ),
+];
+
+/// One representation of a display (a MIME bundle is a list of them).
+pub const DISPLAY_ITEM: Shape = Shape {
+    name: "DisplayItem",
+    doc: "One MIME representation of a display: text, or bytes for images.",
+    fields: &[
+        f(
+            "mime",
+            Ty::Str,
+            "The MIME type (`image/png`, `text/html`, …).",
+        ),
+        f(
+            "text",
+            Ty::OrNull(&Ty::Str),
+            "The text of a text type, else null.",
+        ),
+        f(
+            "bytes",
+            Ty::OrNull(&Ty::Bytes),
+            "The bytes of a binary type (PNG, JPEG), else null.",
+        ),
+    ],
+};
+
+const DISPLAY_FIELDS: &[Field] = &[
+    run_id("The run."),
+    f(
+        "bundle",
+        Ty::List(&Ty::Shape(&DISPLAY_ITEM)),
+        "The representations, richest first, `text/plain` last.",
+    ),
 ];
 
 const OUT_FIELDS: &[Field] = &[
@@ -404,6 +441,13 @@ pub static DEN_TO_HOST: Hop = Hop {
             fields: OUT_FIELDS,
         },
         Message {
+            name: "Display",
+            t: Some(DenToHost::Display.as_str()),
+            channel: Channel::HostPort,
+            when: "`foxden.display(obj)`, or a last expression with `_repr_*_` methods",
+            fields: DISPLAY_FIELDS,
+        },
+        Message {
             name: "Done",
             t: Some(DenToHost::Done.as_str()),
             channel: Channel::HostPort,
@@ -530,6 +574,13 @@ pub static WORKER_TO_DEN: Hop = Hop {
             channel: Channel::Ctl,
             when: "streamed, batched ≤ 15 ms / 8 KiB",
             fields: OUT_FIELDS,
+        },
+        Message {
+            name: "Display",
+            t: Some("display"),
+            channel: Channel::Ctl,
+            when: "`foxden.display(obj)`, after the output printed before it",
+            fields: DISPLAY_FIELDS,
         },
         Message {
             name: "Done",
@@ -822,7 +873,7 @@ mod tests {
         assert!(ts.contains("export interface HostToDenWindowConnect {\n  /**"));
         assert_eq!(
             shapes().iter().map(|s| s.name).collect::<Vec<_>>(),
-            ["PutFile", "RunError", "ChangedFile"]
+            ["PutFile", "DisplayItem", "RunError", "ChangedFile"]
         );
     }
 

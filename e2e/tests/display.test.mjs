@@ -1,0 +1,144 @@
+// Rich display (issue 12, part 3): foxden.display(obj) and _repr_*_ on the last expression,
+// streamed in order with the output, collected in run.displays, and shown by the element
+// without running any of it in the host page.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { launch, openPage, openQuickDen, BROWSER } from "../lib.mjs";
+
+let ctx, page;
+before(async () => {
+  ctx = await launch();
+  ({ page } = await openPage(ctx.browser));
+  await openQuickDen(page, "disp");
+});
+after(async () => ctx?.close());
+
+// A 4x3 RGB PNG made with zlib + struct only.
+const PNG_PY = `
+import struct, zlib
+def png(w, h, rgb):
+    raw = b"".join(b"\\x00" + bytes(rgb) * w for _ in range(h))
+    def chunk(kind, data):
+        c = struct.pack(">I", len(data)) + kind + data
+        return c + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+    return (b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+class Swatch:
+    def __init__(self, rgb): self.rgb = rgb
+    def _repr_png_(self): return png(4, 3, self.rgb)
+    def __repr__(self): return "Swatch(%r)" % (self.rgb,)
+class Table:
+    def _repr_html_(self): return "<table><tr><th>x</th><th>x²</th></tr>" + "".join("<tr><td>%d</td><td>%d</td></tr>" % (i, i * i) for i in range(4)) + "</table>"
+    def __repr__(self): return "Table()"
+`;
+
+const sig = (bytes) => Array.from(bytes.slice(0, 8));
+
+test(`${BROWSER}: displays come in order with the output, from foxden.display and the last expression's _repr_*_`, async () => {
+  const r = await page.evaluate(async (setup) => {
+    const den = window.dens.disp;
+    await den.run(setup);
+    const seen = [];
+    const run = await den.run(
+      "import foxden\nprint('before')\nfoxden.display(Swatch((200, 30, 30)))\nprint('between')\n" +
+        "foxden.display('<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"20\" height=\"20\"><circle cx=\"10\" cy=\"10\" r=\"8\" fill=\"teal\"/></svg>', mime='image/svg+xml')\n" +
+        "print('after')\nTable()",
+      {
+        onOutput: (c) => seen.push(`out:${c.text.trim()}`),
+        onDisplay: (c) => seen.push(`display:${Object.keys(c.data).join("+")}`),
+      },
+    );
+    const plain = await den.run("1 + 1");
+    const swatch = await den.run("Swatch((0, 0, 255))");
+    return {
+      seen,
+      error: run.error,
+      result: run.result,
+      displays: run.displays.map((d) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, v instanceof Uint8Array ? { bytes: Array.from(v.slice(0, 8)), length: v.length } : v]))),
+      plain: plain.displays.length,
+      swatch: { result: swatch.result, n: swatch.displays.length, isBytes: swatch.displays[0]["image/png"] instanceof Uint8Array },
+    };
+  }, PNG_PY);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(r.seen, ["out:before", "display:image/png+text/plain", "out:between", "display:image/svg+xml+text/plain", "out:after", "display:text/html+text/plain"]);
+  assert.equal(r.displays.length, 3);
+  assert.deepEqual(r.displays[0]["image/png"].bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  assert.equal(r.displays[0]["text/plain"], "Swatch((200, 30, 30))");
+  assert.match(r.displays[1]["image/svg+xml"], /<circle/);
+  assert.match(r.displays[2]["text/html"], /<td>3<\/td><td>9<\/td>/);
+  assert.equal(r.result, "Table()");
+  assert.equal(r.plain, 0, "a plain value is not displayed");
+  assert.deepEqual(r.swatch, { result: "Swatch((0, 0, 255))", n: 1, isBytes: true });
+});
+
+test(`${BROWSER}: bad displays get a clear error and the den keeps working`, async () => {
+  const r = await page.evaluate(async () => {
+    const den = window.dens.disp;
+    const js = await den.run("import foxden\nfoxden.display('alert(1)', mime='application/javascript')");
+    const huge = await den.run("import foxden\nfoxden.display(b'x' * (17 * 1024 * 1024), mime='image/png')");
+    // A broken _repr_ on the last expression does not fail the run.
+    const broken = await den.run("class B:\n    def _repr_html_(self): raise RuntimeError('no')\n    def __repr__(self): return 'B()'\nB()");
+    const after = await den.run("6 * 7");
+    return { js: js.error, huge: huge.error, hugeDisplays: huge.displays.length, broken: { error: broken.error, result: broken.result, n: broken.displays.length }, after: after.result };
+  });
+  assert.equal(r.js?.type, "ValueError");
+  assert.match(r.js.message, /'application\/javascript' is not a type a den shows/);
+  assert.equal(r.huge?.type, "ValueError");
+  assert.match(r.huge.message, /would take the run's displays over 16777216 bytes/);
+  assert.equal(r.hugeDisplays, 0);
+  assert.deepEqual(r.broken, { error: null, result: "B()", n: 1 });
+  assert.equal(r.after, "42");
+});
+
+test(`${BROWSER}: the element shows displays, and hostile SVG and HTML run nothing in the host page`, async () => {
+  const r = await page.evaluate(async (setup) => {
+    window.pwned = [];
+    const el = document.createElement("foxden-den");
+    el.setAttribute("name", "disp-el");
+    el.setAttribute("controls", "");
+    el.setAttribute("den-url", "/den/den.html");
+    el.setAttribute("pyodide-url", "/pyodide/");
+    document.body.append(el);
+    await el.ready;
+    await el.run(setup);
+    const hostile =
+      "import foxden\n" +
+      "foxden.display('<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"20\" height=\"20\" onload=\"parent.pwned.push(1)\"><script>parent.pwned.push(2)</script><rect width=\"20\" height=\"20\" fill=\"orange\"/></svg>', mime='image/svg+xml')\n" +
+      "foxden.display('<b>bold</b><script>parent.pwned.push(3)</script><img src=x onerror=\"parent.pwned.push(4)\">', mime='text/html')\n" +
+      "foxden.display('# Title <img src=x onerror=\"parent.pwned.push(5)\">', mime='text/markdown')\n" +
+      "foxden.display(Swatch((10, 160, 60)))\nTable()";
+    const run = await el.run(hostile);
+    await new Promise((res) => setTimeout(res, 500));
+    const out = el.shadowRoot.querySelector("[part=output]");
+    const imgs = [...out.querySelectorAll("img")];
+    const frames = [...out.querySelectorAll("iframe")];
+    const loaded = await Promise.all(imgs.map((i) => (i.complete ? Promise.resolve(i.naturalWidth) : new Promise((res) => { i.onload = () => res(i.naturalWidth); i.onerror = () => res(-1); }))));
+    return {
+      error: run.error,
+      pwned: window.pwned,
+      imgs: imgs.map((i) => ({ src: i.src.slice(0, 5), part: i.getAttribute("part"), alt: i.alt })),
+      widths: loaded,
+      frames: frames.map((f) => ({ sandbox: f.getAttribute("sandbox"), part: f.getAttribute("part"), title: f.title })),
+      text: out.textContent,
+      scriptsInShadow: out.querySelectorAll("script").length,
+    };
+  }, PNG_PY);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(r.pwned, [], "no display ran script in the host page");
+  assert.equal(r.scriptsInShadow, 0);
+  assert.equal(r.imgs.length, 2);
+  assert.ok(r.imgs.every((i) => i.src === "blob:" && i.part === "display-image"), JSON.stringify(r.imgs));
+  assert.deepEqual(r.widths, [20, 4]);
+  assert.equal(r.frames.length, 2);
+  assert.ok(r.frames.every((f) => f.sandbox === "" && f.part === "display-html"), JSON.stringify(r.frames));
+  assert.match(r.text, /# Title <img src=x onerror/);
+  const dir = process.env.FOXDEN_ARTIFACTS;
+  if (dir) {
+    fs.mkdirSync(dir, { recursive: true });
+    const el = await page.$("foxden-den[name=disp-el]");
+    await el.screenshot({ path: path.join(dir, `display-${BROWSER}.png`) });
+    assert.ok(fs.statSync(path.join(dir, `display-${BROWSER}.png`)).size > 1000);
+  }
+});

@@ -201,6 +201,40 @@ test(`${B}: hostile out: wrong streams, wrong types and other runs' ids are igno
   assert.equal(r.stderr, "");
 });
 
+test(`${B}: hostile display: unknown types, wrong data, other runs' ids and a flood past 16 MiB are dropped; the run is marked truncated`, async () => {
+  const code = `
+    const png = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10]);
+    post({ t: "display", id: msg.id, bundle: [{ mime: "image/png", text: null, bytes: png }, { mime: "text/plain", text: "ok", bytes: null }] });
+    post({ t: "display", id: msg.id, bundle: [{ mime: "application/javascript", text: "alert(1)", bytes: null }] });
+    post({ t: "display", id: msg.id, bundle: [{ mime: "image/png", text: "not bytes", bytes: null }] });
+    post({ t: "display", id: msg.id, bundle: "nope" });
+    post({ t: "display", id: msg.id, bundle: [] });
+    post({ t: "display", id: msg.id, bundle: Array(17).fill({ mime: "text/plain", text: "x", bytes: null }) });
+    post({ t: "display", id: msg.id + 1, bundle: [{ mime: "text/plain", text: "future", bytes: null }] });
+    const big = "z".repeat(4 * 1024 * 1024);
+    for (let i = 0; i < 8; i++) post({ t: "display", id: msg.id, bundle: [{ mime: "text/html", text: big, bytes: null }] });
+    post(honest({}));`;
+  const r = await page.evaluate(async (code) => {
+    let events = 0;
+    const run = await window.den.run(code, { timeoutMs: 20000, onDisplay: () => events++ });
+    const next = await window.den.run(`post(honest({ result: "'alive'" }))`, { timeoutMs: 5000 });
+    return {
+      kinds: run.displays.map((d) => Object.keys(d).join("+")),
+      png: Array.from(run.displays[0]["image/png"]),
+      sizes: run.displays.map((d) => (d["text/html"] || "").length),
+      truncated: run.truncated,
+      events,
+      next: next.result,
+    };
+  }, code);
+  assert.deepEqual(r.kinds, ["image/png+text/plain", "text/html", "text/html", "text/html"]);
+  assert.deepEqual(r.png, [137, 80, 78, 71, 13, 10, 26, 10]);
+  assert.deepEqual(r.sizes, [0, 4194304, 4194304, 4194304]);
+  assert.equal(r.truncated, true);
+  assert.equal(r.events, 4);
+  assert.equal(r.next, "'alive'");
+});
+
 // --- ids and message kinds ---
 test(`${B}: hostile done: replies for stale and future run ids are ignored`, async () => {
   const r = await attack(`

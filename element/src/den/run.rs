@@ -1,0 +1,185 @@
+//! A run, host side: ship the files the worker lacks, stream its output and displays, wait for
+//! the reply (or the watchdog), commit the files it returned, and resolve with its outcome.
+
+use super::*;
+
+impl Den {
+    /// Runs `code`: ships the files the worker lacks, waits for the reply (or the watchdog),
+    /// commits the files the run returned and resolves with the `RunResult` object.
+    pub(super) async fn run_outcome(
+        &self,
+        code: String,
+        ro: RunOptions,
+    ) -> Result<JsValue, JsValue> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        let _guard = inner.exclusive().await;
+        inner.check_open()?;
+        let seq = inner.run_seq.get() + 1;
+        inner.run_seq.set(seq);
+        inner.emit(&DenEvent::RunStart {
+            id: seq,
+            code: &code,
+        });
+        let conn = inner.ensure_connection().await?;
+        // Ship only what the worker does not already have.
+        let plan = inner.sync.borrow().plan(&inner.files.borrow());
+        let put = Array::new();
+        let transfer = Array::new();
+        for path in &plan.put {
+            if let Some(e) = inner.files.borrow().get(path) {
+                let data = bytes_to_js(&e.data);
+                transfer.push(&data.buffer());
+                put.push(&obj(&[
+                    ("path", path.as_str().into()),
+                    ("data", data.into()),
+                    ("mtime", e.mtime_ms.into()),
+                ]));
+            }
+        }
+        inner
+            .sync
+            .borrow_mut()
+            .delivered(&plan, &inner.files.borrow());
+        let msg = obj(&[
+            ("t", HostToDen::Run.as_str().into()),
+            ("code", code.as_str().into()),
+            ("timeoutMs", ro.timeout_ms.into()),
+            ("maxOutputBytes", ro.max_output_bytes.into()),
+            ("killGraceMs", inner.opts.kill_grace_ms.into()),
+            ("put", put.into()),
+            ("del", str_array(&plan.delete).into()),
+            (
+                "stdin",
+                ro.stdin.as_deref().map_or(JsValue::NULL, JsValue::from),
+            ),
+        ]);
+        let output = Rc::new(RefCell::new(OutputBuffer::new(
+            ro.max_output_bytes as usize,
+        )));
+        let on_output: OutputHandler = {
+            let user = ro.on_output.clone();
+            let weak = Rc::downgrade(inner);
+            Rc::new(move |stream: &str, text: &str| {
+                if let Some(f) = &user {
+                    let _ = f.call1(&JsValue::UNDEFINED, &output_chunk(seq, stream, text));
+                }
+                if let Some(i) = weak.upgrade() {
+                    i.emit(&DenEvent::Output {
+                        run_id: seq,
+                        stream,
+                        text,
+                    });
+                }
+            })
+        };
+        let displays = Rc::new(RefCell::new(Displays::default()));
+        let on_display: DisplayHandler = {
+            let user = ro.on_display.clone();
+            let weak = Rc::downgrade(inner);
+            Rc::new(move |display: &Display| {
+                if let Some(f) = &user {
+                    let _ = f.call1(&JsValue::UNDEFINED, &display_chunk(seq, display));
+                }
+                if let Some(i) = weak.upgrade() {
+                    i.emit(&DenEvent::Display {
+                        run_id: seq,
+                        display,
+                    });
+                }
+            })
+        };
+        // The den page enforces the timeout itself; the host's watchdog catches a den page that
+        // hangs or lies: it is removed and a new one opened, files kept.
+        let limits = ReplyLimits::for_run(ro.max_output_bytes as usize, inner.opts.max_den_bytes);
+        let end = conn
+            .run(RunRequest {
+                msg,
+                transfer,
+                output: output.clone(),
+                on_output,
+                displays: displays.clone(),
+                on_display,
+                limits,
+                watchdog: Watchdog::for_run(ro.timeout_ms, inner.opts.runtime.load_timeout_ms),
+            })
+            .await;
+        let mut done = match end {
+            RunEnd::Done(d) => d,
+            other => {
+                // The den page is gone or misbehaved: drop it (the iframe is removed) and open a
+                // new one in the background; the files are host-owned and stay.
+                *inner.conn.borrow_mut() = None;
+                inner.sync.borrow_mut().reset();
+                if !inner.closed.get() {
+                    Inner::reopen_soon(inner);
+                }
+                let (how, why) = match other {
+                    _ if inner.closed.get() => (LostDen::Closed, String::new()),
+                    RunEnd::Refused(e) => (LostDen::Refused, e.to_string()),
+                    RunEnd::Silent { started: true } => (LostDen::Silent, String::new()),
+                    _ => (LostDen::Gone, String::new()),
+                };
+                Done::failed(0, lost_den_error(how, ro.timeout_ms, &why), true)
+            }
+        };
+        done.truncated |= done.clip_texts(&limits);
+        let mut out = {
+            let o = output.borrow();
+            RunOutcome {
+                stdout: o.stdout.clone(),
+                stderr: o.stderr.clone(),
+                result: done.result.take(),
+                error: done.error.take(),
+                truncated: o.truncated || done.truncated || displays.borrow().dropped,
+                files: ChangeSet::default(),
+                duration_ms: done.duration_ms,
+                restarted: done.restarted,
+                displays: std::mem::take(&mut displays.borrow_mut().list),
+            }
+        };
+        if let Some(bytes) = done.over_cap {
+            // The changed files alone are over the cap: nothing was copied, nothing is kept.
+            let mut sync = inner.sync.borrow_mut();
+            sync.refused_paths(done.changed.iter().map(|f| f.path.as_str()));
+            sync.refused_paths(done.deleted.iter().map(String::as_str));
+            done.changed.clear();
+            done.deleted.clear();
+            let e = StorageError::CapExceeded {
+                needed: bytes,
+                cap: inner.opts.max_den_bytes,
+            };
+            out.changes_not_kept(&e.to_string());
+        }
+        // Files the run created, changed or deleted come back; the host checks and commits them.
+        let returned = inner.sync.borrow_mut().returned(
+            &inner.files.borrow(),
+            std::mem::take(&mut done.changed),
+            std::mem::take(&mut done.deleted),
+            js::wall_ms(),
+        );
+        out.stderr.push_str(&returned.notes);
+        match inner.commit(returned.ops.clone(), "run").await {
+            Ok(c) => {
+                inner.sync.borrow_mut().committed(&returned);
+                out.files = c;
+            }
+            Err(e) => {
+                // Nothing was kept; the worker holds files the store refused: resync them next run.
+                inner.sync.borrow_mut().refused(&returned);
+                out.changes_not_kept(&e.to_string());
+            }
+        }
+        if out.restarted {
+            inner.sync.borrow_mut().reset();
+        }
+        let result = outcome_js(&out);
+        inner.emit(&DenEvent::RunEnd {
+            id: seq,
+            code: &code,
+            outcome: &out,
+            result: &result,
+        });
+        Ok(result)
+    }
+}

@@ -78,12 +78,9 @@ pub(super) async fn handshake(
     // The iframe loads while the host checks that denUrl does not redirect; the port waits for both.
     refuse_redirect(&opts.den_url).await?;
     conn.gate.allow();
-    let hello = wait_loader(&conn).await;
-    hello_seen.set(true);
-    if get_str(&hello, "t").as_deref() == Some(DenToHost::Hello.as_str()) {
-        check_protocol(&hello)?;
+    let Some(hello) = first_word(&conn, &hello_seen).await? else {
         return Ok(conn);
-    }
+    };
     let fallback = opts.isolation == Isolation::Auto
         && isolation == Isolation::ManifestSandbox
         && get_str(&hello, "t").as_deref() == Some(DenToHost::LoadError.as_str())
@@ -96,12 +93,9 @@ pub(super) async fn handshake(
     hello_seen.set(false);
     let conn = create(opts, Isolation::IframeSandbox)?;
     conn.gate.allow();
-    let hello = wait_loader(&conn).await;
-    hello_seen.set(true);
-    if get_str(&hello, "t").as_deref() == Some(DenToHost::Hello.as_str()) {
-        check_protocol(&hello)?;
+    let Some(hello) = first_word(&conn, &hello_seen).await? else {
         return Ok(conn);
-    }
+    };
     let second = load_error_message(&hello);
     Err(load_error(
         crate::errors::LoadStage::from_den_page(get_str(&hello, "stage").as_deref()),
@@ -110,6 +104,21 @@ pub(super) async fn handshake(
              with the iframe-sandbox fallback, {second}"
         ),
     ))
+}
+
+/// Waits for the den page's first message: `None` for a hello of this protocol, or the message
+/// it sent instead (a load error, or anything else).
+async fn first_word(
+    conn: &Connection,
+    hello_seen: &std::cell::Cell<bool>,
+) -> Result<Option<JsValue>, JsValue> {
+    let hello = wait_loader(conn).await;
+    hello_seen.set(true);
+    if get_str(&hello, "t").as_deref() == Some(DenToHost::Hello.as_str()) {
+        check_protocol(&hello)?;
+        return Ok(None);
+    }
+    Ok(Some(hello))
 }
 
 /// The den page must speak this build's protocol (a stale cached den.html would not).

@@ -43,3 +43,40 @@ pub fn hex(bytes: &[u8]) -> String {
     }
     out
 }
+
+/// For tests: files in the repository that are generated from tables of this crate.
+#[cfg(test)]
+pub(crate) mod generated {
+    use std::path::{Path, PathBuf};
+
+    /// The repository root.
+    pub fn repo() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
+    /// Checks that the text between `start` and the next `end` of the repository file `rel` is
+    /// `want` (the whole file when `start` is empty); `FOXDEN_BLESS=1` rewrites it. `regen` is
+    /// the test filter that regenerates it.
+    pub fn check(rel: &str, start: &str, end: &str, want: &str, regen: &str) {
+        let path = repo().join(rel);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let (i, j) = if start.is_empty() {
+            (0, text.len())
+        } else {
+            let i = text
+                .find(start)
+                .unwrap_or_else(|| panic!("{rel}: {start:?} not found"))
+                + start.len();
+            (i, text[i..].find(end).expect("end marker") + i)
+        };
+        if &text[i..j] == want {
+            return;
+        }
+        if std::env::var_os("FOXDEN_BLESS").is_some() {
+            let whole = format!("{}{want}{}", &text[..i], &text[j..]);
+            std::fs::write(&path, whole).expect("write the generated file");
+            return;
+        }
+        panic!("{rel} is out of date: run `FOXDEN_BLESS=1 cargo test -p foxden-core {regen}` and commit it");
+    }
+}

@@ -489,11 +489,7 @@ pub fn element_doc_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
-
-    fn repo() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-    }
+    use crate::generated::repo;
 
     /// The text between `start` and the next `end` after it.
     fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
@@ -564,23 +560,13 @@ mod tests {
 
     #[test]
     fn docs_table_is_generated_from_the_table() {
-        let path = repo().join("docs/element.md");
-        let text = std::fs::read_to_string(&path).expect("docs/element.md");
-        let (start, end) = (
+        crate::generated::check(
+            "docs/element.md",
             "<!-- options-table:start -->\n",
             "<!-- options-table:end -->",
+            &element_doc_table(),
+            "options",
         );
-        let have = between(&text, start, end);
-        let want = element_doc_table();
-        if have != want {
-            if std::env::var_os("FOXDEN_BLESS").is_some() {
-                let at = text.find(start).expect("marker") + start.len();
-                let new = format!("{}{want}{}", &text[..at], &text[at + have.len()..]);
-                std::fs::write(&path, new).expect("write docs");
-                return;
-            }
-            panic!("docs/element.md's attribute table is out of date: run `FOXDEN_BLESS=1 cargo test -p foxden-core options` and commit it");
-        }
     }
 
     #[test]

@@ -780,11 +780,7 @@ pub fn markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
-
-    fn repo() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-    }
+    use crate::generated::repo;
 
     fn tags(hop: &Hop) -> Vec<&'static str> {
         hop.messages.iter().filter_map(|m| m.t).collect()
@@ -877,41 +873,19 @@ mod tests {
         );
     }
 
-    /// Compares a generated text with the committed one; `FOXDEN_BLESS=1` rewrites it.
-    fn check_generated(path: &Path, have: &str, want: &str, whole: String) {
-        if have == want {
-            return;
-        }
-        if std::env::var_os("FOXDEN_BLESS").is_some() {
-            std::fs::write(path, whole).expect("write the generated file");
-            return;
-        }
-        panic!(
-            "{} is out of date with element/core/src/protocol/schema.rs: run `FOXDEN_BLESS=1 cargo test -p foxden-core protocol` and commit it",
-            path.display()
-        );
-    }
-
     #[test]
     fn committed_typescript_is_generated() {
-        let path = repo().join(TYPESCRIPT_PATH);
-        let have = std::fs::read_to_string(&path).unwrap_or_default();
-        let want = typescript();
-        check_generated(&path, &have, &want, want.clone());
+        crate::generated::check(TYPESCRIPT_PATH, "", "", &typescript(), "protocol");
     }
 
     #[test]
     fn docs_message_table_is_generated() {
-        let path = repo().join("docs/architecture.md");
-        let text = std::fs::read_to_string(&path).expect("docs/architecture.md");
-        let (start, end) = (
+        crate::generated::check(
+            "docs/architecture.md",
             "<!-- protocol-table:start -->\n",
             "<!-- protocol-table:end -->",
+            &markdown(),
+            "protocol",
         );
-        let i = text.find(start).expect("start marker") + start.len();
-        let j = text[i..].find(end).expect("end marker") + i;
-        let want = markdown();
-        let whole = format!("{}{want}{}", &text[..i], &text[j..]);
-        check_generated(&path, &text[i..j], &want, whole);
     }
 }

@@ -21,14 +21,14 @@
 /** @typedef {import("./protocol").RunError} RunError */
 /** @typedef {import("./protocol").DisplayItem} DisplayItem */
 /** @typedef {{ms: number, from: "scratch" | "snapshot"}} Booted How a worker booted. */
-/** @typedef {{w: Worker, ctl: MessagePort}} Spawned A started worker and our end of its port. */
+/** @typedef {{w: Worker, ctl: MessagePort, input: Int32Array | null}} Spawned A started worker, our end of its port, and its input buffer (isolated dens). */
 /**
  * A "run" worker.
  * @typedef {Spawned & {ready: Promise<Booted>, booting: {resolve: (b: Booted) => void, reject: (e: Error) => void} | null, booted: boolean}} RunWorker
  */
 /**
  * The run the worker is executing.
- * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number}} Inflight
+ * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, interactive?: boolean}} Inflight
  */
 /** A `done` for the host, before the den page acts on the worker's `leftover`. @typedef {DenToHostDone & {leftover?: boolean}} CheckedDone */
 (() => {
@@ -106,6 +106,10 @@
       ? new Int32Array(new SharedArrayBuffer(4))
       : null;
   const INTERRUPT_GRACE_MS = 1000;
+  // Interactive input() (isolated dens): each run worker gets an input buffer, [0] state
+  // (0 waiting, 1 text, 2 end of input, 3 failed), [1] byte length, then up to 1 MiB of UTF-8.
+  const INPUT_HEADER_BYTES = 8;
+  const MAX_ANSWER_BYTES = 1 << 20;
 
   /**
    * Posts to the host (only after it connected).
@@ -183,10 +187,11 @@
       e.preventDefault();
       onError(`worker error: ${e.message || "unknown"}`);
     };
+    const input = role === "run" && interrupt ? new Int32Array(new SharedArrayBuffer(INPUT_HEADER_BYTES + MAX_ANSWER_BYTES)) : null;
     /** @type {DenToWorkerBoot} */
-    const boot = { t: "boot", role, ctl: channel.port2, module: /** @type {WebAssembly.Module} */ (module), stdlib: /** @type {ArrayBuffer} */ (stdlib).slice(0), lock: /** @type {string} */ (lock), interrupt, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null };
+    const boot = { t: "boot", role, ctl: channel.port2, module: /** @type {WebAssembly.Module} */ (module), stdlib: /** @type {ArrayBuffer} */ (stdlib).slice(0), lock: /** @type {string} */ (lock), interrupt, input, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null };
     w.postMessage(boot, [channel.port2]);
-    return { w, ctl: channel.port1 };
+    return { w, ctl: channel.port1, input };
   }
 
   /**
@@ -194,7 +199,7 @@
    * current worker's messages reach fromWorker; a standby's are ignored until it is swapped in.
    */
   function bootWorker() {
-    const rec = /** @type {RunWorker} */ (/** @type {unknown} */ ({ w: null, ctl: null, ready: null, booting: null, booted: false }));
+    const rec = /** @type {RunWorker} */ (/** @type {unknown} */ ({ w: null, ctl: null, input: null, ready: null, booting: null, booted: false }));
     rec.ready = new Promise((resolve, reject) => {
       rec.booting = { resolve, reject };
     });
@@ -429,6 +434,14 @@
       const bundle = checkDisplay(msg.bundle);
       if (typeof bundle === "string") return;
       send({ t: "display", id: inflight.id, bundle });
+    } else if (msg.t === "input") {
+      // One question at a time, from a run that may ask (not while being interrupted: a run
+      // past its timeout waits, unanswered, until the kill).
+      const buf = /** @type {RunWorker} */ (worker).input;
+      if (!buf || !inflight.interactive || inflight.asking || inflight.interrupted || typeof msg.prompt !== "string") return;
+      inflight.asking = true;
+      pauseClock(inflight);
+      send({ t: "input", id: inflight.id, prompt: msg.prompt.slice(0, 4096) });
     } else if (msg.t === "done") {
       const reply = checkDone(msg);
       if (typeof reply === "string") {
@@ -456,10 +469,53 @@
     }
   }
 
+  // The run's timeout counts Python's time only: it stops while input() waits for a person.
+  /** @param {Inflight} run */
+  function pauseClock(run) {
+    clearTimeout(run.timer);
+    run.left = Math.max(0, (run.deadline || 0) - performance.now());
+  }
+  /** @param {Inflight} run */
+  function resumeClock(run) {
+    const left = run.left || 0;
+    run.deadline = performance.now() + left;
+    if (run.onTimeout) run.timer = setTimeout(run.onTimeout, left);
+  }
+
+  /**
+   * The host's answer to the run's input() (checked: the host is trusted, but a late answer
+   * for an ended run is dropped). Written into the worker's buffer, then the worker is woken.
+   * @param {import("./protocol").HostToDenInputReply} msg
+   */
+  function onInputReply(msg) {
+    const run = inflight;
+    const buf = worker && worker.input;
+    if (!run || !run.asking || msg.id !== run.id || !buf) return;
+    run.asking = false;
+    let state = 2;
+    let bytes = new Uint8Array(0);
+    if (typeof msg.text === "string") {
+      bytes = utf8.encode(msg.text);
+      state = 1;
+    } else if (typeof msg.error === "string") {
+      bytes = utf8.encode(msg.error);
+      state = 3;
+    }
+    if (bytes.length > MAX_ANSWER_BYTES) {
+      bytes = utf8.encode(`the answer to input() is over ${MAX_ANSWER_BYTES} bytes`);
+      state = 3;
+    }
+    new Uint8Array(buf.buffer, INPUT_HEADER_BYTES, bytes.length).set(bytes);
+    Atomics.store(buf, 1, bytes.length);
+    resumeClock(run);
+    Atomics.store(buf, 0, state);
+    Atomics.notify(buf, 0);
+  }
+
   async function pump() {
     if (inflight || queue.length === 0) return;
     const msg = /** @type {HostToDenRun} */ (queue.shift());
-    inflight = { id: msg.id, timer: 0, timeoutMs: msg.timeoutMs, cap: msg.maxOutputBytes, used: 0, truncated: false, started: false };
+    inflight = { id: msg.id, timer: 0, timeoutMs: msg.timeoutMs, cap: msg.maxOutputBytes, used: 0, truncated: false, started: false, interactive: msg.interactive === true };
     for (;;) {
       const ready = workerReady;
       try {
@@ -480,7 +536,7 @@
       restartWorker();
       finish(failedReply(msg.id, "timeout", "TimeoutError", `the run took longer than ${msg.timeoutMs} ms; the worker was restarted (files kept, Python variables lost)`, performance.now() - started));
     };
-    inflight.timer = setTimeout(() => {
+    inflight.onTimeout = () => {
       if (!inflight || inflight.id !== msg.id) return;
       if (interrupt) {
         inflight.interrupted = true;
@@ -489,7 +545,9 @@
       } else {
         kill();
       }
-    }, msg.timeoutMs);
+    };
+    inflight.deadline = performance.now() + msg.timeoutMs;
+    inflight.timer = setTimeout(inflight.onTimeout, msg.timeoutMs);
     // The host's watchdog counts from here: the run now has timeoutMs (+ the interrupt grace).
     send({ t: "started", id: msg.id });
     /** @type {RunWorker} */ (worker).ctl.postMessage(msg, msg.put.map((f) => f.data.buffer));
@@ -540,6 +598,8 @@
     else if (msg.t === "run") {
       queue.push(msg);
       pump();
+    } else if (msg.t === "input-reply") {
+      onInputReply(msg);
     } else if (msg.t === "reset") {
       // New interpreter, files gone from the worker (the host re-sends them on the next run).
       // A run in flight is ended as crashed first.

@@ -98,6 +98,8 @@ export interface HostToDenRun {
   del: string[];
   /** What `input()` and `sys.stdin` read, then EOF; null: no scripted input. */
   stdin: string | null;
+  /** Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); only a cross-origin isolated den can ask. */
+  interactive: boolean;
 }
 
 /** reset: `den.reset()`. On the host's MessagePort. */
@@ -107,8 +109,19 @@ export interface HostToDenReset {
   id: number;
 }
 
+/** input-reply: the answer to an `input` request. On the host's MessagePort. */
+export interface HostToDenInputReply {
+  t: "input-reply";
+  /** The run that asked. */
+  id: number;
+  /** The line typed (≤ 1 MiB UTF-8), or null: end of input. */
+  text: string | null;
+  /** Why there is no answer (`input()` raises EOFError with it), or null. */
+  error: string | null;
+}
+
 /** Every message host → den page. */
-export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset;
+export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenInputReply;
 
 // --- den page → host ---
 
@@ -175,6 +188,15 @@ export interface DenToHostDisplay {
   bundle: DisplayItem[];
 }
 
+/** input: `input()` on a cross-origin isolated den, in a run with `interactive`; the run's timeout stops until `input-reply`. On the host's MessagePort. */
+export interface DenToHostInput {
+  t: "input";
+  /** The run. */
+  id: number;
+  /** The prompt `input()` was given (already printed to stdout), cut to 4096 chars. */
+  prompt: string;
+}
+
 /** done: the run ended. On the host's MessagePort. */
 export interface DenToHostDone {
   t: "done";
@@ -210,7 +232,7 @@ export interface DenToHostResetDone {
 }
 
 /** Every message den page → host. */
-export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostOut | DenToHostDisplay | DenToHostDone | DenToHostResetDone;
+export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostOut | DenToHostDisplay | DenToHostInput | DenToHostDone | DenToHostResetDone;
 
 // --- den page → worker ---
 
@@ -229,6 +251,8 @@ export interface DenToWorkerBoot {
   lock: string;
   /** Pyodide's interrupt buffer, when the den page is cross-origin isolated. */
   interrupt: Int32Array | null;
+  /** The input buffer (state, length, then up to 1 MiB of UTF-8), when isolated. */
+  input: Int32Array | null;
   /** Cap on the WebAssembly memory (0: none). */
   maxMemoryBytes: number;
   /** A snapshot to resume from (role `run`), or null. */
@@ -254,6 +278,8 @@ export interface DenToWorkerRun {
   del: string[];
   /** What `input()` and `sys.stdin` read, then EOF; null: no scripted input. */
   stdin: string | null;
+  /** Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); only a cross-origin isolated den can ask. */
+  interactive: boolean;
 }
 
 /** Every message den page → worker. */
@@ -306,6 +332,15 @@ export interface WorkerToDenDisplay {
   bundle: DisplayItem[];
 }
 
+/** input: `input()` in an interactive run; then the worker waits on the input buffer. On the private `ctl` port. */
+export interface WorkerToDenInput {
+  t: "input";
+  /** The run. */
+  id: number;
+  /** The prompt `input()` was given (already printed to stdout), cut to 4096 chars. */
+  prompt: string;
+}
+
 /** done: the run ended. On the private `ctl` port. */
 export interface WorkerToDenDone {
   t: "done";
@@ -328,4 +363,4 @@ export interface WorkerToDenDone {
 }
 
 /** Every message worker → den page. */
-export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDisplay | WorkerToDenDone;
+export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDisplay | WorkerToDenInput | WorkerToDenDone;

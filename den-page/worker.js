@@ -248,9 +248,71 @@ def _foxden_module():
     sys.modules["foxden"] = m
 _foxden_module()
 
-def _foxden_stdin(text):
+class _FoxdenAskStdin(io.TextIOBase):
+    """sys.stdin of an interactive run: each line is asked of the host (the worker blocks on a
+    SharedArrayBuffer until the person answers; the run's timeout stops meanwhile)."""
+    def readable(self):
+        return True
+    def __init__(self):
+        self._buf = ""  # the rest of a multi-line answer
+    def _ask(self, prompt):
+        state, text = _foxden_ask_input(prompt)
+        if state == 1:
+            return text if text.endswith("\\n") else text + "\\n"
+        if state == 2:
+            return ""
+        raise EOFError(text)
+    def _line(self, prompt):
+        if not self._buf:
+            self._buf = self._ask(prompt)
+        i = self._buf.find("\\n")
+        line, self._buf = (self._buf[:i + 1], self._buf[i + 1:]) if i >= 0 else (self._buf, "")
+        return line
+    def readline(self, size=-1):
+        _foxden_flush()
+        return self._line("")
+    def read(self, size=-1):
+        lines = []
+        while True:
+            line = self.readline()
+            if not line:
+                return "".join(lines)
+            lines.append(line)
+
+class _FoxdenNotIsolated(_FoxdenNoStdin):
+    _why = ("interactive input() needs a cross-origin isolated den: serve the host page with "
+            "'Cross-Origin-Opener-Policy: same-origin' and 'Cross-Origin-Embedder-Policy: require-corp', "
+            "and den.html with 'Cross-Origin-Embedder-Policy: require-corp' and "
+            "'Cross-Origin-Resource-Policy: cross-origin' (den.info.interruptible is then true); "
+            "or pass the run's input as den.run(code, { stdin: '3\\\\n4\\\\n' })")
+
+import builtins
+_foxden_builtin_input = builtins.input
+def _foxden_input(prompt=""):
+    # input() of an interactive run: the prompt goes to stdout (as in a terminal) and to the host,
+    # and the answer is echoed after it, so the output reads like a terminal session.
+    if not isinstance(sys.stdin, _FoxdenAskStdin):
+        return _foxden_builtin_input(prompt)
+    prompt = str(prompt)
+    sys.stdout.write(prompt)
+    _foxden_flush()
+    line = sys.stdin._line(prompt)
+    if not line:
+        raise EOFError("EOF when reading a line")
+    sys.stdout.write(line)
+    return line[:-1]
+builtins.input = _foxden_input
+
+def _foxden_stdin(text, interactive=False):
     # A fresh stdin per run: nothing one run left unread reaches the next.
-    sys.stdin = io.StringIO(text) if isinstance(text, str) else _FoxdenNoStdin()
+    if isinstance(text, str):
+        sys.stdin = io.StringIO(text)
+    elif interactive and _foxden_can_ask:
+        sys.stdin = _FoxdenAskStdin()
+    elif interactive:
+        sys.stdin = _FoxdenNotIsolated()
+    else:
+        sys.stdin = _FoxdenNoStdin()
 
 _foxden_ns = {"__name__": "__main__", "__builtins__": __builtins__}
 
@@ -290,9 +352,9 @@ def _foxden_uses_await(code):
     except BaseException:
         return False
 
-def _foxden_run_sync(code, stdin=None):
+def _foxden_run_sync(code, stdin=None, interactive=False):
     # Code without top-level await runs synchronously, on the JS stack (no promise machinery).
-    _foxden_stdin(stdin)
+    _foxden_stdin(stdin, interactive)
     try:
         is_expr, _ = _foxden_parse(code)
         value = eval_code(code, _foxden_ns, filename="<exec>", return_mode="last_expr")
@@ -303,8 +365,8 @@ def _foxden_run_sync(code, stdin=None):
     finally:
         _foxden_flush()
 
-async def _foxden_run(code, stdin=None):
-    _foxden_stdin(stdin)
+async def _foxden_run(code, stdin=None, interactive=False):
+    _foxden_stdin(stdin, interactive)
     try:
         is_expr, _ = _foxden_parse(code)
         value = await eval_code_async(code, _foxden_ns, filename="<exec>", return_mode="last_expr")
@@ -397,6 +459,34 @@ function postDisplay(bundle) {
   return null;
 }
 const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
+
+// Interactive input(): the den page's input buffer (cross-origin isolated dens only):
+// [0] state (0 waiting, 1 text, 2 end of input, 3 failed: text is why), [1] byte length, then UTF-8.
+/** @type {Int32Array | null} */
+let inputBuf = null;
+const INPUT_HEADER_BYTES = 8;
+
+/**
+ * Asks the host for a line and blocks this worker until the den page writes the answer.
+ * Called by Python's input()/sys.stdin of an interactive run.
+ * @param {string} prompt
+ * @returns {[number, string]} [state, text]
+ */
+function askInput(prompt) {
+  if (!current || !inputBuf) return [3, "no run is in progress"];
+  flushOutput();
+  Atomics.store(inputBuf, 0, 0);
+  post({ t: "input", id: current.id, prompt: String(prompt).slice(0, 4096) });
+  Atomics.wait(inputBuf, 0, 0);
+  const state = Atomics.load(inputBuf, 0);
+  const room = inputBuf.buffer.byteLength - INPUT_HEADER_BYTES;
+  const len = Math.min(Math.max(Atomics.load(inputBuf, 1), 0), room);
+  // slice(): TextDecoder does not read shared memory.
+  const text = new TextDecoder().decode(new Uint8Array(inputBuf.buffer, INPUT_HEADER_BYTES, len).slice());
+  Atomics.store(inputBuf, 0, 0);
+  current.last = performance.now();
+  return [state === 1 || state === 2 ? state : 3, text];
+}
 
 /**
  * @param {StreamName} stream
@@ -679,8 +769,9 @@ function capMemory(cap) {
  * @param {DenToWorkerBoot} boot
  * @returns {Promise<{ms: number, snapshot?: Uint8Array}>}
  */
-async function boot({ role, module, stdlib, lock, interrupt, snapshot, maxMemoryBytes }) {
+async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, maxMemoryBytes }) {
   capMemory(maxMemoryBytes);
+  inputBuf = input;
   const started = performance.now();
   const realFetch = self.fetch;
   // During boot, answer the wasm and the stdlib from memory; refuse everything else.
@@ -737,6 +828,8 @@ async function boot({ role, module, stdlib, lock, interrupt, snapshot, maxMemory
   py.setStdout({ write: (b) => capture("stdout", b) });
   py.setStderr({ write: (b) => capture("stderr", b) });
   py.globals.set("_foxden_post_display", postDisplay);
+  py.globals.set("_foxden_ask_input", askInput);
+  py.globals.set("_foxden_can_ask", inputBuf !== null);
   py.runPython(PY_HELPERS, { filename: "<foxden>" });
   pyRun = py.globals.get("_foxden_run");
   pyRunSync = py.globals.get("_foxden_run_sync");
@@ -784,7 +877,8 @@ async function run(msg) {
   try {
     // undefined, not null: Pyodide passes JS null to Python as JsNull, not None.
     const stdin = typeof msg.stdin === "string" ? msg.stdin : undefined;
-    const out = pyUsesAwait(msg.code) ? await pyRun(msg.code, stdin) : pyRunSync(msg.code, stdin);
+    const interactive = msg.interactive === true;
+    const out = pyUsesAwait(msg.code) ? await pyRun(msg.code, stdin, interactive) : pyRunSync(msg.code, stdin, interactive);
     const [result, err] = out.toJs();
     out.destroy();
     reply.result = result ?? null;

@@ -235,6 +235,37 @@ test(`${B}: hostile display: unknown types, wrong data, other runs' ids and a fl
   assert.equal(r.next, "'alive'");
 });
 
+test(`${B}: hostile input: one question at a time, for live runs only, prompts cut; a run nobody answers for gets an error reply`, async () => {
+  // The scenario records the host's input-reply messages, then reports them as the result.
+  const code = `
+    const replies = [];
+    const prev = port.onmessage;
+    port.onmessage = (e) => { if (e.data && e.data.t === "input-reply") replies.push(e.data); else prev(e); };
+    post({ t: "input", id: msg.id, prompt: "before started" });
+    post({ t: "started", id: msg.id });
+    post({ t: "input", id: msg.id, prompt: "p1" });
+    post({ t: "input", id: msg.id, prompt: "p2" });
+    post({ t: "input", id: msg.id + 1, prompt: "future" });
+    post({ t: "input", id: msg.id, prompt: 42 });
+    await sleep(400);
+    post({ t: "input", id: msg.id, prompt: "x".repeat(100000) });
+    await sleep(400);
+    port.onmessage = prev;
+    const seen = replies.map((r) => (r.id === msg.id ? "" : "other:") + (r.text !== null ? "text:" + r.text : "error:" + r.error));
+    post(honest({ result: JSON.stringify(seen.join("|")) }));`;
+  const r = await page.evaluate(async (code) => {
+    const prompts = [];
+    const asked = await window.den.run(code, { timeoutMs: 5000, onInput: async (q) => { prompts.push(q.prompt.length); await new Promise((res) => setTimeout(res, 200)); return "ans"; } });
+    const unasked = await window.den.run(code, { timeoutMs: 5000 });
+    return { asked: asked.result, prompts, unasked: unasked.result };
+  }, code);
+  assert.deepEqual(r.prompts, [2, 4096]);
+  assert.equal(r.asked, '"text:ans|text:ans"');
+  assert.match(r.unasked, /^"error:nobody answers input\(\) for this run.*\|error:nobody answers/);
+  // The store is untouched and an honest run works.
+  await attack(`post(honest({}))`);
+});
+
 // --- ids and message kinds ---
 test(`${B}: hostile done: replies for stale and future run ids are ignored`, async () => {
   const r = await attack(`

@@ -69,6 +69,9 @@ export type DisplayBundle = { [mime: string]: string | Uint8Array };
 /** One display of a run, as it is shown (in order with the output). */
 export interface DisplayChunk { runId: number; data: DisplayBundle }
 
+/** What `onInput` is called with: `input()` of run `runId` waits for a line. */
+export interface InputRequest { runId: number; prompt: string }
+
 export interface RunOptions {
   /** Default 30000. On timeout the worker is killed and restarted: files kept, variables lost. */
   timeoutMs?: number;
@@ -81,6 +84,12 @@ export interface RunOptions {
   /** What `input()` and `sys.stdin` read, line by line, then EOF (up to 16 MiB). Without it,
    * reading stdin raises `EOFError` saying how to give some. */
   stdin?: string;
+  /** Interactive `input()` (runs without `stdin`, on a cross-origin isolated den:
+   * `den.info.interruptible` is true). Python blocks until this answers: a string (a line; up to
+   * 1 MiB), or null for end of input (`EOFError`); a throw or another type also ends input, with
+   * a message. The run's timeout does not count the time spent waiting for the answer. Without
+   * isolation, `input()` raises `EOFError` saying how to enable it. */
+  onInput?: (request: InputRequest) => string | null | Promise<string | null>;
 }
 
 export type RunErrorKind = "python" | "timeout" | "crashed" | "storage";
@@ -206,6 +215,12 @@ export type FoxdenOutputEventDetail = OutputChunk;
 /** `detail` of the `display` event: one display, in order with the `output` events. */
 export type FoxdenDisplayEventDetail = DisplayChunk;
 
+/** `detail` of the cancelable `input` event: a run's `input()` waits for a line (cross-origin
+ * isolated dens, runs without `stdin` or `onInput`). Answer with `respond(text)` (null: end of
+ * input) during the event, or call `preventDefault()` and respond later. Unanswered, `input()`
+ * raises `EOFError`. */
+export interface FoxdenInputEventDetail extends InputRequest { respond(text: string | null): void }
+
 /** `detail` of the `file-change` event. */
 export interface FoxdenFileChangeEventDetail extends FileChanges {
   source: "run" | "write" | "delete" | "restore";
@@ -225,7 +240,8 @@ export interface FoxdenErrorEventDetail {
   attribute?: FoxdenDenAttribute;
 }
 
-export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "progress"> {
+export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "progress" | "input"> {
+  input: CustomEvent<FoxdenInputEventDetail>;
   run: CustomEvent<FoxdenRunEventDetail>;
   output: CustomEvent<FoxdenOutputEventDetail>;
   display: CustomEvent<FoxdenDisplayEventDetail>;

@@ -13,6 +13,7 @@
 
 pub mod codes;
 pub mod files;
+pub mod input;
 pub mod limits;
 pub mod options;
 pub mod outcome;

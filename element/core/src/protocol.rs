@@ -31,11 +31,13 @@ pub enum HostToDen {
     Run,
     /// A new interpreter: `{id}`.
     Reset,
+    /// The answer to a run's `input` request: `{id, text | null | error}`.
+    InputReply,
 }
 
 impl HostToDen {
     /// Every kind, in declaration order.
-    pub const ALL: &'static [HostToDen] = &[Self::Boot, Self::Run, Self::Reset];
+    pub const ALL: &'static [HostToDen] = &[Self::Boot, Self::Run, Self::Reset, Self::InputReply];
 
     /// The `t` field.
     pub const fn as_str(self) -> &'static str {
@@ -43,6 +45,7 @@ impl HostToDen {
             Self::Boot => "boot",
             Self::Run => "run",
             Self::Reset => "reset",
+            Self::InputReply => "input-reply",
         }
     }
 }
@@ -63,6 +66,9 @@ pub enum DenToHost {
     Out,
     /// A rich display of a run (MIME bundle): `{id, bundle}`.
     Display,
+    /// A run's Python called `input()` on a cross-origin isolated den: `{id, prompt}`; the
+    /// worker waits for the host's `input-reply`, and the run's timeout is paused meanwhile.
+    Input,
     /// A run ended: `{id, result, error, truncated, changed, deleted, restarted, durationMs}`.
     Done,
     /// A reset ended: `{id, from, bootMs}` or `{id, error}`.
@@ -81,6 +87,7 @@ impl DenToHost {
         Self::Started,
         Self::Out,
         Self::Display,
+        Self::Input,
         Self::Done,
         Self::ResetDone,
         Self::Snapshot,
@@ -95,6 +102,7 @@ impl DenToHost {
             Self::Started => "started",
             Self::Out => "out",
             Self::Display => "display",
+            Self::Input => "input",
             Self::Done => "done",
             Self::ResetDone => "reset-done",
             Self::Snapshot => "snapshot",

@@ -4,6 +4,7 @@
 use crate::errors::{den_error, path_error, DenErrorCode};
 use crate::js::{obj, str_array};
 use foxden_core::files::{ChangeSet, StorageError};
+use foxden_core::input::Answer;
 use foxden_core::outcome::{Display, DisplayData, RunOutcome};
 use foxden_core::protocol::RunError;
 use std::rc::Rc;
@@ -45,6 +46,15 @@ pub enum DenEvent<'a> {
         /// The bundle.
         display: &'a Display,
     },
+    /// A run's `input()` waits for a line: someone answers through `reply`.
+    Input {
+        /// The run's number.
+        run_id: u32,
+        /// The prompt (already printed to stdout).
+        prompt: &'a str,
+        /// Where the answer goes; unanswered after the event, it is end of input.
+        reply: &'a Rc<InputReply>,
+    },
     /// Files changed.
     FileChange {
         /// "run", "write", "delete" or "restore".
@@ -52,6 +62,41 @@ pub enum DenEvent<'a> {
         /// What changed.
         changes: &'a ChangeSet,
     },
+}
+
+/// The answer slot of one `input()` request: the first answer wins, later ones are ignored.
+pub struct InputReply {
+    tx: std::cell::RefCell<Option<futures::channel::oneshot::Sender<Answer>>>,
+    deferred: std::cell::Cell<bool>,
+}
+
+impl InputReply {
+    /// A slot whose answer goes to `tx`.
+    pub fn new(tx: futures::channel::oneshot::Sender<Answer>) -> Rc<Self> {
+        Rc::new(InputReply {
+            tx: std::cell::RefCell::new(Some(tx)),
+            deferred: std::cell::Cell::new(false),
+        })
+    }
+
+    /// Answers, if no answer was given yet.
+    pub fn answer(&self, a: Answer) {
+        if let Some(tx) = self.tx.borrow_mut().take() {
+            let _ = tx.send(a);
+        }
+    }
+
+    /// Someone promised to answer later (the event's `preventDefault()`).
+    pub fn defer(&self) {
+        self.deferred.set(true);
+    }
+
+    /// Answers now unless someone promised to answer later.
+    pub fn answer_unless_deferred(&self, a: Answer) {
+        if !self.deferred.get() {
+            self.answer(a);
+        }
+    }
 }
 
 /// A listener for den events (the element's).
@@ -64,6 +109,7 @@ impl DenEvent<'_> {
             DenEvent::RunStart { .. } | DenEvent::RunEnd { .. } => "run",
             DenEvent::Output { .. } => "output",
             DenEvent::Display { .. } => "display",
+            DenEvent::Input { .. } => "input",
             DenEvent::FileChange { .. } => "file-change",
         }
     }
@@ -92,6 +138,9 @@ impl DenEvent<'_> {
                 text,
             } => output_chunk(*run_id, stream, text),
             DenEvent::Display { run_id, display } => display_chunk(*run_id, display),
+            DenEvent::Input { run_id, prompt, .. } => {
+                obj(&[("runId", (*run_id).into()), ("prompt", (*prompt).into())]).into()
+            }
             DenEvent::FileChange { source, changes } => {
                 let detail = changes_js(changes);
                 let _ = js_sys::Reflect::set(&detail, &"source".into(), &(*source).into());

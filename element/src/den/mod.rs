@@ -16,7 +16,7 @@ use crate::runtime::{
 };
 pub use events::storage_to_js;
 use events::{changes_js, display_chunk, outcome_js, output_chunk};
-pub use events::{DenEvent, EventSink};
+pub use events::{DenEvent, EventSink, InputReply};
 use foxden_core::files::{ChangeSet, FileEntry, FileMap, Op, StorageError, WriteRate};
 use foxden_core::limits;
 use foxden_core::outcome::{lost_den_error, Display, LostDen, RunOutcome};
@@ -25,6 +25,7 @@ use foxden_core::protocol::{Done, HostToDen, OutputBuffer, ReplyLimits, Watchdog
 use foxden_core::sync::SyncState;
 use js_sys::{Array, Function, Object, Promise};
 pub use options::*;
+pub(crate) use run::answer_from_js;
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;

@@ -102,6 +102,8 @@ pub(crate) struct RunOptions {
     pub(crate) max_output_bytes: f64,
     pub(crate) on_output: Option<Function>,
     pub(crate) on_display: Option<Function>,
+    /// Answers `input()` on a cross-origin isolated den: `({ runId, prompt }) => string | null`.
+    pub(crate) on_input: Option<Function>,
     /// What `input()` and `sys.stdin` read (then EOF), or `None`.
     pub(crate) stdin: Option<String>,
 }
@@ -112,6 +114,7 @@ pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
         max_output_bytes: number(v, Api::Run, "maxOutputBytes")?,
         on_output: get(v, "onOutput").dyn_into::<Function>().ok(),
         on_display: get(v, "onDisplay").dyn_into::<Function>().ok(),
+        on_input: get(v, "onInput").dyn_into::<Function>().ok(),
         stdin: {
             let raw = get(v, "stdin");
             if is_absent(&raw) {

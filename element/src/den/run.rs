@@ -2,6 +2,9 @@
 //! the reply (or the watchdog), commit the files it returned, and resolve with its outcome.
 
 use super::*;
+use crate::runtime::InputHandler;
+use events::InputReply;
+use foxden_core::input::Answer;
 
 impl Den {
     /// Runs `code`: ships the files the worker lacks, waits for the reply (or the watchdog),
@@ -41,6 +44,7 @@ impl Den {
             .sync
             .borrow_mut()
             .delivered(&plan, &inner.files.borrow());
+        let on_input = self.input_handler(seq, &ro);
         let msg = obj(&[
             ("t", HostToDen::Run.as_str().into()),
             ("code", code.as_str().into()),
@@ -53,6 +57,7 @@ impl Den {
                 "stdin",
                 ro.stdin.as_deref().map_or(JsValue::NULL, JsValue::from),
             ),
+            ("interactive", on_input.is_some().into()),
         ]);
         let output = Rc::new(RefCell::new(OutputBuffer::new(
             ro.max_output_bytes as usize,
@@ -102,6 +107,7 @@ impl Den {
                 on_display,
                 limits,
                 watchdog: Watchdog::for_run(ro.timeout_ms, inner.opts.runtime.load_timeout_ms),
+                on_input,
             })
             .await;
         let mut done = match end {
@@ -181,5 +187,69 @@ impl Den {
             result: &result,
         });
         Ok(result)
+    }
+
+    /// Who answers this run's `input()`: the run's `onInput`, else the element (its `input`
+    /// event), else nobody (`None`: the run is not interactive). Scripted stdin comes first.
+    fn input_handler(&self, seq: u32, ro: &RunOptions) -> Option<InputHandler> {
+        if ro.stdin.is_some() {
+            return None;
+        }
+        if let Some(f) = ro.on_input.clone() {
+            return Some(Rc::new(move |prompt: &str| {
+                let req = obj(&[("runId", seq.into()), ("prompt", prompt.into())]);
+                let called = f.call1(&JsValue::UNDEFINED, &req);
+                Box::pin(async move {
+                    let v = match called {
+                        Ok(v) => wasm_bindgen_futures::JsFuture::from(Promise::resolve(&v)).await,
+                        Err(e) => Err(e),
+                    };
+                    match v {
+                        Ok(v) => answer_from_js(&v),
+                        Err(e) => Answer::Failed(format!("onInput failed: {}", js::describe(&e))),
+                    }
+                })
+            }));
+        }
+        if self.inner.sink.borrow().is_none() {
+            return None;
+        }
+        let weak = Rc::downgrade(&self.inner);
+        Some(Rc::new(move |prompt: &str| {
+            let (tx, rx) = futures::channel::oneshot::channel();
+            let reply = InputReply::new(tx);
+            if let Some(i) = weak.upgrade() {
+                i.emit(&DenEvent::Input {
+                    run_id: seq,
+                    prompt,
+                    reply: &reply,
+                });
+            }
+            // Nobody took it: end of input, with a message that says how to answer.
+            reply.answer_unless_deferred(Answer::Failed(NO_ANSWER.into()));
+            Box::pin(async move { rx.await.unwrap_or(Answer::Eof) })
+        }))
+    }
+}
+
+/// What `input()` raises when the element's `input` event was not answered.
+const NO_ANSWER: &str = "nobody answered input(): a listener of the element's `input` event \
+     calls event.detail.respond(text) (or event.preventDefault(), then respond later)";
+
+/// The answer an `onInput` handler gave: a string, `null`/`undefined` (end of input), or a
+/// value of another type (a failure that names it).
+pub(crate) fn answer_from_js(v: &JsValue) -> Answer {
+    if let Some(s) = v.as_string() {
+        Answer::from_handler(Some(s), None)
+    } else if v.is_null() || v.is_undefined() {
+        Answer::Eof
+    } else {
+        Answer::from_handler(
+            None,
+            Some(&format!(
+                "a {}",
+                v.js_typeof().as_string().unwrap_or_default()
+            )),
+        )
     }
 }

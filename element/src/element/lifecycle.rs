@@ -81,6 +81,7 @@ pub(crate) struct State {
     pub(crate) run_defaults: Cell<(f64, f64)>,
     pub(crate) ui: RefCell<Option<Rc<Ui>>>,
     pub(crate) runs_active: Cell<u32>,
+    pub(crate) input: super::input::InputDesk,
 }
 
 pub(crate) fn closed_error(state: &State) -> JsValue {
@@ -97,16 +98,24 @@ pub(crate) fn closed_error(state: &State) -> JsValue {
 
 impl State {
     pub(crate) fn emit(&self, kind: &str, detail: &JsValue) {
+        self.dispatch(kind, detail, false);
+    }
+
+    /// Dispatches a DOM event; returns whether a listener called `preventDefault()`.
+    pub(crate) fn dispatch(&self, kind: &str, detail: &JsValue, cancelable: bool) -> bool {
         let host = self.host.borrow().clone();
         if let Some(h) = host {
             let init = web_sys::CustomEventInit::new();
             init.set_bubbles(true);
             init.set_composed(true);
+            init.set_cancelable(cancelable);
             init.set_detail(detail);
             if let Ok(ev) = web_sys::CustomEvent::new_with_event_init_dict(kind, &init) {
                 let _ = h.dispatch_event(&ev);
+                return ev.default_prevented();
             }
         }
+        false
     }
 
     pub(crate) fn emit_error(&self, error: &JsValue) {
@@ -328,6 +337,15 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
 
 /// Den events ("run", "output", "file-change") become DOM events and UI updates.
 pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
+    if let DenEvent::Input { reply, .. } = event {
+        // Cancelable: preventDefault() promises an answer later through detail.respond.
+        let detail = event.detail();
+        let _ = Reflect::set(&detail, &"respond".into(), &state.input.take(reply));
+        if state.dispatch(event.kind(), &detail, true) {
+            reply.defer();
+        }
+        return;
+    }
     state.emit(event.kind(), &event.detail());
     let Some(ui) = state.ui() else {
         return;
@@ -335,6 +353,7 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
     match event {
         DenEvent::Output { stream, text, .. } => ui.append_output(text, stream),
         DenEvent::Display { display, .. } => ui.append_display(display),
+        DenEvent::Input { .. } => {}
         DenEvent::RunStart { .. } => {
             state.runs_active.set(state.runs_active.get() + 1);
             ui.clear_output();

@@ -19,6 +19,7 @@
 //! `controls` shadow-root UI, and this file forwards the element's methods to the den.
 
 mod config;
+mod input;
 mod lifecycle;
 mod ui;
 
@@ -101,6 +102,7 @@ impl ElementHandle {
                 )),
                 ui: RefCell::new(None),
                 runs_active: Cell::new(0),
+                input: Default::default(),
             }),
         }
     }

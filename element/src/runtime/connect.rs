@@ -299,6 +299,7 @@ pub(super) fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Conn
     let shared = Rc::new(RefCell::new(Shared::default()));
     let (tx, rx) = oneshot::channel();
     shared.borrow_mut().loader = Some(tx);
+    shared.borrow_mut().port = Some(port.clone());
     let s2 = shared.clone();
     let on_message =
         Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| on_port_message(&s2, ev));

@@ -10,11 +10,12 @@ mod options;
 pub mod warm;
 
 use crate::callback::{with_timeout, Listener};
-use crate::js::{get, get_f64, get_str, obj};
+use crate::js::{self, get, get_f64, get_str, obj};
 use crate::wire;
 use assets::*;
 pub use connect::start;
 use connect::*;
+use foxden_core::input::{Answer, RunClock, MAX_PROMPT_CHARS, NO_HANDLER};
 use foxden_core::outcome::{Display, MAX_DISPLAY_BYTES};
 use foxden_core::protocol::{
     run_id, DenToHost, Done, HostToDen, OutputBuffer, ReplyError, ReplyLimits, Watchdog,
@@ -35,6 +36,10 @@ pub type Progress = Rc<dyn Fn(f64, f64)>;
 /// Handler for streamed output of a run: (stream, the text the host kept).
 pub type OutputHandler = Rc<dyn Fn(&str, &str)>;
 
+/// Asks whoever answers `input()` for this run (`onInput`, or the element's `input` event):
+/// prompt -> the answer, when it comes.
+pub type InputHandler = Rc<dyn Fn(&str) -> futures::future::LocalBoxFuture<'static, Answer>>;
+
 struct RunSlot {
     started: Option<oneshot::Sender<()>>,
     done: oneshot::Sender<Result<Done, ReplyError>>,
@@ -43,10 +48,18 @@ struct RunSlot {
     displays: Rc<RefCell<Displays>>,
     on_display: DisplayHandler,
     limits: ReplyLimits,
+    on_input: Option<InputHandler>,
+    /// The watchdog's clock, from `started`; it stops while an `input()` waits for its answer.
+    clock: Option<RunClock>,
+    /// An `input` request is being answered (one at a time; more are ignored).
+    asking: bool,
+    watchdog: Watchdog,
 }
 
 #[derive(Default)]
 struct Shared {
+    /// The port to the den page (for answers the message handler sends itself).
+    port: Option<MessagePort>,
     loader: Option<oneshot::Sender<JsValue>>,
     runs: HashMap<u32, RunSlot>,
     resets: HashMap<u32, oneshot::Sender<JsValue>>,
@@ -76,6 +89,8 @@ pub struct RunRequest {
     pub on_display: DisplayHandler,
     pub limits: ReplyLimits,
     pub watchdog: Watchdog,
+    /// Who answers `input()`; `None`: the run is not interactive.
+    pub on_input: Option<InputHandler>,
 }
 
 /// Handler for each display of a run, as it arrives.
@@ -178,6 +193,10 @@ impl Connection {
                 displays: req.displays,
                 on_display: req.on_display,
                 limits: req.limits,
+                on_input: req.on_input,
+                clock: None,
+                asking: false,
+                watchdog: req.watchdog,
             },
         );
         if self
@@ -191,15 +210,45 @@ impl Connection {
         // Phase 1 ends on `started`, or when the slot goes (a `done`, or the connection closed).
         let end = match with_timeout(started_rx, req.watchdog.start_ms).await {
             None => RunEnd::Silent { started: false },
-            Some(_) => match with_timeout(rx, req.watchdog.run_ms).await {
-                None => RunEnd::Silent { started: true },
-                Some(Ok(Ok(done))) => RunEnd::Done(done),
-                Some(Ok(Err(e))) => RunEnd::Refused(e),
-                Some(Err(_)) => RunEnd::Closed,
-            },
+            Some(_) => self.await_done(id, rx).await,
         };
         self.shared.borrow_mut().runs.remove(&id);
         end
+    }
+
+    /// Phase 2: waits for the run's reply while its clock has time left. The clock stops while
+    /// an `input()` waits for a person, so the watchdog never counts that time.
+    async fn await_done(
+        &self,
+        id: u32,
+        mut rx: oneshot::Receiver<Result<Done, ReplyError>>,
+    ) -> RunEnd {
+        if let Some(slot) = self.shared.borrow_mut().runs.get_mut(&id) {
+            if slot.clock.is_none() {
+                slot.clock = Some(RunClock::start(&slot.watchdog, js::now_ms()));
+            }
+        }
+        loop {
+            let left = self
+                .shared
+                .borrow()
+                .runs
+                .get(&id)
+                .and_then(|s| s.clock)
+                .map(|c| c.remaining(js::now_ms()));
+            // Paused (or the slot already gone, its answer on the way): look again in a while.
+            let wait = match left {
+                Some(Some(ms)) if ms <= 0.0 => return RunEnd::Silent { started: true },
+                Some(Some(ms)) => ms,
+                _ => 250.0,
+            };
+            match with_timeout(&mut rx, wait).await {
+                None => continue,
+                Some(Ok(Ok(done))) => return RunEnd::Done(done),
+                Some(Ok(Err(e))) => return RunEnd::Refused(e),
+                Some(Err(_)) => return RunEnd::Closed,
+            }
+        }
     }
 
     /// Ends every pending run and reset at once (their futures see the channel closed).
@@ -274,7 +323,14 @@ fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             }
         }
         DenToHost::Started => {
-            let tx = with_slot(shared, &msg, |s| s.started.take()).flatten();
+            // The watchdog's run clock starts here (an `input` may follow at once).
+            let tx = with_slot(shared, &msg, |s| {
+                if s.clock.is_none() {
+                    s.clock = Some(RunClock::start(&s.watchdog, js::now_ms()));
+                }
+                s.started.take()
+            })
+            .flatten();
             if let Some(tx) = tx {
                 let _ = tx.send(());
             }
@@ -315,6 +371,7 @@ fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             }
             handler(&display);
         }
+        DenToHost::Input => on_input_request(shared, &msg),
         DenToHost::Done => {
             let Some(id) = msg_id(&msg) else { return };
             let slot = shared.borrow_mut().runs.remove(&id);
@@ -343,5 +400,71 @@ fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
                 let _ = tx.send(msg);
             }
         }
+    }
+}
+
+/// A run's `input()` asks for a line. The request may be hostile: it counts only for a live,
+/// started run, one at a time, with a text prompt (cut to [`MAX_PROMPT_CHARS`]). The clock stops
+/// until the answer is posted; a run nobody answers for gets `EOFError` at once.
+fn on_input_request(shared: &Rc<RefCell<Shared>>, msg: &JsValue) {
+    let Some(id) = msg_id(msg) else { return };
+    let Some((prompt, _)) = wire::text(&get(msg, "prompt"), MAX_PROMPT_CHARS * 3) else {
+        return;
+    };
+    let prompt: String = prompt.chars().take(MAX_PROMPT_CHARS).collect();
+    let handler = {
+        let mut sh = shared.borrow_mut();
+        let Some(slot) = sh.runs.get_mut(&id) else {
+            return;
+        };
+        if slot.asking || slot.clock.is_none() {
+            return;
+        }
+        let Some(h) = slot.on_input.clone() else {
+            drop(sh);
+            post_answer(shared, id, &Answer::Failed(NO_HANDLER.into()));
+            return;
+        };
+        slot.asking = true;
+        if let Some(c) = slot.clock.as_mut() {
+            c.pause(js::now_ms());
+        }
+        h
+    };
+    let shared = shared.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let answer = handler(&prompt).await;
+        // The run may have ended meanwhile (timeout is paused, but close/reset are not).
+        let live = match shared.borrow_mut().runs.get_mut(&id) {
+            Some(slot) => {
+                slot.asking = false;
+                if let Some(c) = slot.clock.as_mut() {
+                    c.resume(js::now_ms());
+                }
+                true
+            }
+            None => false,
+        };
+        if live {
+            post_answer(&shared, id, &answer);
+        }
+    });
+}
+
+/// Posts `input-reply` for run `id`.
+fn post_answer(shared: &Rc<RefCell<Shared>>, id: u32, answer: &Answer) {
+    let (text, error) = match answer {
+        Answer::Text(t) => (JsValue::from(t.as_str()), JsValue::NULL),
+        Answer::Eof => (JsValue::NULL, JsValue::NULL),
+        Answer::Failed(why) => (JsValue::NULL, JsValue::from(why.as_str())),
+    };
+    let port = shared.borrow().port.clone();
+    if let Some(port) = port {
+        let _ = port.post_message(&obj(&[
+            ("t", HostToDen::InputReply.as_str().into()),
+            ("id", id.into()),
+            ("text", text),
+            ("error", error),
+        ]));
     }
 }

@@ -243,6 +243,22 @@ const RUN_FIELDS: &[Field] = &[
         Ty::OrNull(&Ty::Str),
         "What `input()` and `sys.stdin` read, then EOF; null: no scripted input.",
     ),
+    f(
+        "interactive",
+        Ty::Bool,
+        "Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); \
+         only a cross-origin isolated den can ask.",
+    ),
+];
+
+/// `input` from the worker to the den page and from the den page to the host.
+const INPUT_FIELDS: &[Field] = &[
+    run_id("The run."),
+    f(
+        "prompt",
+        Ty::Str,
+        "The prompt `input()` was given (already printed to stdout), cut to 4096 chars.",
+    ),
 ];
 
 /// One representation of a display (a MIME bundle is a list of them).
@@ -362,6 +378,25 @@ pub static HOST_TO_DEN: Hop = Hop {
             when: "`den.reset()`",
             fields: &[run_id("The reset's id (same counter as runs).")],
         },
+        Message {
+            name: "InputReply",
+            t: Some(HostToDen::InputReply.as_str()),
+            channel: Channel::HostPort,
+            when: "the answer to an `input` request",
+            fields: &[
+                run_id("The run that asked."),
+                f(
+                    "text",
+                    Ty::OrNull(&Ty::Str),
+                    "The line typed (≤ 1 MiB UTF-8), or null: end of input.",
+                ),
+                f(
+                    "error",
+                    Ty::OrNull(&Ty::Str),
+                    "Why there is no answer (`input()` raises EOFError with it), or null.",
+                ),
+            ],
+        },
     ],
 };
 
@@ -448,6 +483,15 @@ pub static DEN_TO_HOST: Hop = Hop {
             fields: DISPLAY_FIELDS,
         },
         Message {
+            name: "Input",
+            t: Some(DenToHost::Input.as_str()),
+            channel: Channel::HostPort,
+            when:
+                "`input()` on a cross-origin isolated den, in a run with `interactive`; the run's \
+                   timeout stops until `input-reply`",
+            fields: INPUT_FIELDS,
+        },
+        Message {
             name: "Done",
             t: Some(DenToHost::Done.as_str()),
             channel: Channel::HostPort,
@@ -509,6 +553,11 @@ pub static DEN_TO_WORKER: Hop = Hop {
                     "interrupt",
                     Ty::OrNull(&Ty::Int32Array),
                     "Pyodide's interrupt buffer, when the den page is cross-origin isolated.",
+                ),
+                f(
+                    "input",
+                    Ty::OrNull(&Ty::Int32Array),
+                    "The input buffer (state, length, then up to 1 MiB of UTF-8), when isolated.",
                 ),
                 f(
                     "maxMemoryBytes",
@@ -581,6 +630,13 @@ pub static WORKER_TO_DEN: Hop = Hop {
             channel: Channel::Ctl,
             when: "`foxden.display(obj)`, after the output printed before it",
             fields: DISPLAY_FIELDS,
+        },
+        Message {
+            name: "Input",
+            t: Some("input"),
+            channel: Channel::Ctl,
+            when: "`input()` in an interactive run; then the worker waits on the input buffer",
+            fields: INPUT_FIELDS,
         },
         Message {
             name: "Done",
@@ -861,7 +917,7 @@ mod tests {
     fn typescript_shapes() {
         let ts = typescript();
         assert!(
-            ts.contains("export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset;\n")
+            ts.contains("export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenInputReply;\n")
         );
         assert!(ts.contains("  error: RunError | null;\n"));
         assert!(ts.contains("  put: PutFile[];\n"));

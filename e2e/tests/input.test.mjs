@@ -1,0 +1,144 @@
+// Interactive input() (issue 12, part 2): on a cross-origin isolated den, input() blocks the
+// worker on a SharedArrayBuffer and the host answers through onInput or the element's `input`
+// event; the run's timeout (and the host's watchdog) stop while a person types. Without
+// isolation, input() says how to enable it.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { launch, openPage, openQuickDen, BROWSER, COI_BASE } from "../lib.mjs";
+
+let ctx, page;
+before(async () => {
+  ctx = await launch();
+  ({ page } = await openPage(ctx.browser, "/e2e/index.html", COI_BASE));
+  const info = await openQuickDen(page, "ask");
+  assert.equal(info.interruptible, true, "the den must be cross-origin isolated");
+});
+after(async () => ctx?.close());
+
+/** Runs `code` with an onInput that answers from `answers` (after `delayMs`), recording requests. */
+const ask = (code, answers, opts = {}) =>
+  page.evaluate(
+    async (code, answers, opts) => {
+      const asked = [];
+      const r = await window.dens.ask.run(code, {
+        timeoutMs: opts.timeoutMs,
+        onInput: async (req) => {
+          asked.push(req);
+          if (opts.delayMs) await new Promise((res) => setTimeout(res, opts.delayMs));
+          const a = answers.shift();
+          if (a === "__throw__") throw new Error("no keyboard");
+          if (a === "__number__") return 42;
+          return a === undefined ? null : a;
+        },
+      });
+      return { ...r, asked };
+    },
+    code,
+    answers,
+    opts,
+  );
+
+test(`${BROWSER}: input() asks onInput; the prompt is printed and the answer echoed like a terminal`, async () => {
+  const r = await ask("name = input('name? ')\nn = int(input('n? '))\nprint(name * n)\nn", ["ada", "3"]);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.stdout, "name? ada\nn? 3\nadaadaada\n");
+  assert.equal(r.result, "3");
+  assert.deepEqual(r.asked.map((q) => q.prompt), ["name? ", "n? "]);
+  assert.equal(typeof r.asked[0].runId, "number");
+  // Variables persist as always; the answer is plain text (UTF-8 kept).
+  const utf = await ask("input()", ["héllo 🦊"]);
+  assert.equal(utf.result, "'héllo 🦊'");
+});
+
+test(`${BROWSER}: the time spent waiting for an answer does not count against the timeout or the host's watchdog`, async () => {
+  // timeoutMs 500, answered after 4.5 s: past both the den page's timer and the host's watchdog
+  // (timeout + 3 s grace) had they kept counting.
+  const r = await ask("a = input('slow? ')\na * 2", ["x"], { timeoutMs: 500, delayMs: 4500 });
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.result, "'xx'");
+  assert.equal(r.restarted, false);
+  // Python's own time still counts: a loop after the answer is stopped by the timeout.
+  const t = await ask("input()\nwhile True: pass", ["go"], { timeoutMs: 600 });
+  assert.equal(t.error?.kind, "timeout");
+});
+
+test(`${BROWSER}: end of input, a failing or wrong handler, and multi-line answers`, async () => {
+  const eof = await ask("try:\n    input('x? ')\nexcept EOFError as e:\n    print('eof', e)", []);
+  assert.equal(eof.error, null);
+  assert.match(eof.stdout, /^x\? eof EOF when reading a line\n$/);
+  const threw = await ask("input()", ["__throw__"]);
+  assert.equal(threw.error?.type, "EOFError");
+  assert.match(threw.error.message, /onInput failed: .*no keyboard/);
+  const wrong = await ask("input()", ["__number__"]);
+  assert.equal(wrong.error?.type, "EOFError");
+  assert.match(wrong.error.message, /onInput must give a string \(or null for end of input\), not a number/);
+  // sys.stdin reads every line asked for until end of input; a pasted answer with newlines is
+  // read line by line.
+  const all = await ask("import sys\nsys.stdin.read()", ["a\nb", "c"]);
+  assert.equal(all.result, "'a\\nb\\nc\\n'");
+  assert.equal(all.asked.length, 3);
+  // Scripted stdin still wins: onInput is not asked.
+  const scripted = await page.evaluate(async () => {
+    let asked = 0;
+    const r = await window.dens.ask.run("input()", { stdin: "given\n", onInput: () => { asked++; return "typed"; } });
+    return { result: r.result, asked };
+  });
+  assert.deepEqual(scripted, { result: "'given'", asked: 0 });
+  // The den keeps working.
+  assert.equal((await ask("1 + 1", [])).result, "2");
+});
+
+test(`${BROWSER}: the element asks through a cancelable input event; unanswered means EOFError`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = document.createElement("foxden-den");
+    el.setAttribute("name", "ask-el");
+    el.setAttribute("den-url", "/den/den.html");
+    el.setAttribute("pyodide-url", "/pyodide/");
+    document.body.append(el);
+    await el.ready;
+    const prompts = [];
+    // 1. answered during the event
+    const now = (e) => { prompts.push(e.detail.prompt); e.detail.respond("now"); };
+    el.addEventListener("input", now);
+    const a = await el.run("input('first? ')");
+    el.removeEventListener("input", now);
+    // 2. deferred with preventDefault, answered later; a stale respond does nothing
+    let stale = null;
+    const later = (e) => {
+      e.preventDefault();
+      prompts.push(e.detail.prompt);
+      if (stale) stale("stale answer");
+      stale = e.detail.respond;
+      setTimeout(() => e.detail.respond("later"), 300);
+    };
+    el.addEventListener("input", later);
+    const b = await el.run("input('second? ') + input('third? ')");
+    el.removeEventListener("input", later);
+    // 3. nobody answers
+    const c = await el.run("input('nobody? ')");
+    const after = await el.run("'still' + ' here'");
+    el.remove();
+    return { a: a.result, b: b.result, c: c.error, prompts, after: after.result };
+  });
+  assert.equal(r.a, "'now'");
+  assert.equal(r.b, "'laterlater'");
+  assert.deepEqual(r.prompts, ["first? ", "second? ", "third? "]);
+  assert.equal(r.c?.type, "EOFError");
+  assert.match(r.c.message, /nobody answered input\(\)/);
+  assert.equal(r.after, "'still here'");
+});
+
+test(`${BROWSER}: without cross-origin isolation, input() says how to enable it and onInput is never called`, async () => {
+  const { page: plain } = await openPage(ctx.browser);
+  const info = await openQuickDen(plain, "plain");
+  assert.equal(info.interruptible, false);
+  const r = await plain.evaluate(async () => {
+    let asked = 0;
+    const r = await window.dens.plain.run("input('x? ')", { onInput: () => { asked++; return "no"; } });
+    return { error: r.error, asked };
+  });
+  assert.equal(r.asked, 0);
+  assert.equal(r.error?.type, "EOFError");
+  assert.match(r.error.message, /interactive input\(\) needs a cross-origin isolated den/);
+  await plain.close();
+});

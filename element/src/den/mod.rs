@@ -140,6 +140,20 @@ fn info_object(conn: &Connection) -> JsValue {
         ("loadMs", conn.load_ms.into()),
         ("interruptible", conn.interruptible.get().into()),
         ("warmStart", conn.warm.get().into()),
+        ("stages", stages_object(&conn.stages)),
+    ]);
+    Object::freeze(&o).into()
+}
+
+/// `info.stages`: where the load time went (ms), frozen.
+fn stages_object(st: &crate::runtime::LoadStages) -> JsValue {
+    let o = obj(&[
+        ("assets", st.assets_ms.into()),
+        ("warm", st.warm_ms.into()),
+        ("hello", st.hello_ms.into()),
+        ("den", st.den_ms.into()),
+        ("boot", st.boot_ms.into()),
+        ("ready", st.ready_ms.into()),
     ]);
     Object::freeze(&o).into()
 }

@@ -30,6 +30,7 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         // The assets, then the warm cache's snapshot for them (if any), while the den page loads.
         let assets_and_warm = async {
             let (wasm, stdlib, lock) = fetch_assets(opts, &progress).await?;
+            let fetched = js::now_ms();
             let (warm_key, snapshot) = if opts.warm_start {
                 let key = warm::key(&wasm, &stdlib, &lock).await;
                 let snap = warm::load(&key).await;
@@ -37,17 +38,27 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
             } else {
                 (None, None)
             };
-            Ok::<_, JsValue>((wasm, stdlib, lock, warm_key, snapshot))
+            let times = (fetched - started, js::now_ms() - fetched);
+            Ok::<_, JsValue>((wasm, stdlib, lock, warm_key, snapshot, times))
         };
-        let (assets, conn) = futures::future::join(
-            assets_and_warm,
-            handshake(opts, isolation, hello_seen.clone()),
-        )
-        .await;
-        let (wasm, stdlib, lock, warm_key, snapshot) = assets?;
-        let conn = conn?;
+        let handshake = async {
+            let conn = handshake(opts, isolation, hello_seen.clone()).await;
+            (conn, js::now_ms() - started)
+        };
+        let (assets, (conn, hello_ms)) = futures::future::join(assets_and_warm, handshake).await;
+        let (wasm, stdlib, lock, warm_key, snapshot, (assets_ms, warm_ms)) = assets?;
+        let mut conn = conn?;
         conn.shared.borrow_mut().warm_key = warm_key;
-        boot(&conn, wasm, stdlib, lock, snapshot, opts).await?;
+        let booting = js::now_ms();
+        let (den_ms, boot_ms) = boot(&conn, wasm, stdlib, lock, snapshot, opts).await?;
+        conn.stages = LoadStages {
+            assets_ms,
+            warm_ms,
+            hello_ms,
+            den_ms,
+            boot_ms,
+            ready_ms: js::now_ms() - booting,
+        };
         Ok(conn)
     };
     let mut conn = match with_timeout(work, deadline).await {
@@ -143,7 +154,7 @@ pub(super) async fn boot(
     lock: String,
     snapshot: Option<Uint8Array>,
     opts: &RuntimeOptions,
-) -> Result<(), JsValue> {
+) -> Result<(f64, f64), JsValue> {
     let (tx, rx) = oneshot::channel();
     conn.shared.borrow_mut().loader = Some(tx);
     let want_snapshot = conn.shared.borrow().warm_key.is_some();
@@ -187,7 +198,12 @@ pub(super) async fn boot(
                 _ => "miss",
             };
             conn.warm.set(warm);
-            Ok(())
+            let ms = |k: &str| {
+                get_f64(&ready, k)
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+                    .unwrap_or(0.0)
+            };
+            Ok((ms("denMs"), ms("bootMs")))
         }
         _ => Err(load_error_from(&ready, conn.isolation)),
     }
@@ -344,6 +360,7 @@ pub(super) fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Conn
         hello_rx: RefCell::new(Some(rx)),
         isolation,
         load_ms: 0.0,
+        stages: LoadStages::default(),
         interruptible: std::cell::Cell::new(false),
         warm: std::cell::Cell::new("off"),
     })

@@ -139,6 +139,24 @@ impl PortGate {
     }
 }
 
+/// Where a den's load time went, in ms (`den.info.stages`). The asset fetch (then the warm
+/// cache) and the den page's handshake run side by side; boot starts when both are done.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LoadStages {
+    /// Fetching (or taking from the HTTP cache) and checking the three Pyodide files.
+    pub assets_ms: f64,
+    /// Hashing the assets for the warm cache's key, and reading and verifying its snapshot.
+    pub warm_ms: f64,
+    /// From the start to the den page's `hello` (iframe load, isolation check).
+    pub hello_ms: f64,
+    /// In the den page, from `boot` to `ready` (compiling the wasm, starting the worker).
+    pub den_ms: f64,
+    /// In the worker: booting Pyodide, or resuming it from the snapshot.
+    pub boot_ms: f64,
+    /// From handing over the assets to `ready`, as the host sees it.
+    pub ready_ms: f64,
+}
+
 /// A live den page. Dropping it closes the port and removes the iframe.
 pub struct Connection {
     iframe: HtmlIFrameElement,
@@ -151,6 +169,8 @@ pub struct Connection {
     hello_rx: RefCell<Option<oneshot::Receiver<JsValue>>>,
     pub isolation: Isolation,
     pub load_ms: f64,
+    /// Where the load time went (`den.info.stages`).
+    pub stages: LoadStages,
     /// The den page is cross-origin isolated: a timeout first interrupts Python
     /// (KeyboardInterrupt, variables kept) and kills the worker only if that fails.
     pub interruptible: std::cell::Cell<bool>,

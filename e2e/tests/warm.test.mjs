@@ -67,6 +67,13 @@ test(`${B}: a first visit boots and keeps a snapshot; a later visit resumes from
   assert.equal(later.result, "(42, False, True, 4)", JSON.stringify(later.error));
   console.log(`# ${B}: den ready ${first.info.loadMs.toFixed(0)} ms on the first visit, ${later.info.loadMs.toFixed(0)} ms on a later one (snapshot ${(entry.size / 1048576).toFixed(1)} MiB)`);
   assert.ok(later.info.loadMs < first.info.loadMs, "a later visit is faster");
+  // info.stages says where the time went: every stage a duration within the load.
+  for (const info of [first.info, later.info]) {
+    const st = info.stages;
+    assert.deepEqual(Object.keys(st).sort(), ["assets", "boot", "den", "hello", "ready", "warm"]);
+    for (const [k, v] of Object.entries(st)) assert.ok(Number.isFinite(v) && v >= 0 && v <= info.loadMs + 1, `${k}: ${v}`);
+    assert.ok(st.boot <= st.den + 1 && st.den <= st.ready + 1, JSON.stringify(st));
+  }
   // The interpreter from the cache is fresh and complete: variables, timeouts and resets work.
   const more = await page.evaluate(async () => {
     const t = await window.den.run("while True: pass", { timeoutMs: 300 });

@@ -4,6 +4,57 @@ use crate::{cargo, output, root, run};
 use std::path::PathBuf;
 use std::process::Command;
 
+/// The Rust side of the build tools: the wasm target, wasm-bindgen-cli of the pinned version and
+/// wasm-pack, each only when missing. The two tools are compiled with a quick release profile
+/// (no LTO, parallel codegen): they install in about half the time and run on small inputs.
+fn install_build_tools(step: &dyn Fn(&str)) -> Result<(), String> {
+    let targets =
+        output(Command::new("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
+    if !targets
+        .lines()
+        .any(|l| l.trim() == "wasm32-unknown-unknown")
+    {
+        step("rustup target add wasm32-unknown-unknown");
+        run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))?;
+    }
+    let quick = |c: &mut Command| {
+        c.env("CARGO_PROFILE_RELEASE_LTO", "off")
+            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
+            .env("CARGO_PROFILE_RELEASE_DEBUG", "0");
+    };
+    // wasm-bindgen-cli must equal the crate version exactly.
+    let want = pinned_wasm_bindgen()?;
+    let have = has(
+        cargo_bin("wasm-bindgen").to_str().unwrap_or("wasm-bindgen"),
+        "--version",
+    )
+    .unwrap_or_default();
+    if !have.ends_with(&want) {
+        step(&format!(
+            "compiling wasm-bindgen-cli {want} (found {have:?}; about 2 min)"
+        ));
+        // Without --locked: the registry here may lack the newest patch of a dependency.
+        let mut c = cargo();
+        c.args(["install", "wasm-bindgen-cli", "--version", &want, "--force"]);
+        quick(&mut c);
+        run(&mut c)?;
+    }
+    if has(
+        cargo_bin("wasm-pack").to_str().unwrap_or("wasm-pack"),
+        "--version",
+    )
+    .is_none()
+    {
+        step("compiling wasm-pack (about 2 min)");
+        let mut c = cargo();
+        c.args(["install", "wasm-pack"]);
+        quick(&mut c);
+        run(&mut c)?;
+    }
+    step("build tools ready");
+    Ok(())
+}
+
 /// The wasm-bindgen crate version pinned in the workspace (`=0.2.N`).
 pub fn pinned_wasm_bindgen() -> Result<String, String> {
     let toml = crate::fsx::read(&root().join("Cargo.toml"))?;
@@ -76,47 +127,37 @@ pub fn setup(need: Need) -> Result<(), String> {
     let r = root();
     if need != Need::Browsers {
         eprintln!("xtask: checking the build tools (wasm target, wasm-bindgen-cli, wasm-pack, npm packages)");
-        // The wasm target.
-        let targets = output(Command::new("rustup").args(["target", "list", "--installed"]))
-            .unwrap_or_default();
-        if !targets
-            .lines()
-            .any(|l| l.trim() == "wasm32-unknown-unknown")
-        {
-            run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))?;
-        }
-        // wasm-bindgen-cli must equal the crate version exactly.
-        let want = pinned_wasm_bindgen()?;
-        let have = has(
-            cargo_bin("wasm-bindgen").to_str().unwrap_or("wasm-bindgen"),
-            "--version",
-        )
-        .unwrap_or_default();
-        if !have.ends_with(&want) {
-            eprintln!("xtask: wasm-bindgen-cli {want} needed (found {have:?}); installing");
-            // Without --locked: the registry here may lack the newest patch of a dependency.
-            run(cargo().args(["install", "wasm-bindgen-cli", "--version", &want, "--force"]))?;
-        }
-        if has(
-            cargo_bin("wasm-pack").to_str().unwrap_or("wasm-pack"),
-            "--version",
-        )
-        .is_none()
-        {
-            run(cargo().args(["install", "wasm-pack"]))?;
-        }
-        // npm packages (pyodide pinned exactly, esbuild, binaryen's wasm-opt, puppeteer-core).
+        let clock = std::time::Instant::now();
+        let step =
+            |what: &str| eprintln!("xtask: [{:>4.0} s] {what}", clock.elapsed().as_secs_f64());
+        // npm packages (pyodide pinned exactly, esbuild, binaryen's wasm-opt, puppeteer-core):
+        // downloaded in the background while cargo compiles the tools below.
         let stamp = r.join("node_modules/.package-lock.json");
         let lock = r.join("package-lock.json");
         let fresh = match (std::fs::metadata(&stamp), std::fs::metadata(&lock)) {
             (Ok(s), Ok(l)) => s.modified().ok() >= l.modified().ok(),
             _ => false,
         };
-        if !fresh {
-            run(Command::new("npm")
-                .current_dir(&r)
-                .args(["ci", "--no-audit", "--no-fund"]))?;
+        let mut npm = if fresh {
+            None
+        } else {
+            step("npm ci (in the background)");
+            let mut c = Command::new("npm");
+            c.current_dir(&r).args(["ci", "--no-audit", "--no-fund"]);
+            Some(
+                c.spawn()
+                    .map_err(|e| format!("npm ci: {e} (is Node.js 20+ installed?)"))?,
+            )
+        };
+        let tools = install_build_tools(&step);
+        if let Some(child) = npm.as_mut() {
+            let status = child.wait().map_err(|e| format!("npm ci: {e}"))?;
+            if !status.success() {
+                return Err(format!("npm ci failed ({status})"));
+            }
+            step("npm packages installed");
         }
+        tools?;
     }
     if need == Need::Build {
         return Ok(());

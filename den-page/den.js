@@ -20,7 +20,8 @@
 /** @typedef {import("./protocol").WorkerToDenDone} WorkerToDenDone */
 /** @typedef {import("./protocol").RunError} RunError */
 /** @typedef {import("./protocol").DisplayItem} DisplayItem */
-/** @typedef {{ms: number, from: "scratch" | "snapshot"}} Booted How a worker booted. */
+/** @typedef {import("./protocol").Wheel} Wheel */
+/** @typedef {{ms: number, from: "scratch" | "snapshot", packagesMs?: number}} Booted How a worker booted. */
 /** @typedef {{w: Worker, ctl: MessagePort, input: Int32Array | null}} Spawned A started worker, our end of its port, and its input buffer (isolated dens). */
 /**
  * A "run" worker.
@@ -66,7 +67,7 @@
   // Limits on what a worker may send (it runs user code: every message is hostile). The host
   // checks all of these again (and the bytes of the files, which pass through here by transfer,
   // without a copy); here they keep the den page itself bounded.
-  const PROTOCOL = 2;
+  const PROTOCOL = 3;
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
   const MAX_PATH = 1024;
   const STREAMS = ["stdout", "stderr"];
@@ -89,6 +90,17 @@
   let stdlib = null; // python_stdlib.zip bytes (copied to every new worker)
   /** @type {string | null} */
   let lock = null; // pyodide-lock.json text
+  // The den's wheels (checked by the host against their pins), installed by every run worker
+  // after it boots; kept here for restarts. Once one worker installed them, later ones skip
+  // re-hashing each file (the bytes are the same; the first check ran before any user code).
+  /** @type {Wheel[]} */
+  let packages = [];
+  let packagesVerified = false;
+  // What the first worker installed from them (it checked every wheel, before any user code):
+  // later workers write these files as they are instead of unzipping again (fast restarts).
+  /** @type {import("./protocol").ChangedFile[] | null} */
+  let installedImage = null;
+  const MAX_INSTALLED_BYTES = 1 << 30;
   /** @type {RunWorker | null} */
   let worker = null; // {w, ctl, ready, booting, booted} of the worker that runs code
   /** @type {Promise<Booted> | null} */
@@ -189,7 +201,7 @@
     };
     const input = role === "run" && interrupt ? new Int32Array(new SharedArrayBuffer(INPUT_HEADER_BYTES + MAX_ANSWER_BYTES)) : null;
     /** @type {DenToWorkerBoot} */
-    const boot = { t: "boot", role, ctl: channel.port2, module: /** @type {WebAssembly.Module} */ (module), stdlib: /** @type {ArrayBuffer} */ (stdlib).slice(0), lock: /** @type {string} */ (lock), interrupt, input, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null };
+    const boot = { t: "boot", role, ctl: channel.port2, module: /** @type {WebAssembly.Module} */ (module), stdlib: /** @type {ArrayBuffer} */ (stdlib).slice(0), lock: /** @type {string} */ (lock), interrupt, input, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null, packages: role === "run" ? packages : [], verified: packagesVerified, installed: role === "run" ? installedImage : null };
     w.postMessage(boot, [channel.port2]);
     return { w, ctl: channel.port1, input };
   }
@@ -213,10 +225,16 @@
         if (msg.t === "booted") {
           rec.booting = null;
           rec.booted = true;
-          s.resolve({ ms: typeof msg.ms === "number" ? msg.ms : 0, from: msg.from === "snapshot" ? "snapshot" : "scratch" });
+          const packagesMs = typeof msg.packagesMs === "number" && msg.packagesMs >= 0 ? msg.packagesMs : undefined;
+          // Only the den page's first install is kept (a booting worker has run no user code).
+          if (!packagesVerified && !installedImage && Array.isArray(msg.installed)) installedImage = checkInstalled(msg.installed);
+          s.resolve({ ms: typeof msg.ms === "number" ? msg.ms : 0, from: msg.from === "snapshot" ? "snapshot" : "scratch", packagesMs });
         } else if (msg.t === "boot-error") {
           rec.booting = null;
-          s.reject(new Error(String(msg.message).slice(0, 4096)));
+          const err = new Error(String(msg.message).slice(0, 4096));
+          // A refused wheel names its package (the host reports DenLoadError stage "package").
+          if (typeof msg.package === "string") /** @type {Error & {package?: string}} */ (err).package = msg.package.slice(0, 256);
+          s.reject(err);
         }
         return;
       }
@@ -233,6 +251,28 @@
     };
     Object.assign(rec, spawn("run", onMessage, onError));
     return rec;
+  }
+
+  /**
+   * The files a first install wrote, if they look like one: site-packages paths, bytes, bounded.
+   * @param {unknown[]} files
+   * @returns {import("./protocol").ChangedFile[] | null}
+   */
+  function checkInstalled(files) {
+    if (files.length > 50000) return null;
+    const out = [];
+    let size = 0;
+    for (const f of files) {
+      const file = /** @type {{path?: unknown, data?: unknown}} */ (f);
+      const path = file && file.path;
+      const data = file && file.data;
+      if (typeof path !== "string" || !path.startsWith("/lib/") || path.includes("/../") || path.includes("/./") || path.length > 4096) return null;
+      if (!(data instanceof Uint8Array)) return null;
+      size += data.length;
+      if (size > MAX_INSTALLED_BYTES) return null;
+      out.push({ path, data });
+    }
+    return out;
   }
 
   function startWorker() {
@@ -566,6 +606,7 @@
     stdlib = msg.stdlib;
     lock = msg.lock;
     maxMemoryBytes = msg.maxMemoryBytes;
+    packages = Array.isArray(msg.packages) ? msg.packages : [];
     await probeBlob;
     // A snapshot from the host's warm cache (made by a maker worker on an earlier visit, checked
     // by the host against its SHA-256): the first worker resumes from it instead of booting.
@@ -578,13 +619,15 @@
     try {
       booted = await /** @type {Promise<Booted>} */ (workerReady);
     } catch (e) {
-      send({ t: "load-error", stage: "pyodide", message: `Pyodide did not start: ${e.message}` });
+      if (typeof e.package === "string") send({ t: "load-error", stage: "package", package: e.package, message: e.message });
+      else send({ t: "load-error", stage: "pyodide", message: `Pyodide did not start: ${e.message}` });
       return;
     }
+    packagesVerified = true;
     // worker.js falls back to a normal boot when a snapshot does not load: then it is not used again.
     const warm = snapshot ? (booted.from === "snapshot" ? "hit" : "rejected") : "miss";
     if (warm === "rejected") snapshot = null;
-    send({ t: "ready", bootMs: booted.ms, denMs: performance.now() - started, interruptible: interrupt !== null, warm });
+    send({ t: "ready", bootMs: booted.ms, denMs: performance.now() - started, interruptible: interrupt !== null, warm, packagesMs: booted.packagesMs });
     // The snapshot for fast restarts is made now, off the critical path, by a separate worker
     // (or came from the host's warm cache); then the standby boots from it.
     makeSnapshot();
@@ -606,7 +649,7 @@
       if (inflight && inflight.started) crashInflight("the den was reset during the run");
       else restartWorker();
       /** @type {Promise<Booted>} */ (workerReady).then(
-        (b) => send({ t: "reset-done", id: msg.id, from: b.from, bootMs: b.ms }),
+        (b) => send({ t: "reset-done", id: msg.id, from: b.from, bootMs: b.ms, packagesMs: b.packagesMs }),
         (e) => send({ t: "reset-done", id: msg.id, error: e.message }),
       );
     }

@@ -26,3 +26,9 @@ declare namespace FS {
   let doTruncate: (stream: FSStream | null, node: FSNode, len: number) => void;
   let msync: (stream: (FSStream & { path?: string }) | null, ...rest: unknown[]) => number;
 }
+
+/** worker.js: den-page/wheels.py, the wheel installer, embedded as text (esbuild --loader:.py=text). */
+declare module "*.py" {
+  const source: string;
+  export default source;
+}

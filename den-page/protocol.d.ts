@@ -5,7 +5,15 @@
 // what an honest sender posts; the reader of a den page or worker message checks it anyway.
 
 /** The protocol version a den page announces in `hello`. */
-export type ProtocolVersion = 2;
+export type ProtocolVersion = 3;
+
+/** A pure-Python wheel to install, checked by the host against its SHA-256 pin. */
+export interface Wheel {
+  /** The wheel's file name (`name-version-py3-none-any.whl`). */
+  file: string;
+  /** The wheel's bytes (copied, not transferred: kept for restarts). */
+  data: Uint8Array;
+}
 
 /** A file the worker lacks, sent with a run. */
 export interface PutFile {
@@ -77,6 +85,8 @@ export interface HostToDenBoot {
   standby: boolean;
   /** The warm cache's snapshot, or null. Transferred. */
   snapshot: Uint8Array | null;
+  /** Wheels every run worker installs after it boots (empty: none). */
+  packages: Wheel[];
 }
 
 /** run: each run. On the host's MessagePort. */
@@ -136,9 +146,11 @@ export interface DenToHostHello {
 export interface DenToHostLoadError {
   t: "load-error";
   /** Where it failed (`DenLoadError.stage`). */
-  stage: "isolation" | "message" | "wasm" | "pyodide";
+  stage: "isolation" | "message" | "wasm" | "pyodide" | "package";
   /** What failed. */
   message: string;
+  /** The package whose wheel was refused (stage `package`). */
+  package?: string;
 }
 
 /** ready: first worker booted. On the host's MessagePort. */
@@ -152,6 +164,8 @@ export interface DenToHostReady {
   interruptible: boolean;
   /** What became of the warm cache's snapshot. */
   warm: "hit" | "miss" | "rejected";
+  /** Time the wheels took to install (part of `bootMs`; absent without packages). */
+  packagesMs?: number;
 }
 
 /** snapshot: once, when the maker made it and the host asked (`wantSnapshot`). On the host's MessagePort. */
@@ -227,6 +241,8 @@ export interface DenToHostResetDone {
   from?: "scratch" | "snapshot";
   /** Time it took to boot (absent on error). */
   bootMs?: number;
+  /** Time its wheels took to install (part of `bootMs`). */
+  packagesMs?: number;
   /** Why no interpreter booted (absent on success). */
   error?: string;
 }
@@ -257,6 +273,12 @@ export interface DenToWorkerBoot {
   maxMemoryBytes: number;
   /** A snapshot to resume from (role `run`), or null. */
   snapshot: Uint8Array | null;
+  /** Wheels to install before any run (role `run`; the maker gets none). */
+  packages: Wheel[];
+  /** An earlier worker of this den page checked these wheels in full: skip re-hashing each file. */
+  verified: boolean;
+  /** The files the den page's first worker installed from these wheels (before any user code): written as they are, instead of installing again; or null. */
+  installed: ChangedFile[] | null;
 }
 
 /** run: the host's `run`, forwarded as it came. On the private `ctl` port. */
@@ -294,6 +316,10 @@ export interface WorkerToDenBooted {
   ms: number;
   /** How it booted. */
   from: "scratch" | "snapshot";
+  /** Time the wheels took to install (part of `ms`). */
+  packagesMs?: number;
+  /** The files the install wrote, when it checked the wheels in full (first worker). Transferred. */
+  installed?: ChangedFile[];
 }
 
 /** boot-error: the boot failed. On the private `ctl` port. */
@@ -301,6 +327,8 @@ export interface WorkerToDenBootError {
   t: "boot-error";
   /** Why. */
   message: string;
+  /** The package whose wheel was refused. */
+  package?: string;
 }
 
 /** snapshot: role `maker`, once, then terminated. On the private `ctl` port. */

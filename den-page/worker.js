@@ -26,6 +26,8 @@
 // fit to make the snapshot.)
 import { loadPyodide } from "pyodide/pyodide.mjs";
 import createPyodideModule from "pyodide/pyodide.asm.mjs";
+// The wheel installer (Python, stdlib only), embedded as text by the build.
+import WHEELS_PY from "./wheels.py";
 
 /** @typedef {import("./protocol").DenToWorkerBoot} DenToWorkerBoot */
 /** @typedef {import("./protocol").DisplayItem} DisplayItem */
@@ -34,6 +36,7 @@ import createPyodideModule from "pyodide/pyodide.asm.mjs";
 /** @typedef {import("./protocol").WorkerToDenDone} WorkerToDenDone */
 /** @typedef {import("./protocol").PutFile} PutFile */
 /** @typedef {import("./protocol").ChangedFile} ChangedFile */
+/** @typedef {import("./protocol").Wheel} Wheel */
 /** @typedef {import("pyodide").PyodideAPI} PyodideAPI */
 /** @typedef {"stdout" | "stderr"} StreamName */
 
@@ -765,11 +768,65 @@ function capMemory(cap) {
 }
 
 // --- boot ---
+/** A wheel the installer refused: names the package (the den page reports it to the host). */
+class PackageError extends Error {
+  /**
+   * @param {string} pkg
+   * @param {string} message
+   */
+  constructor(pkg, message) {
+    super(message);
+    this.package = pkg;
+  }
+}
+
+/**
+ * Installs the den's wheels into site-packages (den-page/wheels.py checks every wheel fully
+ * before writing anything). Runs after the interpreter booted, before any user code. Returns
+ * the files it wrote when this was the den page's first install (the den page hands them to
+ * later workers as `installed`).
+ * @param {PyodideAPI} api
+ * @param {Wheel[]} packages
+ * @param {boolean} verified an earlier worker of this den page checked the same bytes in full
+ * @returns {ChangedFile[] | null}
+ */
+function installPackages(api, packages, verified) {
+  const ns = api.toPy({}); // its own namespace: nothing of the installer stays in user globals
+  try {
+    api.runPython(WHEELS_PY, { globals: ns, filename: "<foxden-wheels>" });
+    const install = ns.get("_foxden_install");
+    const out = install(packages, !verified);
+    install.destroy();
+    const [pkg, second] = out.toJs();
+    out.destroy();
+    if (pkg !== null && pkg !== undefined) throw new PackageError(String(pkg), String(second));
+    if (verified) return null;
+    return /** @type {string[]} */ (second).map((path) => ({ path, data: api.FS.readFile(path) }));
+  } finally {
+    ns.destroy();
+  }
+}
+
+/**
+ * Writes what an earlier worker of this den page installed from the same wheels (it checked them
+ * in full, before any user code ran): the same files, without unzipping or checking again.
+ * @param {PyodideAPI} api
+ * @param {ChangedFile[]} files
+ */
+function writeInstalled(api, files) {
+  const FS = api.FS;
+  for (const { path, data } of files) {
+    FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    FS.writeFile(path, data);
+  }
+  api.runPython("import importlib; importlib.invalidate_caches()");
+}
+
 /**
  * @param {DenToWorkerBoot} boot
- * @returns {Promise<{ms: number, snapshot?: Uint8Array}>}
+ * @returns {Promise<{ms: number, packagesMs?: number, installed?: ChangedFile[], snapshot?: Uint8Array}>}
  */
-async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, maxMemoryBytes }) {
+async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, maxMemoryBytes, packages, verified, installed }) {
   capMemory(maxMemoryBytes);
   inputBuf = input;
   const started = performance.now();
@@ -835,9 +892,19 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, ma
   pyRunSync = py.globals.get("_foxden_run_sync");
   pyUsesAwait = py.globals.get("_foxden_uses_await");
   pyPending = py.globals.get("_foxden_pending_tasks");
+  // The den's wheels, before any user code (and before file tracking: they are not den files).
+  let packagesMs;
+  /** @type {ChangedFile[] | undefined} */
+  let wrote;
+  if (packages && packages.length) {
+    const t = performance.now();
+    if (installed && installed.length) writeInstalled(py, installed);
+    else wrote = installPackages(py, packages, verified === true) || undefined;
+    packagesMs = performance.now() - t;
+  }
   installTracking();
   installFsTracking();
-  return { ms: performance.now() - started };
+  return { ms: performance.now() - started, packagesMs, installed: wrote };
 }
 
 // --- run ---
@@ -950,9 +1017,14 @@ self.onmessage = (event) => {
     try {
       const booted = await boot(msg);
       if (msg.role === "maker") post({ t: "snapshot", ms: booted.ms, snapshot: /** @type {Uint8Array} */ (booted.snapshot) }, [/** @type {Uint8Array} */ (booted.snapshot).buffer]);
-      else post({ t: "booted", ms: booted.ms, from: /** @type {"scratch" | "snapshot"} */ (bootedFrom) });
+      else {
+        const files = booted.installed || [];
+        const msg = { t: /** @type {const} */ ("booted"), ms: booted.ms, from: /** @type {"scratch" | "snapshot"} */ (bootedFrom), packagesMs: booted.packagesMs };
+        post(files.length ? { ...msg, installed: files } : msg, files.map((f) => f.data.buffer));
+      }
     } catch (e) {
-      post({ t: "boot-error", message: String(e && e.stack ? e.stack : e) });
+      if (e instanceof PackageError) post({ t: "boot-error", message: e.message, package: e.package });
+      else post({ t: "boot-error", message: String(e && e.stack ? e.stack : e) });
     }
   });
 };

@@ -3,6 +3,9 @@
 // - median round trip of den.run("1") vs the bare worker's runPython("1")
 // - run("pass") with 1 MiB of files vs 200 MiB of unchanged files (sync that scales)
 // - snapshot encode + decode throughput for 100 MiB
+// - restart (reset, standby off) with sympy + mpmath installed vs none: the packages' re-install
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { launch, openPage, BROWSER } from "./lib.mjs";
 
 const median = (xs) => {
@@ -118,6 +121,23 @@ try {
       rows.push(["run(\"pass\"), 1000 unchanged files / 1 file (ms)", sync.thousand, `${sync.one.toFixed(2)}, ratio ${(sync.thousand / sync.one).toFixed(2)}`]);
       rows.push([`snapshot() of ${(sync.snapBytes / 1048576).toFixed(0)} MiB (hashes kept from writes)`, sync.enc, (sync.snapBytes / 1048576 / (sync.enc / 1000)).toFixed(0) + " MiB/s"]);
       rows.push([`decodeSnapshot() of it, every SHA-256 verified (ms)`, sync.dec, (sync.snapBytes / 1048576 / (sync.dec / 1000)).toFixed(0) + " MiB/s"]);
+      // Packages on a restart: reset() with no standby boots from the snapshot and re-installs
+      // the den's wheels from the bytes the den page keeps (xtask downloaded them, pinned).
+      const manifest = JSON.parse(readFileSync(join(process.env.FOXDEN_WHEELS, "manifest.json"), "utf8"));
+      const pk = manifest.filter((w) => /^(sympy|mpmath)-/.test(w.file));
+      const resets = await page.evaluate(async (pk) => {
+        const { openDen, iframeRuntime } = window.foxden;
+        const runtime = iframeRuntime({ standby: false });
+        const withPk = await openDen({ name: "bench-pk", runtime, packages: pk.map((w) => ({ url: `/wheels/${w.file}`, sha256: w.sha256 })) });
+        const plain = await openDen({ name: "bench-plain", runtime });
+        const a = [], b = [];
+        for (let k = 0; k < 5; k++) { a.push(await withPk.reset()); b.push(await plain.reset()); }
+        await withPk.close(); await plain.close();
+        return { a, b };
+      }, pk);
+      const mib = pk.reduce((s, w) => s + w.size, 0) / 1048576;
+      rows.push([`reset(), no standby: sympy+mpmath (${mib.toFixed(1)} MiB) / none (ms)`, median(resets.a.map((r) => r.bootMs)), median(resets.b.map((r) => r.bootMs)).toFixed(1)]);
+      rows.push([`  of which re-installing the wheels, median of 5 (ms)`, median(resets.a.map((r) => r.packagesMs)), ""]);
     }
     await page.close();
   }

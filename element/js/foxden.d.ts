@@ -57,7 +57,20 @@ export interface OpenDenOptions {
   maxWritesPerMinute?: number;
   /** Asset loading progress (bytes). */
   onProgress?: (p: { loaded: number; total: number }) => void;
+  /** Pure-Python wheels (`py3-none-any`) to install in the den, each pinned by SHA-256: the host
+   * fetches `url` (or takes `bytes`), checks the hash, and every interpreter of the den installs
+   * them before any run, with no network (kept across timeouts, restarts and `reset()`). A bad
+   * one makes `openDen` reject with `DenLoadError` stage "package" naming it; nothing is
+   * installed. At most 64 wheels, 64 MiB in all. See the README's "Packages". */
+  packages?: PackageSpec[];
 }
+
+/** A wheel to install: fetched from `url` by the host page, or given as `bytes` with its file
+ * name; `sha256` is 64 hex digits. A string is the attribute form `url#sha256=<64 hex>`. */
+export type PackageSpec =
+  | { url: string; sha256: string }
+  | { name: string; bytes: Uint8Array | ArrayBuffer; sha256: string }
+  | string;
 
 export interface OutputChunk { runId: number; stream: "stdout" | "stderr"; text: string }
 
@@ -158,7 +171,8 @@ export interface DenMethods {
   fork(opts: { name: string }): Promise<Den>;
   /** A new interpreter (Python variables gone), files kept. `from`: resumed from the memory
    * snapshot of a fresh interpreter, or booted from scratch (before that snapshot exists). */
-  reset(): Promise<{ from: "snapshot" | "scratch"; bootMs: number }>;
+  /** `packagesMs`: how long the new interpreter took to install the den's packages (part of `bootMs`; absent without packages). */
+  reset(): Promise<{ from: "snapshot" | "scratch"; bootMs: number; packagesMs?: number }>;
   close(): Promise<void>;
 }
 
@@ -204,7 +218,9 @@ export declare class DenError extends FoxdenError {
 }
 export declare class DenLoadError extends FoxdenError {
   readonly name: "DenLoadError";
-  readonly stage: "assets" | "iframe" | "isolation" | "den-page" | "protocol" | "message" | "wasm" | "pyodide" | "timeout" | "den";
+  readonly stage: "assets" | "iframe" | "isolation" | "den-page" | "protocol" | "message" | "wasm" | "pyodide" | "timeout" | "den" | "package";
+  /** With stage "package": the package refused (its normalized project name, or the file name). */
+  readonly package?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -260,7 +276,7 @@ export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "
 export type FoxdenDenAttribute =
   | "name" | "store" | "timeout" | "den-url" | "pyodide-url" | "isolation"
   | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "warm-start" | "standby"
-  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "controls" | "autorun";
+  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "packages" | "controls" | "autorun";
 
 /** The `<foxden-den>` element. Every attribute is reflected as the property of the same name in camelCase. */
 export interface FoxdenDenElement extends HTMLElement, DenMethods {
@@ -292,6 +308,8 @@ export interface FoxdenDenElement extends HTMLElement, DenMethods {
   maxFiles: number;
   /** File writes per sliding minute (attribute `max-writes-per-minute`, default 0: no limit). */
   maxWritesPerMinute: number;
+  /** Wheels to install, `url#sha256=<64 hex>` separated by spaces (attribute `packages`; see `OpenDenOptions.packages`). */
+  packages: string;
   /** Render the Run button, live output, file list and drop zone (attribute `controls`). */
   controls: boolean;
   /** Run the `<script type="text/x-python">` child once the den is ready (attribute `autorun`). */

@@ -57,6 +57,24 @@ pub fn option_error(option: &str, message: &str) -> JsValue {
     )
 }
 
+/// `DenLoadError` with stage `package` and the `package` at fault.
+pub fn package_error(e: &foxden_core::packages::PackageError) -> JsValue {
+    load_error_for_package(&e.package, &e.to_string())
+}
+
+/// `DenLoadError` with stage `package`, naming `package`.
+pub fn load_error_for_package(package: &str, message: &str) -> JsValue {
+    make_error(
+        "DenLoadError",
+        message,
+        &obj(&[
+            ("stage", LoadStage::Package.as_str().into()),
+            ("package", package.into()),
+        ])
+        .into(),
+    )
+}
+
 /// `DenLoadError` with the `stage` that failed.
 pub fn load_error(stage: LoadStage, message: &str) -> JsValue {
     make_error(

@@ -79,6 +79,8 @@ pub fn build(dev: bool) -> Result<(), String> {
         // Node-only branches of Pyodide's loader; never taken in a browser worker.
         "--external:node:*",
         "--external:ws",
+        // den-page/wheels.py, the wheel installer, is imported by worker.js as text.
+        "--loader:.py=text",
         // pyodide.asm.mjs reads import.meta.url only to locate files we hand over ourselves.
         "--define:import.meta.url=\"https://pyodide.invalid/pyodide.asm.mjs\"",
     ]);

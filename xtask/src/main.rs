@@ -15,6 +15,7 @@ mod serve;
 mod setup;
 mod testing;
 mod typecheck;
+mod wheels;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

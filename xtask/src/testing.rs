@@ -75,6 +75,8 @@ fn e2e_mounts() -> Mounts {
     vec![
         ("/e2e/".into(), r.join("e2e/pages")),
         ("/demo/".into(), r.join("demo")),
+        // The packages suite's wheels (downloaded and pinned by xtask, see wheels.rs).
+        ("/wheels/".into(), crate::wheels::wheels_dir()),
         // The unpacked extensions, to check that their den page refuses to run on a website.
         ("/dist-ext/".into(), crate::ext::ext_dir()),
         // Pyodide's own loader, for the bare-Pyodide baseline of the benchmark.
@@ -123,6 +125,7 @@ fn with_servers(
             .env("FOXDEN_PROXY_LOG", &proxy_log)
             .env("FOXDEN_ARTIFACTS", &art)
             .env("FOXDEN_EXT_DIR", crate::ext::ext_dir())
+            .env("FOXDEN_WHEELS", crate::wheels::wheels_dir())
             .args(node_args);
         if let Err(e) = run(&mut cmd) {
             failures.push(format!("{b}: {e}"));
@@ -153,6 +156,8 @@ pub fn e2e(suite: &E2e) -> Result<(), String> {
     }
     // The extension tests load the unpacked extension made from this build.
     crate::ext::build_ext()?;
+    // The packages suite's wheels, from PyPI, pinned (kept in target/ once downloaded).
+    crate::wheels::ensure()?;
     with_servers(suite.browser.as_deref(), &e2e_node_args(suite), "e2e")
 }
 
@@ -161,6 +166,7 @@ pub fn bench(browser: Option<&str>) -> Result<(), String> {
     if !dist_dir().join("foxden.js").exists() {
         crate::build::build(false)?;
     }
+    crate::wheels::ensure()?;
     with_servers(browser, &["e2e/bench.mjs".to_owned()], "bench")?;
     native_sha256_baseline()
 }

@@ -77,6 +77,9 @@ string_enum! {
         Timeout = "timeout",
         /// Any other failure the den page reported.
         Den = "den",
+        /// A wheel of `packages`: not fetched, a wrong hash or tags, corrupt, or a missing
+        /// dependency (`DenLoadError.package` names it).
+        Package = "package",
     }
 }
 

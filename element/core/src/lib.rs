@@ -9,6 +9,7 @@
 //! - [`protocol`]: the host ↔ den page messages and the bounds on what a den page sends.
 //! - [`shell`]: the read-only shell behind `den.sh`.
 //! - [`snapshot`]: the snapshot codec (tar with a manifest and SHA-256 per file).
+//! - [`packages`]: wheels a den installs (file names, tags, pins, limits).
 #![deny(missing_docs)]
 
 pub mod codes;
@@ -17,6 +18,7 @@ pub mod input;
 pub mod limits;
 pub mod options;
 pub mod outcome;
+pub mod packages;
 pub mod paths;
 pub mod phase;
 pub mod protocol;

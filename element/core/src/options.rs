@@ -257,6 +257,14 @@ pub const OPTIONS: &[Opt] = &[
         ..base()
     },
     Opt {
+        attribute: Some("packages"),
+        property: Some("packages"),
+        default: Default::Text(""),
+        values: "pure-Python wheels, each `url#sha256=<64 hex>`, separated by spaces (default none); relative URLs resolve against the page",
+        on_change: "Same as `den-url`: the den reopens with the new set (a refused wheel: `error` event with a `DenLoadError` of stage `package`).",
+        ..base()
+    },
+    Opt {
         attribute: Some("controls"),
         property: Some("controls"),
         ty: Type::Flag,

@@ -115,6 +115,11 @@ async fn open_claimed(
         }
         files.apply_checked(ops);
     }
+    // The den's wheels: fetched and checked once, then handed to every den page and interpreter.
+    let mut opts = opts;
+    if !opts.packages.is_empty() && opts.runtime.packages.is_empty() {
+        opts.runtime.packages = Rc::new(runtime::packages::load(&opts.packages).await?);
+    }
     let conn = runtime::start(&opts.runtime, progress).await?;
     let info = info_object(&conn);
     let inner = Rc::new(Inner {
@@ -428,13 +433,17 @@ impl Den {
         let conn = inner.ensure_connection().await?;
         let r = conn.reset(inner.opts.runtime.load_timeout_ms).await;
         inner.sync.borrow_mut().reset();
-        let (from, boot_ms) = r.map_err(|e| {
+        let (from, boot_ms, packages_ms) = r.map_err(|e| {
             den_error(
                 crate::errors::DenErrorCode::Reset,
                 &format!("the interpreter did not restart: {e}"),
             )
         })?;
-        Ok(obj(&[("from", from.into()), ("bootMs", boot_ms.into())]).into())
+        let out = obj(&[("from", from.into()), ("bootMs", boot_ms.into())]);
+        if let Some(ms) = packages_ms {
+            let _ = js_sys::Reflect::set(&out, &"packagesMs".into(), &ms.into());
+        }
+        Ok(out.into())
     }
 
     pub(crate) fn close_impl(&self) {

@@ -24,6 +24,8 @@ pub struct DenOptions {
     pub max_files: usize,
     /// `maxWritesPerMinute` (0: no limit).
     pub max_writes_per_minute: u32,
+    /// `packages`: the wheels to fetch, check and install (fetched when the den opens).
+    pub packages: Vec<crate::runtime::packages::PackageSource>,
 }
 
 impl DenOptions {
@@ -93,6 +95,7 @@ impl DenOptions {
             max_file_bytes: number(v, Api::OpenDen, "maxFileBytes")? as u64,
             max_files: number(v, Api::OpenDen, "maxFiles")? as usize,
             max_writes_per_minute: number(v, Api::OpenDen, "maxWritesPerMinute")? as u32,
+            packages: crate::runtime::packages::from_js(&get(v, "packages"))?,
         })
     }
 }

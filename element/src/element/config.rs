@@ -161,11 +161,18 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
     let max_file_bytes = keep(number_attr(el, "max-file-bytes"), 0.0);
     let max_files = keep(number_attr(el, "max-files"), 0.0);
     let max_writes = keep(number_attr(el, "max-writes-per-minute"), 0.0);
+    // Wheels: `url#sha256=<hex>` separated by spaces; a bad one is an attribute error naming it.
+    let packages_attr = attr(el, "packages").unwrap_or_default();
+    let packages = crate::runtime::packages::from_attribute(&packages_attr);
     let load_timeout = keep(
         number_attr(el, "load-timeout"),
         limits::DEFAULT_LOAD_TIMEOUT_MS as f64,
     );
     errors.extend(name_error);
+    let packages = packages.unwrap_or_else(|e| {
+        errors.push(attr_error("packages", &e.to_string()));
+        Vec::new()
+    });
     let store = store.unwrap_or_else(|m| {
         errors.push(attr_error("store", &m));
         StoreSpec::Memory
@@ -204,7 +211,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         return Err(errors);
     };
     let key = format!(
-        "{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}",
+        "{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}\n{packages_attr}",
         runtime.den_url,
         runtime.pyodide_url,
         runtime.isolation.as_str(),
@@ -222,6 +229,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             max_file_bytes: max_file_bytes as u64,
             max_files: max_files as usize,
             max_writes_per_minute: max_writes as u32,
+            packages,
         },
         timeout_ms,
         max_output_bytes,

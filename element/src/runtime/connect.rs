@@ -170,6 +170,7 @@ pub(super) async fn boot(
             "snapshot",
             snapshot.as_ref().map_or(JsValue::NULL, JsValue::from),
         ),
+        ("packages", super::packages::to_js(&opts.packages).into()),
     ]);
     let transfer = Array::of2(&wasm, &stdlib);
     if let Some(s) = &snapshot {
@@ -269,6 +270,13 @@ pub(super) fn load_error_from(msg: &JsValue, isolation: Isolation) -> JsValue {
     // The den page may send anything: an unknown stage is reported as "den", texts are bounded.
     let stage = crate::errors::LoadStage::from_den_page(get_str(msg, "stage").as_deref());
     let mut text = load_error_message(msg);
+    if stage == crate::errors::LoadStage::Package {
+        // The den page names the package its worker refused (bounded: it may send anything).
+        let package = wire::text(&get(msg, "package"), 256)
+            .map(|(s, _)| s)
+            .unwrap_or_else(|| "(unnamed)".into());
+        return crate::errors::load_error_for_package(&package, &text);
+    }
     if stage == crate::errors::LoadStage::Isolation {
         text = format!("isolation check failed ({}): {text}", isolation.as_str());
     }

@@ -7,6 +7,7 @@
 mod assets;
 mod connect;
 mod options;
+pub mod packages;
 pub mod warm;
 
 use crate::callback::{with_timeout, Listener};
@@ -279,8 +280,8 @@ impl Connection {
     }
 
     /// Restarts the interpreter; resolves when the new one is ready, with how it booted:
-    /// `("snapshot" | "scratch", boot ms)`.
-    pub async fn reset(&self, timeout_ms: f64) -> Result<(&'static str, f64), String> {
+    /// `("snapshot" | "scratch", boot ms, ms its packages took to install)`.
+    pub async fn reset(&self, timeout_ms: f64) -> Result<(&'static str, f64, Option<f64>), String> {
         let id = self.next_id();
         let (tx, rx) = oneshot::channel();
         self.shared.borrow_mut().resets.insert(id, tx);
@@ -302,6 +303,7 @@ impl Connection {
                     get_f64(&msg, "bootMs")
                         .filter(|v| v.is_finite() && *v >= 0.0)
                         .unwrap_or(0.0),
+                    get_f64(&msg, "packagesMs").filter(|v| v.is_finite() && *v >= 0.0),
                 )),
             },
             _ => Err("the den page did not answer the reset".into()),

@@ -54,6 +54,9 @@ pub struct RuntimeOptions {
     pub warm_start: bool,
     /// Keep a standby interpreter booted ahead of need (timeouts and resets swap it in).
     pub standby: bool,
+    /// The den's wheels, fetched and checked by the host (set from `openDen({ packages })`);
+    /// handed to every den page this runtime opens.
+    pub packages: std::rc::Rc<Vec<super::packages::Wheel>>,
 }
 
 thread_local! {
@@ -161,6 +164,7 @@ impl RuntimeOptions {
             max_den_bytes: foxden_core::limits::DEFAULT_MAX_DEN_BYTES as f64,
             warm_start,
             standby,
+            packages: Default::default(),
         })
     }
 

@@ -170,12 +170,31 @@ const ERROR_KINDS: [&str; 4] = [
 /// How an interpreter booted.
 const BOOTED_FROM: [&str; 2] = ["scratch", "snapshot"];
 /// The `DenLoadError` stages a den page itself reports (a subset of [`LoadStage`]).
-pub const DEN_PAGE_STAGES: [&str; 4] = [
+pub const DEN_PAGE_STAGES: [&str; 5] = [
     LoadStage::Isolation.as_str(),
     LoadStage::Message.as_str(),
     LoadStage::Wasm.as_str(),
     LoadStage::Pyodide.as_str(),
+    LoadStage::Package.as_str(),
 ];
+
+/// A wheel the host fetched (or was handed) and checked against its SHA-256 pin.
+pub const WHEEL: Shape = Shape {
+    name: "Wheel",
+    doc: "A pure-Python wheel to install, checked by the host against its SHA-256 pin.",
+    fields: &[
+        f(
+            "file",
+            Ty::Str,
+            "The wheel's file name (`name-version-py3-none-any.whl`).",
+        ),
+        f(
+            "data",
+            Ty::Bytes,
+            "The wheel's bytes (copied, not transferred: kept for restarts).",
+        ),
+    ],
+};
 
 /// `run.error`.
 pub const RUN_ERROR: Shape = Shape {
@@ -362,6 +381,11 @@ pub static HOST_TO_DEN: Hop = Hop {
                     Ty::OrNull(&Ty::Bytes),
                     "The warm cache's snapshot, or null.",
                 ),
+                f(
+                    "packages",
+                    Ty::List(&Ty::Shape(&WHEEL)),
+                    "Wheels every run worker installs after it boots (empty: none).",
+                ),
             ],
         },
         Message {
@@ -428,6 +452,11 @@ pub static DEN_TO_HOST: Hop = Hop {
                     "Where it failed (`DenLoadError.stage`).",
                 ),
                 f("message", Ty::Str, "What failed."),
+                opt(
+                    "package",
+                    Ty::Str,
+                    "The package whose wheel was refused (stage `package`).",
+                ),
             ],
         },
         Message {
@@ -447,6 +476,11 @@ pub static DEN_TO_HOST: Hop = Hop {
                     "warm",
                     Ty::OneOf(&["hit", "miss", "rejected"]),
                     "What became of the warm cache's snapshot.",
+                ),
+                opt(
+                    "packagesMs",
+                    Ty::Num,
+                    "Time the wheels took to install (part of `bootMs`; absent without packages).",
                 ),
             ],
         },
@@ -516,6 +550,11 @@ pub static DEN_TO_HOST: Hop = Hop {
                 ),
                 opt("bootMs", Ty::Num, "Time it took to boot (absent on error)."),
                 opt(
+                    "packagesMs",
+                    Ty::Num,
+                    "Time its wheels took to install (part of `bootMs`).",
+                ),
+                opt(
                     "error",
                     Ty::Str,
                     "Why no interpreter booted (absent on success).",
@@ -569,6 +608,21 @@ pub static DEN_TO_WORKER: Hop = Hop {
                     Ty::OrNull(&Ty::Bytes),
                     "A snapshot to resume from (role `run`), or null.",
                 ),
+                f(
+                    "packages",
+                    Ty::List(&Ty::Shape(&WHEEL)),
+                    "Wheels to install before any run (role `run`; the maker gets none).",
+                ),
+                f(
+                    "verified",
+                    Ty::Bool,
+                    "An earlier worker of this den page checked these wheels in full: skip re-hashing each file.",
+                ),
+                f(
+                    "installed",
+                    Ty::OrNull(&Ty::List(&Ty::Shape(&CHANGED_FILE))),
+                    "The files the den page's first worker installed from these wheels (before any user code): written as they are, instead of installing again; or null.",
+                ),
             ],
         },
         Message {
@@ -594,6 +648,19 @@ pub static WORKER_TO_DEN: Hop = Hop {
             fields: &[
                 f("ms", Ty::Num, "Time the boot took."),
                 f("from", Ty::OneOf(&BOOTED_FROM), "How it booted."),
+                opt(
+                    "packagesMs",
+                    Ty::Num,
+                    "Time the wheels took to install (part of `ms`).",
+                ),
+                Field {
+                    optional: true,
+                    ..moved(
+                        "installed",
+                        Ty::List(&Ty::Shape(&CHANGED_FILE)),
+                        "The files the install wrote, when it checked the wheels in full (first worker).",
+                    )
+                },
             ],
         },
         Message {
@@ -601,7 +668,10 @@ pub static WORKER_TO_DEN: Hop = Hop {
             t: Some("boot-error"),
             channel: Channel::Ctl,
             when: "the boot failed",
-            fields: &[f("message", Ty::Str, "Why.")],
+            fields: &[
+                f("message", Ty::Str, "Why."),
+                opt("package", Ty::Str, "The package whose wheel was refused."),
+            ],
         },
         Message {
             name: "Snapshot",
@@ -925,7 +995,7 @@ mod tests {
         assert!(ts.contains("export interface HostToDenWindowConnect {\n  /**"));
         assert_eq!(
             shapes().iter().map(|s| s.name).collect::<Vec<_>>(),
-            ["PutFile", "DisplayItem", "RunError", "ChangedFile"]
+            ["Wheel", "PutFile", "DisplayItem", "RunError", "ChangedFile"]
         );
     }
 

@@ -1,0 +1,466 @@
+# foxden's wheel installer: runs inside the worker (embedded in worker.js by the build) right
+# after the interpreter boots and before any user code, on the wheels the host fetched and
+# checked against their SHA-256 pins. No network and no pip: each wheel is read as a zip.
+#
+# install(wheels, site) checks EVERY wheel fully before writing anything:
+#   - it opens as a zip, has one {name}-{version}.dist-info with WHEEL (Root-Is-Purelib: true,
+#     Wheel-Version 1.x), METADATA (whose Name matches the file name) and RECORD;
+#   - RECORD lists every file of the zip, and every file's sha256 and size match its RECORD line;
+#   - no path escapes site-packages (absolute, "..", backslashes, drive letters are refused);
+#   - no two wheels write the same file;
+#   - each Requires-Dist whose environment marker holds on Pyodide (extra == markers are false:
+#     extras are never installed) names a project among the given wheels, at a version its
+#     specifier allows; Requires-Python allows this Python.
+# Then it writes them all (purelib and platlib data go to site-packages; scripts, headers and
+# data are skipped: a den has no bin/ or include/). A failure while writing removes what was
+# written. Errors are WheelError(package, message): the host turns them into DenLoadError
+# (stage "package", with the package's name).
+#
+# Tested natively with CPython by `cargo test -p foxden-core wheels` (element/core/tests/wheels.rs).
+
+import base64
+import csv
+import email.parser
+import hashlib
+import io
+import os
+import platform
+import re
+import sys
+import zipfile
+
+
+class WheelError(Exception):
+    def __init__(self, package, message):
+        super().__init__("%s: %s" % (package, message))
+        self.package = package
+        self.message = message
+
+
+def normalize(name):
+    """PEP 503."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# --- versions (PEP 440, the parts dependency pins use) ---
+_VERSION = re.compile(
+    r"^v?(?:(\d+)!)?(\d+(?:\.\d+)*)"
+    r"(?:[-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?(\d*))?"
+    r"(?:-(\d+)|[-_.]?(?:post|rev|r)[-_.]?(\d*))?"
+    r"(?:[-_.]?dev[-_.]?(\d*))?"
+    r"(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?$",
+    re.I,
+)
+_PRE = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
+
+
+def version_key(v):
+    m = _VERSION.match(v.strip())
+    if not m:
+        return None
+    epoch, release, pre_l, pre_n, post_a, post_b, dev = m.groups()
+    rel = [int(x) for x in release.split(".")]
+    while len(rel) > 1 and rel[-1] == 0:
+        rel.pop()
+    post = post_a if post_a is not None else post_b
+    # Ordering: dev < pre < final < post.
+    if pre_l is not None:
+        pre = (0, _PRE[pre_l.lower()], int(pre_n or 0))
+    elif dev is not None and post is None:
+        pre = (-1, 0, 0)
+    else:
+        pre = (1, 0, 0)
+    return (int(epoch or 0), tuple(rel), pre, -1 if post is None else int(post or 0), 1 << 30 if dev is None else int(dev or 0))
+
+
+def _release(v):
+    m = _VERSION.match(v.strip())
+    return [int(x) for x in m.group(2).split(".")] if m else None
+
+
+def version_ok(version, spec):
+    """Whether version satisfies a specifier set such as '>=1.1,<1.4' (PEP 440 operators)."""
+    have = version_key(version)
+    if have is None:
+        return False
+    for clause in filter(None, (c.strip() for c in spec.split(","))):
+        m = re.match(r"^(~=|===|==|!=|<=|>=|<|>)\s*(\S+)$", clause)
+        if not m:
+            raise ValueError("unreadable version specifier %r" % clause)
+        op, want = m.groups()
+        if op in ("==", "!=") and want.endswith(".*"):
+            prefix = _release(want[:-2])
+            rel = _release(version)
+            match = prefix is not None and rel is not None and (rel + [0] * len(prefix))[: len(prefix)] == prefix
+            if (op == "==") != match:
+                return False
+            continue
+        if op == "===":
+            if version != want:
+                return False
+            continue
+        key = version_key(want)
+        if key is None:
+            raise ValueError("unreadable version %r" % want)
+        if op == "~=":
+            rel = _release(want)
+            if len(rel) < 2 or have < key or (_release(version) + [0] * len(rel))[: len(rel) - 1] != rel[:-1]:
+                return False
+            continue
+        ok = {"==": have == key, "!=": have != key, "<=": have <= key, ">=": have >= key,
+              "<": have < key, ">": have > key}[op]
+        if not ok:
+            return False
+    return True
+
+
+# --- environment markers (PEP 508) ---
+def default_environment():
+    """The marker environment of the running interpreter (Pyodide's, in a den)."""
+    impl = sys.implementation
+    iv = impl.version
+    impl_version = "%d.%d.%d" % (iv.major, iv.minor, iv.micro)
+    if iv.releaselevel != "final":
+        impl_version += iv.releaselevel[0] + str(iv.serial)
+    return {
+        "implementation_name": impl.name,
+        "implementation_version": impl_version,
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": platform.python_version(),
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": "%d.%d" % sys.version_info[:2],
+        "sys_platform": sys.platform,
+    }
+
+
+_TOKEN = re.compile(r"\s*(?:(\()|(\))|(===|==|!=|<=|>=|~=|<|>|not\s+in\b|in\b)|(and\b|or\b)|('[^']*'|\"[^\"]*\")|([A-Za-z_][A-Za-z0-9_.]*))")
+_VERSION_VARS = {"python_version", "python_full_version", "implementation_version"}
+
+
+def marker_holds(marker, env):
+    """Evaluates a PEP 508 marker; `extra` is "" (extras are never installed)."""
+    tokens = []
+    pos = 0
+    marker = marker.strip()
+    while pos < len(marker):
+        m = _TOKEN.match(marker, pos)
+        if not m or m.end() == pos:
+            raise ValueError("unreadable marker %r" % marker)
+        pos = m.end()
+        kinds = ("(", ")", "op", "bool", "str", "var")
+        for kind, text in zip(kinds, m.groups()):
+            if text is not None:
+                tokens.append((kind, re.sub(r"\s+", " ", text)))
+                break
+    tokens.append(("end", ""))
+    i = 0
+
+    def peek():
+        return tokens[i]
+
+    def take(kind=None):
+        nonlocal i
+        t = tokens[i]
+        if kind and t[0] != kind:
+            raise ValueError("unreadable marker %r" % marker)
+        i += 1
+        return t
+
+    def value():
+        kind, text = take()
+        if kind == "str":
+            return ("str", text[1:-1])
+        if kind == "var":
+            if text == "extra":
+                return ("var", "extra", "")
+            if text not in env:
+                raise ValueError("unknown marker variable %r" % text)
+            return ("var", text, env[text])
+        raise ValueError("unreadable marker %r" % marker)
+
+    def compare():
+        if peek()[0] == "(":
+            take("(")
+            v = disj()
+            take(")")
+            return v
+        left = value()
+        op = take("op")[1]
+        right = value()
+        lv, rv = left[-1], right[-1]
+        var = left[1] if left[0] == "var" else right[1] if right[0] == "var" else ""
+        if op in ("in", "not in"):
+            return (lv in rv) == (op == "in")
+        if var == "extra":
+            return op == "==" and normalize(lv) == normalize(rv) or op == "!=" and normalize(lv) != normalize(rv)
+        if var in _VERSION_VARS and version_key(lv) is not None and version_key(rv) is not None and op != "===":
+            return version_ok(lv, op + rv)
+        return {"==": lv == rv, "!=": lv != rv, "<": lv < rv, ">": lv > rv, "<=": lv <= rv,
+                ">=": lv >= rv, "===": lv == rv, "~=": lv == rv}[op]
+
+    def conj():
+        v = compare()
+        while peek() == ("bool", "and"):
+            take()
+            w = compare()
+            v = v and w
+        return v
+
+    def disj():
+        v = conj()
+        while peek() == ("bool", "or"):
+            take()
+            w = conj()
+            v = v or w
+        return v
+
+    result = disj()
+    take("end")
+    return result
+
+
+_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(?:\(([^)]*)\)|([^;@]*))?\s*(?:;(.*))?$")
+
+
+def parse_requirement(text):
+    """(normalised name, specifier, marker or None) of a Requires-Dist line."""
+    m = _REQ.match(text)
+    if not m:
+        raise ValueError("unreadable requirement %r" % text)
+    name, _extras, spec_paren, spec_bare, marker = m.groups()
+    spec = (spec_paren if spec_paren is not None else spec_bare or "").strip()
+    return normalize(name), spec, (marker.strip() if marker and marker.strip() else None)
+
+
+# --- one wheel ---
+def _parse_wheel_name(file):
+    stem = file[:-4] if file.endswith(".whl") else None
+    parts = stem.split("-") if stem else []
+    if len(parts) not in (5, 6):
+        raise WheelError(file, "%r is not a wheel file name" % file)
+    return normalize(parts[0]), parts[1]
+
+
+def _safe(path):
+    """A zip member path that stays inside site-packages, or None."""
+    if not path or "\\" in path or path.startswith("/") or "\x00" in path or re.match(r"^[A-Za-z]:", path):
+        return None
+    parts = path.split("/")
+    if any(p in ("", ".", "..") for p in parts[:-1]) or parts[-1] in (".", ".."):
+        return None
+    return path
+
+
+def _record_digest(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+class _Wheel:
+    """One checked wheel: what to write, and what it needs."""
+
+    def __init__(self, file, data, verify=True):
+        name, version = _parse_wheel_name(file)
+        self.file, self.name, self.version = file, name, version
+        fail = lambda msg: WheelError(name, "%s: %s" % (file, msg))
+        try:
+            zf = zipfile.ZipFile(io.BytesIO(data))
+            infos = zf.infolist()
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as e:
+            raise fail("not a readable zip file (%s)" % e)
+        if len(infos) > 50000:
+            raise fail("more than 50000 files")
+        members = {}
+        self.contents = {}  # what the check read, kept so that the install does not read it again
+        for info in infos:
+            if info.is_dir():
+                continue
+            if _safe(info.filename) is None:
+                raise fail("the path %r would escape site-packages" % info.filename[:200])
+            if info.filename in members:
+                raise fail("the path %r is in the zip twice" % info.filename[:200])
+            members[info.filename] = info
+        dist_infos = {p.split("/", 1)[0] for p in members if p.split("/", 1)[0].endswith(".dist-info")}
+        mine = [d for d in dist_infos if normalize(d[: -len(".dist-info")].rsplit("-", 1)[0]) == name]
+        if len(mine) != 1:
+            raise fail("expected one %s-<version>.dist-info folder, found %s" % (name, sorted(dist_infos) or "none"))
+        self.dist_info = di = mine[0]
+
+        def read(path):
+            try:
+                return zf.read(members[path])
+            except KeyError:
+                raise fail("%s is missing" % path)
+            except Exception as e:
+                raise fail("%s could not be read (%s)" % (path, e))
+
+        # WHEEL
+        wheel_meta = email.parser.HeaderParser().parsestr(read(di + "/WHEEL").decode("utf-8", "replace"))
+        if not (wheel_meta.get("Wheel-Version", "").strip().split(".")[0] == "1"):
+            raise fail("Wheel-Version %r is not 1.x" % wheel_meta.get("Wheel-Version"))
+        if wheel_meta.get("Root-Is-Purelib", "").strip().lower() != "true":
+            raise fail("Root-Is-Purelib is not true: not a pure-Python wheel")
+        # METADATA
+        meta = email.parser.HeaderParser().parsestr(read(di + "/METADATA").decode("utf-8", "replace"))
+        if normalize(meta.get("Name", "")) != name:
+            raise fail("METADATA names the project %r, not %r" % (meta.get("Name"), name))
+        self.requires_python = (meta.get("Requires-Python") or "").strip()
+        self.requires = meta.get_all("Requires-Dist") or []
+        # RECORD: every file listed, every listed file's hash and size right.
+        record_path = di + "/RECORD"
+        try:
+            rows = list(csv.reader(io.StringIO(read(record_path).decode("utf-8"))))
+        except (UnicodeDecodeError, csv.Error) as e:
+            raise fail("RECORD is unreadable (%s)" % e)
+        listed = {}
+        for row in rows:
+            if not row or not row[0]:
+                continue
+            if len(row) != 3:
+                raise fail("RECORD line %r is not path,hash,size" % ",".join(row)[:200])
+            listed[row[0]] = row
+        for path, info in members.items():
+            row = listed.get(path)
+            if row is None:
+                raise fail("%s is not listed in RECORD" % path[:200])
+            if path == record_path or path.startswith(di + "/RECORD."):
+                continue
+            if not row[1].startswith("sha256="):
+                raise fail("RECORD gives %s no sha256 hash" % path[:200])
+            if verify:
+                content = self.contents[path] = read(path)
+                if _record_digest(content) != row[1]:
+                    raise fail("%s does not match its RECORD hash (a changed or corrupted file)" % path[:200])
+                if row[2] and row[2] != str(len(content)):
+                    raise fail("%s is %d bytes, RECORD says %s" % (path[:200], len(content), row[2][:30]))
+        for path in listed:
+            if path not in members:
+                raise fail("RECORD lists %s, which is not in the wheel" % path[:200])
+        # Where each file goes, relative to site-packages.
+        data_dir = di[: -len(".dist-info")] + ".data/"
+        self.targets = []
+        for path in members:
+            if path.startswith(data_dir):
+                kind, _, rest = path[len(data_dir):].partition("/")
+                if kind in ("purelib", "platlib") and rest:
+                    self.targets.append((path, rest))
+                # scripts, headers, data: nowhere to go in a den
+            else:
+                self.targets.append((path, path))
+        self.zf, self.read = zf, read
+
+
+def _check_needs(wheels, env):
+    by_name = {w.name: w for w in wheels}
+    here = env["python_full_version"]
+    for w in wheels:
+        if w.requires_python:
+            try:
+                ok = version_ok(here, w.requires_python)
+            except ValueError as e:
+                raise WheelError(w.name, "%s: Requires-Python %r: %s" % (w.file, w.requires_python, e))
+            if not ok:
+                raise WheelError(w.name, "%s needs Python %s; the den runs %s" % (w.file, w.requires_python, here))
+        for line in w.requires:
+            try:
+                dep, spec, marker = parse_requirement(line)
+                if marker is not None and not marker_holds(marker, env):
+                    continue
+            except ValueError as e:
+                raise WheelError(w.name, "%s: Requires-Dist %r: %s" % (w.file, line, e))
+            have = by_name.get(dep)
+            if have is None:
+                raise WheelError(w.name, "%s requires %s%s, which is not among the given wheels (%s): add its wheel" % (
+                    w.file, dep, spec, ", ".join(sorted(by_name)) or "none"))
+            try:
+                fits = not spec or version_ok(have.version, spec)
+            except ValueError as e:
+                raise WheelError(w.name, "%s: Requires-Dist %r: %s" % (w.file, line, e))
+            if not fits:
+                raise WheelError(w.name, "%s requires %s%s, but %s %s was given" % (w.file, dep, spec, dep, have.version))
+
+
+def install(wheels, site, env=None, verify=True, written_out=None):
+    """Checks every (file name, bytes) wheel, then installs them all into `site`. Raises
+    WheelError naming the package; nothing is written unless everything checked out.
+    verify=False skips re-hashing each file (for a set this interpreter's den page already had
+    checked in full by an earlier worker)."""
+    env = dict(env or default_environment())
+    checked = []
+    seen = {}
+    for file, data in wheels:
+        w = _Wheel(file, data, verify)
+        if w.name in seen:
+            raise WheelError(w.name, "given twice (%s and %s)" % (seen[w.name], file))
+        seen[w.name] = file
+        checked.append(w)
+    _check_needs(checked, env)
+    owner = {}
+    for w in checked:
+        for _, target in w.targets:
+            if target in owner:
+                raise WheelError(w.name, "%s and %s both write %s" % (owner[target], w.file, target))
+            owner[target] = w.file
+            if os.path.lexists(os.path.join(site, target)):
+                raise WheelError(w.name, "%s would overwrite %s, which is already installed" % (w.file, target))
+    written = []
+    made = []
+    try:
+        for w in checked:
+            for src, target in w.targets:
+                dest = os.path.join(site, target)
+                folder = os.path.dirname(dest)
+                missing = []
+                while folder and not os.path.isdir(folder):
+                    missing.append(folder)
+                    folder = os.path.dirname(folder)
+                for d in reversed(missing):
+                    os.mkdir(d)
+                    made.append(d)
+                with open(dest, "wb") as f:
+                    written.append(dest)
+                    data = w.contents.pop(src, None)
+                    f.write(w.read(src) if data is None else data)
+            with open(os.path.join(site, w.dist_info, "INSTALLER"), "w") as f:
+                written.append(f.name)
+                f.write("foxden\n")
+    except WheelError:
+        _undo(written, made)
+        raise
+    except Exception as e:
+        _undo(written, made)
+        raise WheelError(w.name, "%s could not be installed (%s); nothing was installed" % (w.file, e))
+    import importlib
+    importlib.invalidate_caches()
+    if written_out is not None:
+        written_out.extend(written)
+    return [[w.name, w.version] for w in checked]
+
+
+def _undo(written, made):
+    for p in reversed(written):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+    for d in reversed(made):
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+def _foxden_install(items, verify):
+    """Called by worker.js with a JS array of {file, data: Uint8Array}: [None, [paths written]],
+    or [package, message]."""
+    import sysconfig
+    wheels = [(str(it.file), it.data.to_bytes()) for it in items]
+    written = []
+    try:
+        install(wheels, sysconfig.get_path("purelib"), verify=bool(verify), written_out=written)
+        return [None, written]
+    except WheelError as e:
+        return [e.package, e.message]

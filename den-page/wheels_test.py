@@ -1,0 +1,198 @@
+# Native tests of den-page/wheels.py with CPython (run by `cargo test -p foxden-core wheels`,
+# element/core/tests/wheels.rs): real wheels built in memory with zipfile, installed into a
+# temporary site-packages and imported.
+import base64
+import hashlib
+import io
+import os
+import sys
+import tempfile
+import unittest
+import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wheels  # noqa: E402
+
+PYODIDE_ENV = {
+    "implementation_name": "cpython", "implementation_version": "3.14.2", "os_name": "posix",
+    "platform_machine": "wasm32", "platform_release": "4.0.9", "platform_system": "Emscripten",
+    "platform_version": "#1", "python_full_version": "3.14.2",
+    "platform_python_implementation": "CPython", "python_version": "3.14", "sys_platform": "emscripten",
+}
+
+
+def digest(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def make_wheel(name, version, files, requires=(), requires_python=None, purelib=True,
+               record_fix=None, extra_members=(), meta_name=None):
+    """A wheel as bytes: files {path: text}, plus the dist-info (METADATA, WHEEL, RECORD)."""
+    di = "%s-%s.dist-info" % (name.replace("-", "_"), version)
+    meta = "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (meta_name or name, version)
+    if requires_python:
+        meta += "Requires-Python: %s\n" % requires_python
+    for r in requires:
+        meta += "Requires-Dist: %s\n" % r
+    members = {p: t.encode() for p, t in files.items()}
+    members[di + "/METADATA"] = meta.encode()
+    members[di + "/WHEEL"] = ("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: %s\nTag: py3-none-any\n" % ("true" if purelib else "false")).encode()
+    record = "".join("%s,%s,%d\n" % (p, digest(d), len(d)) for p, d in members.items())
+    record += di + "/RECORD,,\n"
+    if record_fix:
+        record = record_fix(record)
+    members[di + "/RECORD"] = record.encode()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for p, d in list(members.items()) + list(extra_members):
+            z.writestr(p, d)
+    return buf.getvalue()
+
+
+def whl(name, version):
+    return "%s-%s-py3-none-any.whl" % (name.replace("-", "_"), version)
+
+
+class Install(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.site = self.tmp.name
+        sys.path.insert(0, self.site)
+
+    def tearDown(self):
+        sys.path.remove(self.site)
+        for m in [m for m in sys.modules if m.startswith("fx")]:
+            del sys.modules[m]
+        self.tmp.cleanup()
+
+    def installed(self):
+        out = []
+        for root, _, files in os.walk(self.site):
+            out += [os.path.relpath(os.path.join(root, f), self.site) for f in files]
+        return sorted(out)
+
+    def refuse(self, items, package, text):
+        with self.assertRaises(wheels.WheelError) as cm:
+            wheels.install(items, self.site, PYODIDE_ENV)
+        self.assertEqual(cm.exception.package, package)
+        self.assertIn(text, cm.exception.message)
+        self.assertEqual(self.installed(), [], "nothing may be installed after a refusal")
+
+    def test_installs_and_imports_a_set_with_a_dependency(self):
+        base = make_wheel("fx-base", "1.2.0", {"fx_base/__init__.py": "def twice(x):\n    return 2 * x\n"})
+        top = make_wheel("fx-top", "0.1", {"fx_top.py": "import fx_base\ndef four(x):\n    return fx_base.twice(fx_base.twice(x))\n"},
+                         requires=["fx_base (>=1.1,<2)", "missing-on-windows; sys_platform == 'win32'",
+                                   "only-for-tests; extra == 'test'", "old-python; python_version < '3.8'"])
+        written = []
+        got = wheels.install([(whl("fx-top", "0.1"), top), (whl("fx-base", "1.2.0"), base)], self.site, PYODIDE_ENV, written_out=written)
+        self.assertEqual(sorted(os.path.relpath(p, self.site) for p in written), self.installed())
+        self.assertEqual(got, [["fx-top", "0.1"], ["fx-base", "1.2.0"]])
+        import fx_top
+        self.assertEqual(fx_top.four(5), 20)
+        self.assertIn("fx_base-1.2.0.dist-info/RECORD", self.installed())
+        self.assertIn("fx_base-1.2.0.dist-info/INSTALLER", self.installed())
+        import importlib.metadata
+        self.assertEqual(importlib.metadata.version("fx-base"), "1.2.0")
+
+    def test_data_purelib_goes_to_site_packages(self):
+        w = make_wheel("fx-data", "1", {"fx_data-1.data/purelib/fx_data.py": "X = 7\n", "fx_data-1.data/scripts/run": "#!/bin/sh\n"})
+        wheels.install([(whl("fx-data", "1"), w)], self.site, PYODIDE_ENV)
+        import fx_data
+        self.assertEqual(fx_data.X, 7)
+        self.assertNotIn("run", " ".join(self.installed()))
+
+    def test_a_missing_dependency_is_refused(self):
+        top = make_wheel("fx-top", "0.1", {"fx_top.py": ""}, requires=["fx-base>=1"])
+        ok = make_wheel("fx-ok", "1", {"fx_ok.py": ""})
+        self.refuse([(whl("fx-ok", "1"), ok), (whl("fx-top", "0.1"), top)], "fx-top", "requires fx-base>=1, which is not among the given wheels")
+
+    def test_a_dependency_at_the_wrong_version_is_refused(self):
+        base = make_wheel("fx-base", "2.0", {"fx_base.py": ""})
+        top = make_wheel("fx-top", "0.1", {"fx_top.py": ""}, requires=["fx-base<1.4,>=1.1.0"])
+        self.refuse([(whl("fx-base", "2.0"), base), (whl("fx-top", "0.1"), top)], "fx-top", "but fx-base 2.0 was given")
+
+    def test_requires_python_is_checked(self):
+        w = make_wheel("fx-new", "1", {"fx_new.py": ""}, requires_python=">=3.15")
+        self.refuse([(whl("fx-new", "1"), w)], "fx-new", "needs Python >=3.15")
+
+    def test_a_record_mismatch_is_refused(self):
+        bad = make_wheel("fx-bad", "1", {"fx_bad.py": "print('hi')\n"}, record_fix=lambda r: r.replace(digest(b"print('hi')\n"), digest(b"other")))
+        good = make_wheel("fx-good", "1", {"fx_good.py": ""})
+        self.refuse([(whl("fx-good", "1"), good), (whl("fx-bad", "1"), bad)], "fx-bad", "does not match its RECORD hash")
+
+    def test_a_file_missing_from_record_is_refused(self):
+        bad = make_wheel("fx-bad", "1", {"fx_bad.py": ""}, extra_members=[("fx_bad_extra.py", b"x = 1\n")])
+        self.refuse([(whl("fx-bad", "1"), bad)], "fx-bad", "fx_bad_extra.py is not listed in RECORD")
+
+    def test_a_path_escaping_site_packages_is_refused(self):
+        for path in ["../evil.py", "/abs/evil.py", "a/../../evil.py", "a\\evil.py", "C:/evil.py"]:
+            bad = make_wheel("fx-bad", "1", {"fx_bad.py": ""}, extra_members=[(path, b"x")])
+            self.refuse([(whl("fx-bad", "1"), bad)], "fx-bad", "escape site-packages")
+
+    def test_a_corrupt_zip_is_refused(self):
+        self.refuse([(whl("fx-junk", "1"), b"PK\x03\x04 this is not a zip at all")], "fx-junk", "not a readable zip file")
+        w = bytearray(make_wheel("fx-cut", "1", {"fx_cut.py": "x = 1\n" * 1000}))
+        self.refuse([(whl("fx-cut", "1"), bytes(w[: len(w) // 2]))], "fx-cut", "not a readable zip file")
+
+    def test_a_corrupt_member_is_refused(self):
+        data = make_wheel("fx-flip", "1", {"fx_flip.py": "x = 1\n" * 1000})
+        i = data.index(b"fx_flip.py") + 40  # inside the first member's compressed data
+        bad = data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:]
+        self.refuse([(whl("fx-flip", "1"), bad)], "fx-flip", "fx_flip.py")
+
+    def test_not_purelib_and_wrong_names_are_refused(self):
+        self.refuse([(whl("fx-c", "1"), make_wheel("fx-c", "1", {"fx_c.py": ""}, purelib=False))], "fx-c", "Root-Is-Purelib")
+        self.refuse([(whl("fx-a", "1"), make_wheel("fx-a", "1", {"fx_a.py": ""}, meta_name="other"))], "fx-a", "METADATA names the project")
+        self.refuse([(whl("fx-a", "1"), make_wheel("fx-b", "1", {"fx_b.py": ""}))], "fx-a", "dist-info")
+
+    def test_two_wheels_writing_one_file_are_refused(self):
+        a = make_wheel("fx-a", "1", {"shared.py": "A = 1\n"})
+        b = make_wheel("fx-b", "1", {"shared.py": "B = 1\n"})
+        self.refuse([(whl("fx-a", "1"), a), (whl("fx-b", "1"), b)], "fx-b", "both write shared.py")
+
+    def test_an_installed_file_is_never_overwritten(self):
+        a = make_wheel("fx-a", "1", {"fx_a.py": "A = 1\n"})
+        wheels.install([(whl("fx-a", "1"), a)], self.site, PYODIDE_ENV)
+        before = self.installed()
+        with self.assertRaises(wheels.WheelError):
+            wheels.install([(whl("fx-a", "1"), a)], self.site, PYODIDE_ENV)
+        self.assertEqual(self.installed(), before)
+
+
+class Markers(unittest.TestCase):
+    def test_markers(self):
+        env = PYODIDE_ENV
+        for marker, want in [
+            ("python_version >= '3.8'", True), ("python_version < '3.8'", False),
+            ("python_version >= '3.10'", True), ("python_full_version == '3.14.2'", True),
+            ("sys_platform == 'win32'", False), ("sys_platform != 'win32'", True),
+            ("platform_system == 'Emscripten' and python_version > '3'", True),
+            ("(sys_platform == 'win32' or os_name == 'posix') and extra != 'x'", True),
+            ("extra == 'test'", False), ("extra == \"socks\" or python_version<\"3\"", False),
+            ("'wasm' in platform_machine", True), ("'arm' not in platform_machine", True),
+            ("implementation_name == \"pypy\"", False),
+        ]:
+            self.assertEqual(wheels.marker_holds(marker, env), want, marker)
+        for bad in ["python_version >=", "unknown_var == 'x'", "(python_version > '3'"]:
+            with self.assertRaises(ValueError):
+                wheels.marker_holds(bad, env)
+
+    def test_versions(self):
+        for v, spec, want in [
+            ("1.3.0", ">=1.1.0,<1.4", True), ("1.4", ">=1.1.0,<1.4", False), ("2.0", "~=1.4", False),
+            ("1.9", "~=1.4", True), ("1.4.5", "~=1.4.2", True), ("1.5.0", "~=1.4.2", False),
+            ("2.9.0.post0", ">=2.9", True), ("2.0rc1", ">=2.0", False), ("2.0", "==2.*", True),
+            ("3.0", "!=2.*", True), ("1.0", "==1", True), ("1.0.dev1", "<1.0", True), ("1.17.0", ">1.5", True),
+        ]:
+            self.assertEqual(wheels.version_ok(v, spec), want, (v, spec))
+
+    def test_requirements(self):
+        self.assertEqual(wheels.parse_requirement("mpmath<1.4,>=1.1.0"), ("mpmath", "<1.4,>=1.1.0", None))
+        self.assertEqual(wheels.parse_requirement("six >=1.5"), ("six", ">=1.5", None))
+        self.assertEqual(wheels.parse_requirement("Soupsieve (>1.2)"), ("soupsieve", ">1.2", None))
+        self.assertEqual(wheels.parse_requirement("lxml ; extra == 'lxml'"), ("lxml", "", "extra == 'lxml'"))
+        self.assertEqual(wheels.parse_requirement("pytest[cov]>=7; extra == \"dev\""), ("pytest", ">=7", "extra == \"dev\""))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,193 @@
+//! The den's Python packages, host side: reads `openDen({ packages })` and the `packages`
+//! attribute, fetches each wheel itself (the sandbox can fetch nothing), checks its SHA-256
+//! against the pin, and keeps the bytes for every (re)boot. The checks that need no browser are
+//! in `foxden_core::packages`; the worker checks the wheels' contents (`den-page/wheels.py`).
+
+use crate::errors::{option_error, package_error};
+use crate::js::{self, get, get_str, is_absent};
+use foxden_core::packages::{self as core, PackageError, PinnedUrl, WheelName};
+use js_sys::{Array, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// A wheel as given, checked (file name, tags, pin format), not yet fetched.
+#[derive(Clone)]
+pub enum PackageSource {
+    /// `{ url, sha256 }` or `url#sha256=…`: fetched by the host (URL resolved against the page).
+    Url(PinnedUrl),
+    /// `{ name, bytes, sha256 }`: the caller's bytes (copied when read).
+    Bytes {
+        /// The file name, parsed.
+        wheel: WheelName,
+        /// The pin.
+        sha256: [u8; 32],
+        /// A copy of the bytes.
+        bytes: Uint8Array,
+    },
+}
+
+impl PackageSource {
+    fn wheel(&self) -> &WheelName {
+        match self {
+            PackageSource::Url(p) => &p.wheel,
+            PackageSource::Bytes { wheel, .. } => wheel,
+        }
+    }
+}
+
+/// A wheel the host fetched and checked against its pin; handed to every interpreter.
+#[derive(Clone)]
+pub struct Wheel {
+    /// The file name.
+    pub file: String,
+    /// The bytes (the host's own copy; the den page gets copies).
+    pub data: Uint8Array,
+}
+
+/// A pinned URL, resolved against the page.
+fn resolve(p: PinnedUrl) -> Result<PinnedUrl, PackageError> {
+    let url = super::resolve_url(&p.url).map_err(|why| PackageError {
+        package: p.wheel.name.clone(),
+        message: format!("{:?} is not a valid URL: {why}", p.url),
+    })?;
+    Ok(PinnedUrl { url, ..p })
+}
+
+/// Reads `openDen`'s `packages` (absent: none). Shapes are `DenError` "bad-option"; a wheel
+/// refused by name, tags or pin format is `DenLoadError` stage "package" naming it.
+pub fn from_js(v: &JsValue) -> Result<Vec<PackageSource>, JsValue> {
+    if is_absent(v) {
+        return Ok(Vec::new());
+    }
+    let bad = || {
+        option_error(
+            "packages",
+            "packages must be a list of { url, sha256 }, { name, bytes, sha256 } or \"url#sha256=<hex>\"",
+        )
+    };
+    let list: Array = v.clone().dyn_into().map_err(|_| bad())?;
+    if list.length() as usize > core::MAX_PACKAGES {
+        return Err(option_error(
+            "packages",
+            &format!(
+                "a den takes at most {} wheels; {} were given",
+                core::MAX_PACKAGES,
+                list.length()
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    for item in list.iter() {
+        if let Some(s) = item.as_string() {
+            for p in core::parse_attribute(&s).map_err(|e| package_error(&e))? {
+                out.push(PackageSource::Url(
+                    resolve(p).map_err(|e| package_error(&e))?,
+                ));
+            }
+            continue;
+        }
+        if !item.is_object() {
+            return Err(bad());
+        }
+        let sha = get_str(&item, "sha256").ok_or_else(bad)?;
+        if let Some(url) = get_str(&item, "url") {
+            let p = core::pinned_url(&url, &sha).and_then(resolve);
+            out.push(PackageSource::Url(p.map_err(|e| package_error(&e))?));
+            continue;
+        }
+        let name = get_str(&item, "name").ok_or_else(bad)?;
+        let wheel = core::parse_wheel_name(&name).map_err(|e| package_error(&e))?;
+        wheel.check_tags().map_err(|e| package_error(&e))?;
+        let sha256 = core::parse_sha256(&wheel.name, &sha).map_err(|e| package_error(&e))?;
+        let raw = get(&item, "bytes");
+        let bytes = if let Some(u) = raw.dyn_ref::<Uint8Array>() {
+            u.slice(0, u.length())
+        } else if let Some(b) = raw.dyn_ref::<js_sys::ArrayBuffer>() {
+            Uint8Array::new(&b.slice(0))
+        } else {
+            return Err(option_error(
+                "packages",
+                &format!("{name}: bytes must be a Uint8Array or an ArrayBuffer"),
+            ));
+        };
+        out.push(PackageSource::Bytes {
+            wheel,
+            sha256,
+            bytes,
+        });
+    }
+    check(&out)?;
+    Ok(out)
+}
+
+/// Reads the `packages` attribute (URLs resolved against the page).
+pub fn from_attribute(value: &str) -> Result<Vec<PackageSource>, PackageError> {
+    let mut out = Vec::new();
+    for p in core::parse_attribute(value)? {
+        out.push(PackageSource::Url(resolve(p)?));
+    }
+    let wheels: Vec<&WheelName> = out.iter().map(PackageSource::wheel).collect();
+    core::check_set(&wheels)?;
+    Ok(out)
+}
+
+fn check(list: &[PackageSource]) -> Result<(), JsValue> {
+    let wheels: Vec<&WheelName> = list.iter().map(PackageSource::wheel).collect();
+    core::check_set(&wheels).map_err(|e| package_error(&e))
+}
+
+/// Fetches (in parallel) and checks every wheel against its pin and the size limit. Rejects
+/// with `DenLoadError` stage "package" naming the first wheel that failed.
+pub async fn load(list: &[PackageSource]) -> Result<Vec<Wheel>, JsValue> {
+    let fetched = futures::future::join_all(list.iter().map(|p| async move {
+        match p {
+            PackageSource::Bytes { bytes, .. } => Ok(bytes.clone()),
+            PackageSource::Url(u) => super::fetch_bytes(&u.url, &|_, _| {})
+                .await
+                .map(|buf| Uint8Array::new(&buf))
+                .map_err(|e| {
+                    package_error(&PackageError {
+                        package: u.wheel.name.clone(),
+                        message: format!(
+                            "{} could not be fetched: {}",
+                            u.wheel.file,
+                            get_str(&e, "message").unwrap_or_else(|| js::describe(&e))
+                        ),
+                    })
+                }),
+        }
+    }))
+    .await;
+    let mut total = 0u64;
+    let mut out = Vec::with_capacity(list.len());
+    for (p, data) in list.iter().zip(fetched) {
+        let data = data?;
+        let (wheel, pin) = match p {
+            PackageSource::Url(u) => (&u.wheel, &u.sha256),
+            PackageSource::Bytes { wheel, sha256, .. } => (wheel, sha256),
+        };
+        total = core::add_bytes(total, wheel, u64::from(data.length()))
+            .map_err(|e| package_error(&e))?;
+        let digest = super::warm::sha256(&data).await;
+        core::check_sha256(wheel, &digest, pin).map_err(|e| package_error(&e))?;
+        out.push(Wheel {
+            file: wheel.file.clone(),
+            data,
+        });
+    }
+    Ok(out)
+}
+
+/// The `packages` list of a boot message: `[{ file, data }]` (copied by postMessage).
+pub fn to_js(wheels: &[Wheel]) -> Array {
+    wheels
+        .iter()
+        .map(|w| -> JsValue {
+            crate::js::obj(&[
+                ("file", w.file.as_str().into()),
+                ("data", w.data.clone().into()),
+            ])
+            .into()
+        })
+        .collect()
+}

@@ -399,12 +399,23 @@ def install(wheels, site, env=None, verify=True, written_out=None):
         checked.append(w)
     _check_needs(checked, env)
     owner = {}
+    # Folders looked up once each: in Pyodide a failed lookup raises inside the JS file system,
+    # which costs far more than a dict lookup (thousands of files, a few folders).
+    dir_state = {}
+
+    def dir_exists(d):
+        if d not in dir_state:
+            parent = os.path.dirname(d)
+            dir_state[d] = (len(parent) < len(site) or dir_exists(parent)) and os.path.isdir(d)
+        return dir_state[d]
+
     for w in checked:
         for _, target in w.targets:
             if target in owner:
                 raise WheelError(w.name, "%s and %s both write %s" % (owner[target], w.file, target))
             owner[target] = w.file
-            if os.path.lexists(os.path.join(site, target)):
+            dest = os.path.join(site, target)
+            if dir_exists(os.path.dirname(dest)) and os.path.lexists(dest):
                 raise WheelError(w.name, "%s would overwrite %s, which is already installed" % (w.file, target))
     written = []
     made = []

@@ -815,8 +815,19 @@ function installPackages(api, packages, verified) {
  */
 function writeInstalled(api, files) {
   const FS = api.FS;
+  // Each folder is looked up once: FS.mkdirTree on existing folders throws (and builds an error)
+  // per path component, which for ~2000 files costs seconds in Firefox.
+  /** @type {Set<string>} */
+  const made = new Set();
+  /** @param {string} dir */
+  const ensureDir = (dir) => {
+    if (!dir || made.has(dir)) return;
+    ensureDir(dir.slice(0, dir.lastIndexOf("/")));
+    if (!lstatOrNull(dir)) FS.mkdir(dir);
+    made.add(dir);
+  };
   for (const { path, data } of files) {
-    FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    ensureDir(path.slice(0, path.lastIndexOf("/")));
     FS.writeFile(path, data);
   }
   api.runPython("import importlib; importlib.invalidate_caches()");

@@ -34,7 +34,9 @@ test(`${BROWSER}: with packages installed, every probe still fails and reaches n
   const imported = await page.evaluate(async (packages) => {
     const { openDen, iframeRuntime, memoryStore } = window.foxden;
     window.dens.probePk = await openDen({ name: "probe-pk", store: memoryStore(), packages, runtime: iframeRuntime({ denUrl: "/den/den.html", pyodideUrl: "/pyodide/" }) });
-    return (await window.dens.probePk.run("import tabulate, sympy, mpmath, dateutil, six, bs4, soupsieve, yaml\n'ok'")).result;
+    // Importing sympy compiles a lot of Python: a generous timeout on a busy machine.
+    const r = await window.dens.probePk.run("import tabulate, sympy, mpmath, dateutil, six, bs4, soupsieve, yaml\n'ok'", { timeoutMs: 180000 });
+    return r.result || JSON.stringify(r.error);
   }, packages);
   assert.equal(imported, "'ok'");
   await assertNoNetwork({

@@ -262,8 +262,13 @@ export interface FoxdenErrorEventDetail {
   attribute?: FoxdenDenAttribute;
 }
 
+/** `detail` of the `check` event: an exercise's `<script type="text/x-python" check>` ran after
+ * the reader's code (`passed`: it raised nothing; `message`: what the element shows). */
+export interface FoxdenCheckEventDetail { passed: boolean; message: string }
+
 export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "progress" | "input"> {
   input: CustomEvent<FoxdenInputEventDetail>;
+  check: CustomEvent<FoxdenCheckEventDetail>;
   run: CustomEvent<FoxdenRunEventDetail>;
   output: CustomEvent<FoxdenOutputEventDetail>;
   display: CustomEvent<FoxdenDisplayEventDetail>;
@@ -276,11 +281,11 @@ export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "
 export type FoxdenDenAttribute =
   | "name" | "store" | "timeout" | "den-url" | "pyodide-url" | "isolation"
   | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "warm-start" | "standby"
-  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "packages" | "controls" | "autorun";
+  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "packages" | "controls" | "autorun" | "env" | "readonly";
 
 /** The `<foxden-den>` element. Every attribute is reflected as the property of the same name in camelCase. */
 export interface FoxdenDenElement extends HTMLElement, DenMethods {
-  /** Den name (attribute `name`, required): 1-64 ASCII letters, digits, '-' or '_'. */
+  /** Den name (attribute `name`, required unless `env` is set): 1-64 ASCII letters, digits, '-' or '_'. */
   name: string;
   /** `"memory"` (default), `"idb"` or `"idb:<dbName>"`. */
   store: string;
@@ -314,6 +319,19 @@ export interface FoxdenDenElement extends HTMLElement, DenMethods {
   controls: boolean;
   /** Run the `<script type="text/x-python">` child once the den is ready (attribute `autorun`). */
   autorun: boolean;
+  /** Shared environment (attribute `env`): elements with the same `env` share one den (one
+   * interpreter, one file set, named after it), each with its own output. `""` when not set. */
+  env: string;
+  /** With `controls`: show the code read-only instead of the editor (attribute `readonly`). */
+  readonly: boolean;
+  /** The code the Run button and `run()` without code execute: the editor's text (with
+   * `controls`), else the `<script type="text/x-python">` child. Setting it replaces the
+   * editor's text; the Reset-code button goes back to the script child. */
+  code: string;
+
+  /** Runs `code`; without it (or with `null`), runs the element's code (`code`), then the
+   * exercise's check if it has one (`check` event). Setup code runs first, once per interpreter. */
+  run(code?: string | null, opts?: RunOptions): Promise<RunResult>;
 
   /** Resolves with `info` once the den is open; rejects with the error that stopped it. */
   readonly ready: Promise<DenInfo>;

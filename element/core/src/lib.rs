@@ -15,6 +15,7 @@
 pub mod codes;
 pub mod files;
 pub mod input;
+pub mod lesson;
 pub mod limits;
 pub mod options;
 pub mod outcome;

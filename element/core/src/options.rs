@@ -121,7 +121,7 @@ pub const OPTIONS: &[Opt] = &[
     Opt {
         attribute: Some("name"),
         property: Some("name"),
-        values: "1-64 ASCII letters, digits, `-`, `_` (required)",
+        values: "1-64 ASCII letters, digits, `-`, `_` (required unless `env` is set)",
         on_change: "Closes the den and opens one under the new name. A `memory` den starts empty under the new name; an `idb` den finds the files stored under that name. Python variables are lost.",
         ..base()
     },
@@ -278,6 +278,21 @@ pub const OPTIONS: &[Opt] = &[
         ty: Type::Flag,
         default: Default::Off,
         on_change: "Read when the den becomes ready: it then runs the `<script type=\"text/x-python\">` child once. Adding it to a ready element does not run anything.",
+        ..base()
+    },
+    Opt {
+        attribute: Some("env"),
+        property: Some("env"),
+        values: "a shared environment's name: 1-64 ASCII letters, digits, `-`, `_` (none)",
+        on_change: "Leaves the old environment (its den closes when no element uses it) and joins the new one. With `env`, `name` is not needed: elements with the same `env` share one den named after it (one interpreter, one file set), each with its own output; the den opens with the attributes of the first of them.",
+        ..base()
+    },
+    Opt {
+        attribute: Some("readonly"),
+        property: Some("readonly"),
+        ty: Type::Flag,
+        default: Default::Off,
+        on_change: "With `controls`: shows the code as read-only text instead of the editor (the editor module is not loaded).",
         ..base()
     },
     // Library only.
@@ -597,7 +612,8 @@ mod tests {
         }
         let props: Vec<_> = el
             .iter()
-            .filter(|(n, _)| n != "ready" && n != "info")
+            // Not attributes: the den's state, and the editor's text.
+            .filter(|(n, _)| !["ready", "info", "code"].contains(&n.as_str()))
             .map(|(n, _)| n.clone())
             .collect();
         for p in &props {

@@ -54,6 +54,15 @@ export function defineFoxdenElement(Handle, spec) {
     get info() {
       return this.#h.info();
     }
+
+    /** The code the Run button and `run()` without code execute (the editor's text). */
+    get code() {
+      return this.#h.code();
+    }
+
+    set code(v) {
+      this.#h.setCode(v);
+    }
   }
 
   const proto = FoxdenDenElement.prototype;
@@ -83,4 +92,10 @@ export function defineFoxdenElement(Handle, spec) {
   }
   customElements.define(spec.tag, FoxdenDenElement);
   return true;
+}
+
+// The editor module (dist/editor.js, CodeMirror), loaded only when an editor is shown. A
+// dynamic import() has to be written in JavaScript; Rust calls this and owns what it returns.
+export function importEditor(url) {
+  return import(url);
 }

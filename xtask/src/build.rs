@@ -96,6 +96,23 @@ pub fn build(dev: bool) -> Result<(), String> {
     run(&mut esb)?;
     let worker_src = read(&worker_bundle)?;
 
+    // 2b. The editor (CodeMirror 6 for Python), its own ES module: `<foxden-den controls>`
+    // imports it only when it shows an editor, so foxden.js and the wasm do not carry it.
+    let mut esb = Command::new("esbuild");
+    esb.env("PATH", &path).current_dir(&r).args([
+        "element/js/editor.js",
+        "--bundle",
+        "--format=esm",
+        "--platform=browser",
+        "--target=es2022",
+        "--log-level=error",
+    ]);
+    if !dev {
+        esb.arg("--minify");
+    }
+    esb.arg(format!("--outfile={}", dist.join("editor.js").display()));
+    run(&mut esb)?;
+
     // 3. The den page: den.js with the worker embedded as a string, inlined by hash.
     let den_js = read(&r.join("den-page/den.js"))?;
     let worker_literal = js_string_literal(&worker_src);
@@ -140,7 +157,7 @@ pub fn build(dev: bool) -> Result<(), String> {
     "./pyodide/*": "./pyodide/*",
     "./package.json": "./package.json"
   }},
-  "files": ["foxden.js", "foxden.d.ts", "foxden_wasm.js", "foxden_wasm.d.ts", "foxden_wasm_bg.wasm", "snippets/", "den/", "pyodide/"],
+  "files": ["foxden.js", "editor.js", "foxden.d.ts", "foxden_wasm.js", "foxden_wasm.d.ts", "foxden_wasm_bg.wasm", "snippets/", "den/", "pyodide/"],
   "dependencies": {{ "pyodide": "{pyodide}" }},
   "sideEffects": true
 }}

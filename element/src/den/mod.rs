@@ -44,6 +44,8 @@ pub(crate) struct Inner {
     closed: Cell<bool>,
     busy: RefCell<Option<Promise>>,
     run_seq: Cell<u32>,
+    /// The tag of the run in progress (`RunOptions::tag`), read by the element's event router.
+    run_tag: Cell<u32>,
     persist: RefCell<Option<Rc<crate::store::Persist>>>,
     pub sink: RefCell<Option<EventSink>>,
     info: RefCell<JsValue>,
@@ -131,6 +133,7 @@ async fn open_claimed(
         closed: Cell::new(false),
         busy: RefCell::new(None),
         run_seq: Cell::new(0),
+        run_tag: Cell::new(0),
         persist: RefCell::new(persist.map(Rc::new)),
         sink: RefCell::new(sink),
         info: RefCell::new(info),
@@ -278,6 +281,24 @@ impl Drop for Exclusive<'_> {
 }
 
 impl Den {
+    /// The tag of the run in progress (0: none), for the element's event router
+    /// (`foxden_core::lesson::RunRouter`): set before the run's first event.
+    pub(crate) fn run_tag(&self) -> u32 {
+        self.inner.run_tag.get()
+    }
+
+    /// Runs `code` tagged `tag` (see [`Self::run_tag`]); `opts` as `run()` takes them.
+    pub(crate) async fn run_tagged(
+        &self,
+        code: String,
+        opts: JsValue,
+        tag: u32,
+    ) -> Result<JsValue, JsValue> {
+        let mut ro = run_options(&opts)?;
+        ro.tag = tag;
+        self.run_outcome(code, ro).await
+    }
+
     /// Shares the den (for the element, which keeps its own handle).
     pub(crate) fn share(&self) -> Den {
         Den {

@@ -109,6 +109,8 @@ pub(crate) struct RunOptions {
     pub(crate) on_input: Option<Function>,
     /// What `input()` and `sys.stdin` read (then EOF), or `None`.
     pub(crate) stdin: Option<String>,
+    /// Who started the run (the element's event router; 0 for `run()` on a den).
+    pub(crate) tag: u32,
 }
 
 pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
@@ -139,5 +141,6 @@ pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
                 Some(s)
             }
         },
+        tag: 0,
     })
 }

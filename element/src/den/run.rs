@@ -20,6 +20,7 @@ impl Den {
         inner.check_open()?;
         let seq = inner.run_seq.get() + 1;
         inner.run_seq.set(seq);
+        inner.run_tag.set(ro.tag);
         inner.emit(&DenEvent::RunStart {
             id: seq,
             code: &code,

@@ -66,6 +66,8 @@ pub(crate) struct Config {
     pub(crate) den: DenOptions,
     pub(crate) timeout_ms: f64,
     pub(crate) max_output_bytes: f64,
+    /// The shared environment (`env`), whose name is also the den's.
+    pub(crate) env: Option<String>,
 }
 
 /// A `DenError` (code "bad-option") whose `option` and `attribute` name the attribute.
@@ -144,8 +146,23 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             default
         })
     };
-    let name = attr(el, "name").unwrap_or_default();
+    // With `env`, the den is the environment's, named after it; `name` is not needed.
+    let env = match attr(el, "env") {
+        None => Ok(None),
+        Some(e) => foxden_core::lesson::env_name(&e)
+            .map(|n| Some(n.to_owned()))
+            .map_err(|err| attr_error("env", &err.to_string())),
+    };
+    let (env, env_error) = match env {
+        Ok(e) => (e, None),
+        Err(e) => (None, Some(e)),
+    };
+    let name = env
+        .clone()
+        .or_else(|| attr(el, "name"))
+        .unwrap_or_default();
     let name_error = match attr(el, "name") {
+        _ if env.is_some() || attr(el, "env").is_some() => None,
         None => Some(attr_error(
             "name",
             "a name is required: 1-64 ASCII letters, digits, '-' or '_'",
@@ -169,6 +186,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         limits::DEFAULT_LOAD_TIMEOUT_MS as f64,
     );
     errors.extend(name_error);
+    errors.extend(env_error);
     let packages = packages.unwrap_or_else(|e| {
         errors.push(attr_error("packages", &e.to_string()));
         Vec::new()
@@ -211,7 +229,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         return Err(errors);
     };
     let key = format!(
-        "{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}\n{packages_attr}",
+        "{env:?}\n{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}\n{packages_attr}",
         runtime.den_url,
         runtime.pyodide_url,
         runtime.isolation.as_str(),
@@ -233,6 +251,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         },
         timeout_ms,
         max_output_bytes,
+        env,
     })
 }
 

@@ -5,7 +5,6 @@ use super::*;
 use crate::den::{self, Den, DenEvent, EventSink};
 use crate::errors::den_error;
 use crate::js::{self, get, get_str, is_absent, obj};
-use crate::runtime::Progress;
 use crate::store::StoreSpec;
 use foxden_core::phase::{self, Phase, Step};
 use futures::channel::oneshot;
@@ -82,6 +81,10 @@ pub(crate) struct State {
     pub(crate) ui: RefCell<Option<Rc<Ui>>>,
     pub(crate) runs_active: Cell<u32>,
     pub(crate) input: super::input::InputDesk,
+    /// The element's use of its den's event router (and of its `env`), while it has a den.
+    pub(crate) lease: RefCell<Option<super::lesson::Lease>>,
+    /// Code set through the `code` property while no editor shows it.
+    pub(crate) code: RefCell<Option<String>>,
 }
 
 pub(crate) fn closed_error(state: &State) -> JsValue {
@@ -145,9 +148,14 @@ impl State {
     /// was in progress: dropping it cancels it).
     pub(crate) fn shut(&self, next: ElementPhase) {
         let old = self.phase.replace(next);
+        // A shared environment's den is closed by its last element (dropping the lease).
+        let shared = self.lease.borrow().as_ref().is_some_and(|l| l.env.is_some());
         if let Phase::Live { den, .. } = old {
-            den.close_impl();
+            if !shared {
+                den.close_impl();
+            }
         }
+        self.lease.borrow_mut().take();
         self.runs_active.set(0);
     }
 }
@@ -223,12 +231,14 @@ pub(crate) fn reconcile(state: &Rc<State>) {
 
 pub(crate) fn start_open(state: &Rc<State>, config: Config) {
     // A memory den that only changes runtime options keeps its files (not its variables).
+    let env = config.env.clone();
     let snapshot = {
         let phase = state.phase.borrow();
         phase
             .den()
             .filter(|d| {
-                d.inner.opts.name == config.den.name
+                env.is_none()
+                    && d.inner.opts.name == config.den.name
                     && d.inner.opts.store == StoreSpec::Memory
                     && config.den.store == StoreSpec::Memory
             })
@@ -251,30 +261,34 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
         ui.set_run_enabled(false);
     }
     let weak = Rc::downgrade(state);
-    let progress: Progress = {
-        let weak = weak.clone();
-        Rc::new(move |loaded, total| {
-            if let Some(s) = weak.upgrade().filter(|s| s.generation.get() == generation) {
-                s.emit(
-                    "progress",
-                    &obj(&[("loaded", loaded.into()), ("total", total.into())]).into(),
-                );
-                if let Some(ui) = s.ui() {
-                    ui.show_progress(loaded, total);
-                }
-            }
-        })
-    };
-    let sink: EventSink = {
-        let weak = weak.clone();
-        Rc::new(move |event: &DenEvent| {
-            if let Some(s) = weak.upgrade().filter(|s| s.generation.get() == generation) {
-                on_den_event(&s, event);
-            }
-        })
-    };
     let name = config.den.name.clone();
     let key = config.key;
+    if let Some(env) = env {
+        // A shared environment: the first element opens the den, the others wait for it.
+        let (lease, wait) = super::lesson::join_env(&env, config.den, state);
+        *state.lease.borrow_mut() = Some(lease);
+        spawn_local(async move {
+            let result = match select(wait, rx).await {
+                Either::Left((r, _)) => r.unwrap_or_else(|_| {
+                    Err(den_error(
+                        crate::errors::DenErrorCode::Closed,
+                        "the shared environment closed before it opened",
+                    ))
+                }),
+                // Cancelled: the lease went with the phase.
+                Either::Right(_) => return,
+            };
+            if let Some(s) = weak.upgrade().filter(|s| s.generation.get() == generation) {
+                opened(&s, key, result);
+            }
+        });
+        return;
+    }
+    let lease = super::lesson::Lease::own(state);
+    let progress = lease.router.progress();
+    let sink: EventSink = lease.router.sink();
+    let router = lease.router.clone();
+    *state.lease.borrow_mut() = Some(lease);
     spawn_local(async move {
         let open = Box::pin(den::open(config.den, snapshot, progress, Some(sink)));
         let result = match select(open, rx).await {
@@ -299,6 +313,16 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
             }
             return;
         }
+        if let Ok(d) = &result {
+            router.attach(d);
+        }
+        opened(&s, key, result);
+    });
+}
+
+/// The den opened (or did not): the element goes live (or failed).
+fn opened(s: &Rc<State>, key: String, result: Result<Den, JsValue>) {
+    {
         match result {
             Ok(den) => {
                 let info = den.info();
@@ -312,7 +336,7 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
                 if let Some(ui) = s.ui() {
                     ui.hide_progress();
                     ui.set_run_enabled(true);
-                    refresh_files(&s, &ui);
+                    refresh_files(s, &ui);
                 }
                 let autorun = s
                     .host
@@ -320,7 +344,7 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
                     .as_ref()
                     .is_some_and(|h| h.has_attribute("autorun"));
                 if autorun {
-                    run_script(&s);
+                    run_script(s);
                 }
             }
             Err(e) => {
@@ -332,7 +356,7 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
                 s.emit_error(&e);
             }
         }
-    });
+    }
 }
 
 /// Den events ("run", "output", "file-change") become DOM events and UI updates.
@@ -388,31 +412,26 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
     }
 }
 
-/// The code of the `<script type="text/x-python">` child, dedented.
+/// The code of the `<script type="text/x-python">` child (the one without `setup`, `check` or
+/// `solution`), dedented.
 pub(crate) fn script_code(host: &Element) -> Option<String> {
-    let script = host
-        .query_selector(":scope > script[type='text/x-python']")
-        .ok()??;
-    Some(dedent(&script.text_content().unwrap_or_default()))
+    super::lesson::lesson_scripts(host).main
 }
 
-/// Runs the script child (Run button and `autorun`).
+/// Runs the element's code (Run button, Ctrl-Enter and `autorun`): setup first, then the
+/// check if it is an exercise.
 pub(crate) fn run_script(state: &Rc<State>) {
-    let Some(host) = state.host.borrow().clone() else {
-        return;
-    };
-    let Some(code) = script_code(&host) else {
+    if super::lesson::current_code(state).is_none() {
         state.ui_status("Nothing to run: add a <script type=\"text/x-python\"> child");
         return;
-    };
-    let Some(den) = state.den() else {
+    }
+    if state.den().is_none() {
         return;
-    };
-    let opts = run_opts(state, &JsValue::UNDEFINED);
+    }
     let s = state.clone();
     spawn_local(async move {
         // The outcome reaches the page as the "run" event; a rejection here (a closed den) too.
-        if let Err(e) = den.run_impl(code, opts).await {
+        if let Err(e) = super::lesson::lesson_run(s.clone(), None, JsValue::UNDEFINED).await {
             s.emit_error(&e);
         }
     });
@@ -432,6 +451,11 @@ pub(crate) fn run_opts(state: &State, opts: &JsValue) -> JsValue {
     }
     if is_absent(&get(&out, "maxOutputBytes")) {
         let _ = Reflect::set(&out, &"maxOutputBytes".into(), &max_output.into());
+    }
+    // The input line (controls) is the stdin of the runs that give none.
+    let line = state.ui().and_then(|ui| ui.stdin_text());
+    if let (Some(line), true) = (line, is_absent(&get(&out, "stdin"))) {
+        let _ = Reflect::set(&out, &"stdin".into(), &line.into());
     }
     out.into()
 }

@@ -16,14 +16,19 @@
 //!
 //! The module is split by concern: [`config`] parses and reflects attributes, [`lifecycle`]
 //! opens and closes the den as the element is connected, changed and removed, [`ui`] is the
-//! `controls` shadow-root UI, and this file forwards the element's methods to the den.
+//! `controls` shadow-root UI, [`editor`] its code editor and lesson buttons, [`lesson`] shared
+//! environments, setup and check scripts, and this file forwards the element's methods to the
+//! den.
 
 mod config;
 mod input;
+mod editor;
+mod lesson;
 mod lifecycle;
 mod ui;
 
 use crate::den::Den;
+use crate::js;
 use config::*;
 use foxden_core::limits;
 use js_sys::{Array, Promise};
@@ -103,6 +108,8 @@ impl ElementHandle {
                 ui: RefCell::new(None),
                 runs_active: Cell::new(0),
                 input: Default::default(),
+                lease: RefCell::new(None),
+                code: RefCell::new(None),
             }),
         }
     }
@@ -150,12 +157,30 @@ impl ElementHandle {
         self.state.den().map_or(JsValue::NULL, |d| d.info())
     }
 
-    pub fn run(&self, code: String, opts: JsValue) -> Promise {
+    /// `run(code, opts)`; without code (undefined or null), the element's own code, then the
+    /// exercise's check. Setup code runs first, once per interpreter.
+    pub fn run(&self, code: JsValue, opts: JsValue) -> Promise {
         let s = self.state.clone();
         future_to_promise(async move {
-            let d = live_den(s.clone()).await?;
-            d.run_impl(code, run_opts(&s, &opts)).await
+            let code = if js::is_absent(&code) {
+                None
+            } else {
+                Some(code.as_string().ok_or_else(|| {
+                    crate::errors::option_error("code", "run(code): code must be a string")
+                })?)
+            };
+            lesson::lesson_run(s, code, opts).await
         })
+    }
+
+    /// The `code` property: what the Run button and `run()` without code execute.
+    pub fn code(&self) -> JsValue {
+        editor::get_code(&self.state)
+    }
+
+    #[wasm_bindgen(js_name = setCode)]
+    pub fn set_code(&self, code: JsValue) {
+        editor::set_code(&self.state, &code)
     }
 
     pub fn sh(&self, command: String) -> Promise {
@@ -210,7 +235,11 @@ impl ElementHandle {
 
     pub fn reset(&self) -> Promise {
         let s = self.state.clone();
-        future_to_promise(async move { live_den(s).await?.reset_impl().await })
+        future_to_promise(async move {
+            let r = live_den(s.clone()).await?.reset_impl().await;
+            editor::clear_setup(&s);
+            r
+        })
     }
 
     /// Closes the den; it reopens when the element is re-inserted or a den attribute changes.

@@ -7,7 +7,7 @@ use crate::js::{get, get_f64, get_str, obj};
 use foxden_core::outcome::{Display, DisplayData};
 use foxden_core::phase::PhaseName;
 use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -46,11 +46,55 @@ pre { margin: 0; padding: .6em; overflow: auto; white-space: pre-wrap; font: var
 .drop.over { border-color: var(--foxden-accent, #0b57d0); background: var(--foxden-drop-bg, #e8f0fe); }
 ul { margin: 0; padding-left: 1.2em; }
 a { color: var(--foxden-link, #0b57d0); }
+button.secondary { background: transparent; color: var(--foxden-secondary-fg, var(--foxden-accent, #0b57d0)); }
+.hint { margin: 0; font-size: .85em; color: var(--foxden-hint-fg, #55545c); }
+.editor .cm-editor { background: var(--foxden-code-bg, #f0f0f4); border-radius: calc(var(--foxden-radius, 8px) / 2); max-height: var(--foxden-editor-max-height, 24em); }
+.editor .cm-editor .cm-scroller { font: var(--foxden-mono-font, 13px/1.4 ui-monospace, monospace); }
+.editor .cm-editor.cm-focused { outline: 3px solid var(--foxden-focus, #f9a825); outline-offset: 2px; }
+.editor .cm-editor .cm-gutters { background: var(--foxden-gutter-bg, #e6e6ec); color: var(--foxden-gutter-fg, #55545c); border-right: 1px solid var(--foxden-border, #cfcfd8); }
+.editor .cm-editor .cm-activeLine, .editor .cm-editor .cm-activeLineGutter { background: var(--foxden-active-line-bg, rgba(11, 87, 208, .07)); }
+.editor .cm-editor .cm-content { caret-color: var(--foxden-fg, #1c1b22); }
+.tok-keyword, .tok-controlKeyword, .tok-definitionKeyword, .tok-moduleKeyword, .tok-operatorKeyword { color: var(--foxden-syntax-keyword, #7a1fa2); }
+.tok-string, .tok-string2 { color: var(--foxden-syntax-string, #0b6b2e); }
+.tok-comment { color: var(--foxden-syntax-comment, #5f6368); font-style: italic; }
+.tok-number, .tok-bool, .tok-atom { color: var(--foxden-syntax-number, #a1420b); }
+.tok-definition, .tok-function { color: var(--foxden-syntax-def, #0b57d0); }
+.tok-className, .tok-typeName { color: var(--foxden-syntax-class, #8a4b00); }
+.check { padding: .5em .7em; border-radius: calc(var(--foxden-radius, 8px) / 2); border: 1px solid; }
+.check.pass { color: var(--foxden-pass-fg, #0b5a27); background: var(--foxden-pass-bg, #e6f4ea); }
+.check.fail { color: var(--foxden-fail-fg, #a50e0e); background: var(--foxden-fail-bg, #fce8e6); }
+.stdin input { font: var(--foxden-mono-font, 13px/1.4 ui-monospace, monospace); width: min(30em, 100%); }
+@media (prefers-color-scheme: dark) {
+  :host { color: var(--foxden-fg, #ececf1); }
+  .panel { background: var(--foxden-bg, #1f1e25); border-color: var(--foxden-border, #4a4950); }
+  .code, .editor .cm-editor { background: var(--foxden-code-bg, #2b2a33); }
+  .editor .cm-editor .cm-gutters { background: var(--foxden-gutter-bg, #26252d); color: var(--foxden-gutter-fg, #b0afb8); border-right-color: var(--foxden-border, #4a4950); }
+  .editor .cm-editor .cm-activeLine, .editor .cm-editor .cm-activeLineGutter { background: var(--foxden-active-line-bg, rgba(168, 199, 250, .08)); }
+  .editor .cm-editor .cm-content { caret-color: var(--foxden-fg, #ececf1); }
+  .hint { color: var(--foxden-hint-fg, #b0afb8); }
+  button.secondary { color: var(--foxden-secondary-fg, #a8c7fa); border-color: var(--foxden-secondary-fg, #a8c7fa); }
+  a { color: var(--foxden-link, #a8c7fa); }
+  .drop.over { background: var(--foxden-drop-bg, #2a3350); }
+  .tok-keyword, .tok-controlKeyword, .tok-definitionKeyword, .tok-moduleKeyword, .tok-operatorKeyword { color: var(--foxden-syntax-keyword, #d7a6ff); }
+  .tok-string, .tok-string2 { color: var(--foxden-syntax-string, #9fe0a8); }
+  .tok-comment { color: var(--foxden-syntax-comment, #a8abb3); }
+  .tok-number, .tok-bool, .tok-atom { color: var(--foxden-syntax-number, #ffb38a); }
+  .tok-definition, .tok-function { color: var(--foxden-syntax-def, #8ab4f8); }
+  .tok-className, .tok-typeName { color: var(--foxden-syntax-class, #f6c177); }
+  .check.pass { color: var(--foxden-pass-fg, #a8dab5); background: var(--foxden-pass-bg, #0f3320); }
+  .check.fail { color: var(--foxden-fail-fg, #f6aea9); background: var(--foxden-fail-bg, #41100d); }
+}
 </style>
 <div class="panel" part="panel">
-<div class="bar" part="toolbar"><button type="button" id="run" part="run-button" disabled>Run</button><span id="status" part="status" role="status" aria-live="polite">Loading Python…</span></div>
+<div class="bar" part="toolbar"><button type="button" id="run" part="run-button" disabled>Run</button><button type="button" id="reset-code" class="secondary" part="reset-code-button" hidden>Reset code</button><button type="button" id="reset" class="secondary" part="reset-button" disabled>Reset interpreter</button><span id="status" part="status" role="status" aria-live="polite">Loading Python…</span></div>
 <progress id="progress" part="progress" max="1" value="0" aria-label="Loading Python"></progress>
 <pre id="code" class="code" part="code" aria-label="Python code" tabindex="0"></pre>
+<div id="editor" class="editor" part="editor" hidden></div>
+<p id="editor-hint" class="hint" part="editor-hint" hidden>Ctrl+Enter (⌘+Enter on a Mac) runs the code. Tab indents; press Esc, then Tab, to leave the editor.</p>
+<div id="check" class="check" part="check" role="status" aria-live="polite" hidden></div>
+<div class="bar"><button type="button" id="solution-button" class="secondary" part="solution-button" aria-expanded="false" aria-controls="solution" hidden>Show solution</button></div>
+<pre id="solution" class="code" part="solution" aria-label="Solution" tabindex="0" hidden></pre>
+<label class="stdin" part="stdin-label">Input for the next run (what <code>input()</code> reads): <input id="stdin" type="text" part="stdin" autocomplete="off" spellcheck="false"></label>
 <div id="drop" class="drop" part="dropzone"><label part="file-label">Add files to /drop: <input id="file" type="file" multiple part="file-input"></label> <span>or drop them here</span></div>
 <pre id="output" class="output" part="output" role="log" aria-live="polite" aria-label="Output" tabindex="0"></pre>
 <ul id="files" part="files" aria-label="Files"></ul>
@@ -68,12 +112,16 @@ pub(crate) struct Ui {
     /// Blob URLs of the displayed images (freed when the output is cleared).
     pub(crate) display_urls: RefCell<Vec<ObjectUrl>>,
     pub(crate) listeners: RefCell<Vec<Listener>>,
+    /// The code editor, once its module has loaded (none with `readonly`).
+    pub(crate) editor: RefCell<Option<super::editor::Editor>>,
+    pub(crate) editor_loading: Cell<bool>,
 }
 
 impl Drop for Ui {
     fn drop(&mut self) {
         // Listeners and blob URLs go by their own Drop; the shadow root keeps only the slot.
         self.listeners.borrow_mut().clear();
+        self.editor.borrow_mut().take();
         self.urls.borrow_mut().clear();
         self.display_urls.borrow_mut().clear();
         self.root.set_inner_html("<slot></slot>");
@@ -103,12 +151,41 @@ impl Ui {
             urls: RefCell::new(Vec::new()),
             display_urls: RefCell::new(Vec::new()),
             listeners: RefCell::new(Vec::new()),
+            editor: RefCell::new(None),
+            editor_loading: Cell::new(false),
         })
     }
 
     /// Disabled while there is no den to run in.
     pub(crate) fn set_run_enabled(&self, on: bool) {
         let _ = self.run.toggle_attribute_with_force("disabled", !on);
+        if let Some(b) = by_id(&self.root, "reset") {
+            let _ = b.toggle_attribute_with_force("disabled", !on);
+        }
+    }
+
+    /// The editor's text, if an editor is shown.
+    pub(crate) fn editor_text(&self) -> Option<String> {
+        self.editor.borrow().as_ref().and_then(|e| e.text())
+    }
+
+    /// The input line's text as stdin (with a final newline), if it is not empty.
+    pub(crate) fn stdin_text(&self) -> Option<String> {
+        let v = by_id(&self.root, "stdin").and_then(|i| get_str(&i, "value"))?;
+        (!v.is_empty()).then(|| format!("{v}\n"))
+    }
+
+    /// Shows an exercise's result (`None` hides it).
+    pub(crate) fn show_check(&self, r: Option<&foxden_core::lesson::CheckResult>) {
+        let Some(el) = by_id(&self.root, "check") else {
+            return;
+        };
+        el.set_hidden(r.is_none());
+        if let Some(r) = r {
+            el.set_class_name(if r.passed { "check pass" } else { "check fail" });
+            let mark = if r.passed { "✔" } else { "✘" };
+            el.set_text_content(Some(&format!("{mark} {}", r.message)));
+        }
     }
 
     /// While a run goes on the button stays focusable (a disabled button would drop the
@@ -223,6 +300,7 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
     if want == have {
         if let (true, Some(ui)) = (want, state.ui()) {
             show_code(&ui, host);
+            super::editor::sync_editor(state, &ui, host);
         }
         return;
     }
@@ -276,6 +354,7 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
             }
         }));
     }
+    ls.extend(super::editor::lesson_controls(&weak, &ui, host));
     *ui.listeners.borrow_mut() = ls;
     let phase = state.phase.borrow().name();
     let live = phase == PhaseName::Live;
@@ -289,14 +368,15 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
         ui.hide_progress();
         ui.status.set_text_content(Some("Not loaded"));
     }
-    *state.ui.borrow_mut() = Some(ui);
+    *state.ui.borrow_mut() = Some(ui.clone());
+    super::editor::sync_editor(state, &ui, host);
 }
 
 pub(crate) fn show_code(ui: &Ui, host: &Element) {
     if let Some(code) = by_id(&ui.root, "code") {
         match script_code(host) {
             Some(c) => {
-                code.set_hidden(false);
+                code.set_hidden(ui.editor.borrow().is_some());
                 code.set_text_content(Some(c.trim_end()));
             }
             None => code.set_hidden(true),

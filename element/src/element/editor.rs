@@ -1,0 +1,225 @@
+//! The `controls` code editor (CodeMirror 6, `dist/editor.js`, loaded with a dynamic import
+//! only when an editor is shown) and the lesson buttons: Reset code, Reset interpreter, Show
+//! solution.
+
+use super::lesson::lesson_scripts;
+use super::*;
+use crate::callback::Listener;
+use crate::js::get;
+use js_sys::Function;
+use std::rc::Weak;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::Element;
+
+#[wasm_bindgen(module = "/js/element.js")]
+extern "C" {
+    /// `import(url)`: wasm-bindgen cannot write a dynamic import itself.
+    #[wasm_bindgen(js_name = importEditor)]
+    fn import_editor(url: &str) -> Promise;
+}
+
+/// A mounted editor; `Drop` destroys it (and frees its Ctrl-Enter callback).
+pub(crate) struct Editor {
+    handle: JsValue,
+    _on_run: Closure<dyn FnMut()>,
+}
+
+impl Editor {
+    fn method(&self, name: &str) -> Option<Function> {
+        get(&self.handle, name).dyn_into().ok()
+    }
+    /// The current text.
+    pub(crate) fn text(&self) -> Option<String> {
+        self.method("get")?.call0(&self.handle).ok()?.as_string()
+    }
+    /// Replaces the text.
+    pub(crate) fn set_text(&self, text: &str) {
+        if let Some(f) = self.method("set") {
+            let _ = f.call1(&self.handle, &text.into());
+        }
+    }
+}
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        if let Some(f) = self.method("destroy") {
+            let _ = f.call0(&self.handle);
+        }
+    }
+}
+
+/// Shows the editor, or the read-only code with `readonly` (or when there is no code).
+pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
+    let readonly = host.has_attribute("readonly");
+    let has_code = script_code(host).is_some() || state.code.borrow().is_some();
+    let show = |on: bool| {
+        for id in ["editor", "editor-hint", "reset-code"] {
+            if let Some(el) = by_id(&ui.root, id) {
+                el.set_hidden(!on);
+            }
+        }
+    };
+    if readonly || !has_code {
+        if ui.editor.borrow_mut().take().is_some() {
+            show(false);
+            show_code(ui, host);
+        }
+        return;
+    }
+    if ui.editor.borrow().is_some() || ui.editor_loading.replace(true) {
+        return;
+    }
+    let url = crate::runtime::default_url("./editor.js");
+    let weak_state = Rc::downgrade(state);
+    let weak_ui = Rc::downgrade(ui);
+    spawn_local(async move {
+        let module = JsFuture::from(import_editor(&url)).await;
+        let (Some(state), Some(ui)) = (weak_state.upgrade(), weak_ui.upgrade()) else {
+            return;
+        };
+        ui.editor_loading.set(false);
+        // The UI may have been replaced or set read-only while the module loaded.
+        let current = state.ui().is_some_and(|u| Rc::ptr_eq(&u, &ui));
+        let Some(host) = state.host.borrow().clone().filter(|_| current) else {
+            return;
+        };
+        if host.has_attribute("readonly") {
+            return;
+        }
+        let module = match module {
+            Ok(m) => m,
+            Err(e) => {
+                state.ui_status(&format!(
+                    "The editor did not load ({}); the code is shown read-only",
+                    crate::js::describe(&e)
+                ));
+                return;
+            }
+        };
+        let Some(create) = get(&module, "createEditor").dyn_into::<Function>().ok() else {
+            return;
+        };
+        let (Some(parent), Some(code)) = (
+            by_id(&ui.root, "editor"),
+            super::lesson::current_code(&state),
+        ) else {
+            return;
+        };
+        let ws = weak_state.clone();
+        let on_run = Closure::<dyn FnMut()>::new(move || {
+            if let Some(s) = ws.upgrade().filter(|s| s.runs_active.get() == 0) {
+                if s.den().is_some() {
+                    run_script(&s);
+                }
+            }
+        });
+        let args = js_sys::Array::of5(
+            &parent,
+            &code.trim_end().into(),
+            &"Python code editor".into(),
+            &"editor-hint".into(),
+            on_run.as_ref(),
+        );
+        let handle = match create.apply(&JsValue::UNDEFINED, &args) {
+            Ok(h) => h,
+            Err(e) => {
+                state.ui_status(&format!(
+                    "The editor did not start ({})",
+                    crate::js::describe(&e)
+                ));
+                return;
+            }
+        };
+        *ui.editor.borrow_mut() = Some(Editor {
+            handle,
+            _on_run: on_run,
+        });
+        // The edited text is the code from now on.
+        state.code.borrow_mut().take();
+        parent.set_hidden(false);
+        for id in ["editor-hint", "reset-code"] {
+            if let Some(el) = by_id(&ui.root, id) {
+                el.set_hidden(false);
+            }
+        }
+        show_code(&ui, &host);
+    });
+}
+
+/// Listeners of the lesson buttons (owned by the UI with its others).
+pub(crate) fn lesson_controls(weak: &Weak<State>, ui: &Rc<Ui>, host: &Element) -> Vec<Listener> {
+    let mut ls = Vec::new();
+    if let Some(b) = by_id(&ui.root, "reset-code") {
+        let w = weak.clone();
+        ls.push(Listener::new(b.as_ref(), "click", move |_| {
+            let Some(s) = w.upgrade() else { return };
+            let original = s.host.borrow().as_ref().and_then(|h| script_code(h));
+            s.code.borrow_mut().take();
+            if let (Some(ui), Some(code)) = (s.ui(), original) {
+                if let Some(ed) = ui.editor.borrow().as_ref() {
+                    ed.set_text(code.trim_end());
+                }
+                s.ui_status("Code reset to the original");
+            }
+        }));
+    }
+    if let Some(b) = by_id(&ui.root, "reset") {
+        let w = weak.clone();
+        ls.push(Listener::new(b.as_ref(), "click", move |_| {
+            let Some(s) = w.upgrade() else { return };
+            let Some(den) = s.den() else { return };
+            s.ui_status("Starting a new interpreter…");
+            spawn_local(async move {
+                match den.reset_impl().await {
+                    Ok(_) => {
+                        clear_setup(&s);
+                        s.ui_status("New interpreter: variables cleared, files kept");
+                    }
+                    Err(e) => s.emit_error(&e),
+                }
+            });
+        }));
+    }
+    let solution = lesson_scripts(host).solution;
+    if let (Some(b), Some(pre), Some(code)) = (
+        by_id(&ui.root, "solution-button"),
+        by_id(&ui.root, "solution"),
+        solution,
+    ) {
+        b.set_hidden(false);
+        pre.set_text_content(Some(code.trim_end()));
+        let button = b.clone();
+        ls.push(Listener::new(b.as_ref(), "click", move |_| {
+            let open = !pre.hidden();
+            pre.set_hidden(open);
+            let _ = button.set_attribute("aria-expanded", if open { "false" } else { "true" });
+            button.set_text_content(Some(if open { "Show solution" } else { "Hide solution" }));
+        }));
+    }
+    ls
+}
+
+/// A new interpreter: every setup script runs again before the next run.
+pub(crate) fn clear_setup(state: &State) {
+    if let Some(l) = state.lease.borrow().as_ref() {
+        l.router.setup.borrow_mut().clear();
+    }
+}
+
+/// Reads the element's code (`code` property).
+pub(crate) fn get_code(state: &State) -> JsValue {
+    super::lesson::current_code(state).map_or(JsValue::NULL, JsValue::from)
+}
+
+/// Sets the element's code (`code` property): into the editor if one is shown.
+pub(crate) fn set_code(state: &State, code: &JsValue) {
+    let text = code.as_string();
+    if let (Some(ui), Some(t)) = (state.ui(), text.as_deref()) {
+        if let Some(ed) = ui.editor.borrow().as_ref() {
+            ed.set_text(t);
+            return;
+        }
+    }
+    *state.code.borrow_mut() = text;
+}

@@ -1,0 +1,367 @@
+//! Lessons: the event router of an element's den, shared environments (`env`: several elements,
+//! one den), and the setup and check scripts of an exercise. The decisions (which script is
+//! which, who gets a run's events, which setup has run, pass or fail) are `foxden_core::lesson`.
+
+use super::*;
+use crate::den::{self, Den, DenEvent, DenOptions, EventSink};
+use crate::js::{get, get_str, obj};
+use crate::runtime::Progress;
+use foxden_core::lesson::{
+    CheckResult, LessonScripts, Route, RunRouter, RunTag, ScriptRole, SetupLog,
+};
+use foxden_core::protocol::{ErrorKind, RunError};
+use futures::channel::oneshot;
+use std::collections::HashMap;
+use std::rc::Weak;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::spawn_local;
+use web_sys::Element;
+
+/// Sends each event of one den to the element that started the run (setup and check runs are
+/// hidden), file changes to every element using the den; keeps the den's setup log.
+#[derive(Default)]
+pub(crate) struct Router {
+    routes: RefCell<RunRouter>,
+    members: RefCell<Vec<(u32, Weak<State>)>>,
+    pub(crate) setup: RefCell<SetupLog>,
+    den: RefCell<Option<Den>>,
+}
+
+impl Router {
+    /// The den's event sink (it holds the router weakly: a closed element's events go nowhere).
+    pub(crate) fn sink(self: &Rc<Self>) -> EventSink {
+        let weak = Rc::downgrade(self);
+        Rc::new(move |ev: &DenEvent| {
+            if let Some(r) = weak.upgrade() {
+                r.dispatch(ev);
+            }
+        })
+    }
+
+    /// Load progress, to every element waiting for the den.
+    pub(crate) fn progress(self: &Rc<Self>) -> Progress {
+        let weak = Rc::downgrade(self);
+        Rc::new(move |loaded, total| {
+            for (s, _) in weak.upgrade().map(|r| r.targets(Route::All)).unwrap_or_default() {
+                s.emit(
+                    "progress",
+                    &obj(&[("loaded", loaded.into()), ("total", total.into())]).into(),
+                );
+                if let Some(ui) = s.ui() {
+                    ui.show_progress(loaded, total);
+                }
+            }
+        })
+    }
+
+    fn join(self: &Rc<Self>, state: &Rc<State>) -> u32 {
+        let m = self.routes.borrow_mut().join();
+        self.members.borrow_mut().push((m, Rc::downgrade(state)));
+        m
+    }
+
+    pub(crate) fn attach(&self, den: &Den) {
+        *self.den.borrow_mut() = Some(den.share());
+    }
+
+    fn targets(&self, route: Route) -> Vec<(Rc<State>, bool)> {
+        let members = self.members.borrow();
+        let live = |m: &(u32, Weak<State>)| m.1.upgrade();
+        match route {
+            Route::All => members.iter().filter_map(live).map(|s| (s, false)).collect(),
+            Route::One(t) => members
+                .iter()
+                .filter(|m| m.0 == t.member)
+                .filter_map(live)
+                .map(|s| (s, t.hidden))
+                .collect(),
+            Route::Nobody => Vec::new(),
+        }
+    }
+
+    fn dispatch(&self, ev: &DenEvent) {
+        let route = match ev {
+            DenEvent::RunStart { id, .. } => {
+                let tag = self.den.borrow().as_ref().map_or(0, Den::run_tag);
+                self.routes.borrow_mut().start(*id, tag)
+            }
+            DenEvent::RunEnd { id, outcome, .. } => {
+                if outcome.restarted {
+                    // A new interpreter: setup code runs again before the next run.
+                    self.setup.borrow_mut().clear();
+                }
+                self.routes.borrow_mut().end(*id)
+            }
+            DenEvent::Output { run_id, .. } | DenEvent::Display { run_id, .. } => {
+                self.routes.borrow().route(*run_id)
+            }
+            DenEvent::FileChange { .. } => Route::All,
+        };
+        // Collected first: a listener may remove an element (and so change the members).
+        for (s, hidden) in self.targets(route) {
+            if !hidden {
+                on_den_event(&s, ev);
+            }
+        }
+    }
+}
+
+/// An element's use of a den's router (and of a shared environment). Dropping it leaves; the
+/// last element to leave an environment closes its den.
+pub(crate) struct Lease {
+    pub(crate) router: Rc<Router>,
+    pub(crate) member: u32,
+    pub(crate) env: Option<String>,
+}
+
+impl Lease {
+    /// A router of its own, for an element without `env`.
+    pub(crate) fn own(state: &Rc<State>) -> Lease {
+        let router = Rc::new(Router::default());
+        let member = router.join(state);
+        Lease {
+            router,
+            member,
+            env: None,
+        }
+    }
+
+    pub(crate) fn tag(&self, hidden: bool) -> u32 {
+        RunTag {
+            member: self.member,
+            hidden,
+        }
+        .encode()
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.router.routes.borrow_mut().leave(self.member);
+        self.router
+            .members
+            .borrow_mut()
+            .retain(|m| m.0 != self.member);
+        if let Some(env) = &self.env {
+            release(env);
+        }
+    }
+}
+
+/// One shared environment: its den (once open), the elements waiting for it, how many use it.
+struct Env {
+    router: Rc<Router>,
+    den: RefCell<Option<Result<Den, JsValue>>>,
+    waiters: RefCell<Vec<oneshot::Sender<Result<Den, JsValue>>>>,
+    users: Cell<u32>,
+}
+
+thread_local! {
+    static ENVS: RefCell<HashMap<String, Rc<Env>>> = RefCell::new(HashMap::new());
+}
+
+fn share(r: &Result<Den, JsValue>) -> Result<Den, JsValue> {
+    r.as_ref().map(Den::share).map_err(Clone::clone)
+}
+
+/// Joins the environment `env` (opening its den with `opts` if this is the first element):
+/// the lease, and the den once it is open.
+pub(crate) fn join_env(
+    env: &str,
+    opts: DenOptions,
+    state: &Rc<State>,
+) -> (Lease, oneshot::Receiver<Result<Den, JsValue>>) {
+    let (tx, rx) = oneshot::channel();
+    let (entry, new) = ENVS.with(|m| {
+        let mut m = m.borrow_mut();
+        match m.get(env) {
+            Some(e) => (e.clone(), false),
+            None => {
+                let e = Rc::new(Env {
+                    router: Rc::new(Router::default()),
+                    den: RefCell::new(None),
+                    waiters: RefCell::new(Vec::new()),
+                    users: Cell::new(0),
+                });
+                m.insert(env.to_owned(), e.clone());
+                (e, true)
+            }
+        }
+    });
+    entry.users.set(entry.users.get() + 1);
+    let member = entry.router.join(state);
+    match &*entry.den.borrow() {
+        Some(r) => {
+            let _ = tx.send(share(r));
+        }
+        None => entry.waiters.borrow_mut().push(tx),
+    }
+    if new {
+        let e = entry.clone();
+        let name = env.to_owned();
+        spawn_local(async move {
+            let progress = e.router.progress();
+            let result = den::open(opts, None, progress, Some(e.router.sink())).await;
+            if let Ok(d) = &result {
+                e.router.attach(d);
+            }
+            let failed = result.is_err();
+            for w in e.waiters.borrow_mut().drain(..) {
+                let _ = w.send(share(&result));
+            }
+            *e.den.borrow_mut() = Some(result);
+            // Nobody is left (or it failed: the next element tries again): forget it.
+            if e.users.get() == 0 || failed {
+                forget(&name, &e);
+            }
+        });
+    }
+    (
+        Lease {
+            router: entry.router.clone(),
+            member,
+            env: Some(env.to_owned()),
+        },
+        rx,
+    )
+}
+
+/// An element left `env`; the last one closes its den (once it is open).
+fn release(env: &str) {
+    let Some(e) = ENVS.with(|m| m.borrow().get(env).cloned()) else {
+        return;
+    };
+    e.users.set(e.users.get().saturating_sub(1));
+    if e.users.get() == 0 && e.den.borrow().is_some() {
+        forget(env, &e);
+    }
+}
+
+fn forget(env: &str, e: &Rc<Env>) {
+    ENVS.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.get(env).is_some_and(|x| Rc::ptr_eq(x, e)) {
+            m.remove(env);
+        }
+    });
+    if let Some(Ok(d)) = e.den.borrow_mut().take() {
+        d.close_impl();
+    }
+    e.router.den.borrow_mut().take();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scripts, setup and check
+
+/// The element's Python script children, by role (`setup`, `check`, `solution` attributes).
+pub(crate) fn lesson_scripts(host: &Element) -> LessonScripts {
+    let Ok(list) = host.query_selector_all(":scope > script") else {
+        return LessonScripts::default();
+    };
+    let scripts = (0..list.length())
+        .filter_map(|i| list.item(i)?.dyn_into::<Element>().ok())
+        .filter_map(|s| {
+            let role = ScriptRole::of(s.get_attribute("type").as_deref(), |a| {
+                s.has_attribute(a)
+            })?;
+            Some((role, dedent(&s.text_content().unwrap_or_default())))
+        });
+    LessonScripts::collect(scripts)
+}
+
+/// The `error` of a run's result object, as a `RunError`.
+fn run_error(result: &JsValue) -> Option<RunError> {
+    let e = get(result, "error");
+    if !e.is_object() {
+        return None;
+    }
+    Some(RunError {
+        kind: get_str(&e, "kind")
+            .and_then(|k| ErrorKind::parse(&k))
+            .unwrap_or(ErrorKind::Crashed),
+        ty: get_str(&e, "type").unwrap_or_default(),
+        message: get_str(&e, "message").unwrap_or_default(),
+        traceback: get_str(&e, "traceback").unwrap_or_default(),
+    })
+}
+
+/// A run through the element: the setup script first (once per interpreter, hidden), then
+/// `code` (or, when `None`, the element's own code followed by the exercise's check).
+pub(crate) async fn lesson_run(
+    state: Rc<State>,
+    code: Option<String>,
+    opts: JsValue,
+) -> Result<JsValue, JsValue> {
+    let den = live_den(state.clone()).await?;
+    let host = state.host.borrow().clone().ok_or_else(|| closed_error(&state))?;
+    let scripts = lesson_scripts(&host);
+    let (router, visible, hidden) = {
+        let lease = state.lease.borrow();
+        let lease = lease.as_ref().ok_or_else(|| closed_error(&state))?;
+        (lease.router.clone(), lease.tag(false), lease.tag(true))
+    };
+    let opts = run_opts(&state, &opts);
+    if let Some(setup) = scripts.setup.as_deref() {
+        if router.setup.borrow_mut().claim(setup) {
+            let r = den.run_tagged(setup.to_owned(), opts.clone(), hidden).await?;
+            if let Some(e) = run_error(&r) {
+                router.setup.borrow_mut().undo(setup);
+                state.ui_status(&format!("The setup code failed: {}: {}", e.ty, e.message));
+                if let Some(ui) = state.ui() {
+                    ui.clear_output();
+                    ui.append_output(&e.traceback, "stderr");
+                }
+                return Ok(r);
+            }
+        }
+    }
+    let own = code.is_none();
+    let code = match code {
+        Some(c) => c,
+        None => current_code(&state).ok_or_else(|| {
+            crate::errors::den_error(
+                crate::errors::DenErrorCode::BadData,
+                "nothing to run: give run() some code, or add a <script type=\"text/x-python\"> child",
+            )
+        })?,
+    };
+    if let Some(ui) = state.ui() {
+        ui.show_check(None);
+    }
+    let result = den.run_tagged(code, opts.clone(), visible).await?;
+    let Some(check) = scripts.check.filter(|_| own) else {
+        return Ok(result);
+    };
+    let verdict = match run_error(&result) {
+        Some(e) => CheckResult::code_failed(&e),
+        None => {
+            let c = den.run_tagged(check, opts, hidden).await?;
+            CheckResult::of_check(run_error(&c).as_ref())
+        }
+    };
+    if let Some(ui) = state.ui() {
+        ui.show_check(Some(&verdict));
+    }
+    state.emit(
+        "check",
+        &obj(&[
+            ("passed", verdict.passed.into()),
+            ("message", verdict.message.as_str().into()),
+        ])
+        .into(),
+    );
+    Ok(result)
+}
+
+/// The code the Run button and `run()` without code execute: the editor's text, else the
+/// code set through the `code` property, else the script child.
+pub(crate) fn current_code(state: &State) -> Option<String> {
+    if let Some(text) = state.ui().and_then(|ui| ui.editor_text()) {
+        return Some(text);
+    }
+    if let Some(c) = state.code.borrow().clone() {
+        return Some(c);
+    }
+    let host = state.host.borrow().clone()?;
+    lesson_scripts(&host).main
+}

@@ -79,6 +79,17 @@ impl Router {
         }
     }
 
+    /// The setup scripts of every element using the den, in the order they joined.
+    fn setup_scripts(&self) -> Vec<String> {
+        let members = self.members.borrow();
+        let hosts: Vec<_> = members
+            .iter()
+            .filter_map(|m| m.1.upgrade()?.host.borrow().clone())
+            .collect();
+        drop(members);
+        hosts.iter().filter_map(|h| lesson_scripts(h).setup).collect()
+    }
+
     fn dispatch(&self, ev: &DenEvent) {
         let route = match ev {
             DenEvent::RunStart { id, .. } => {
@@ -301,7 +312,9 @@ pub(crate) async fn lesson_run(
         (lease.router.clone(), lease.tag(false), lease.tag(true))
     };
     let opts = run_opts(&state, &opts);
-    if let Some(setup) = scripts.setup.as_deref() {
+    // Every element's setup in a shared environment: a cell may use what another's setup made.
+    for setup in router.setup_scripts() {
+        let setup = setup.as_str();
         if router.setup.borrow_mut().claim(setup) {
             let r = den.run_tagged(setup.to_owned(), opts.clone(), hidden).await?;
             if let Some(e) = run_error(&r) {

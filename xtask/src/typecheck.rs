@@ -1,6 +1,7 @@
 //! Type-checks the den page's scripts (`den-page/den.js`, `den-page/worker.js`) against the
 //! message types generated from foxden-core's protocol table (`den-page/protocol.d.ts`), with
-//! the TypeScript compiler pinned in package.json. Emits nothing.
+//! the TypeScript compiler pinned in package.json; and the editor module (`element/js/editor.js`).
+//! Emits nothing.
 
 use crate::setup::tool_path;
 use crate::{root, run};
@@ -18,5 +19,10 @@ pub fn typecheck() -> Result<(), String> {
     run(Command::new(tsc)
         .current_dir(&r)
         .env("PATH", tool_path())
-        .args(["-p", "den-page/tsconfig.json"]))
+        .args(["-p", "den-page/tsconfig.json"]))?;
+    // The element's editor module (CodeMirror glue).
+    run(Command::new(r.join("node_modules/.bin/tsc"))
+        .current_dir(&r)
+        .env("PATH", tool_path())
+        .args(["-p", "element/js/tsconfig.json"]))
 }

@@ -344,7 +344,11 @@ mod tests {
         assert_eq!(r.start(2, tb.encode()), Route::One(tb));
         assert_eq!(r.end(1), Route::One(ta));
         assert_eq!(r.route(1), Route::All, "an unknown run goes to everyone");
-        assert_eq!(r.start(3, 0), Route::All, "an untagged run goes to everyone");
+        assert_eq!(
+            r.start(3, 0),
+            Route::All,
+            "an untagged run goes to everyone"
+        );
         r.leave(b);
         assert_eq!(r.route(2), Route::Nobody, "its member left");
         assert_eq!(r.end(2), Route::Nobody);
@@ -365,11 +369,8 @@ mod tests {
         let pass = CheckResult::of_check(None);
         assert!(pass.passed);
         assert_eq!(pass.message, "Passed: well done!");
-        let worded = CheckResult::of_check(Some(&py(
-            "AssertionError",
-            "total should be 10, not 9",
-            "",
-        )));
+        let worded =
+            CheckResult::of_check(Some(&py("AssertionError", "total should be 10, not 9", "")));
         assert_eq!(
             worded,
             CheckResult {
@@ -383,7 +384,8 @@ mod tests {
             "Traceback (most recent call last):\n  File \"<exec>\", line 1, in <module>\n    assert total == 10\nAssertionError\n",
         )));
         assert_eq!(bare.message, "Not yet: assert total == 10");
-        let broken = CheckResult::of_check(Some(&py("NameError", "name 'total' is not defined", "")));
+        let broken =
+            CheckResult::of_check(Some(&py("NameError", "name 'total' is not defined", "")));
         assert!(!broken.passed);
         assert_eq!(
             broken.message,

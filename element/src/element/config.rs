@@ -157,10 +157,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         Ok(e) => (e, None),
         Err(e) => (None, Some(e)),
     };
-    let name = env
-        .clone()
-        .or_else(|| attr(el, "name"))
-        .unwrap_or_default();
+    let name = env.clone().or_else(|| attr(el, "name")).unwrap_or_default();
     let name_error = match attr(el, "name") {
         _ if env.is_some() || attr(el, "env").is_some() => None,
         None => Some(attr_error(

@@ -194,7 +194,11 @@ pub(crate) fn lesson_controls(weak: &Weak<State>, ui: &Rc<Ui>, host: &Element) -
             let open = !pre.hidden();
             pre.set_hidden(open);
             let _ = button.set_attribute("aria-expanded", if open { "false" } else { "true" });
-            button.set_text_content(Some(if open { "Show solution" } else { "Hide solution" }));
+            button.set_text_content(Some(if open {
+                "Show solution"
+            } else {
+                "Hide solution"
+            }));
         }));
     }
     ls

@@ -42,7 +42,11 @@ impl Router {
     pub(crate) fn progress(self: &Rc<Self>) -> Progress {
         let weak = Rc::downgrade(self);
         Rc::new(move |loaded, total| {
-            for (s, _) in weak.upgrade().map(|r| r.targets(Route::All)).unwrap_or_default() {
+            for (s, _) in weak
+                .upgrade()
+                .map(|r| r.targets(Route::All))
+                .unwrap_or_default()
+            {
                 s.emit(
                     "progress",
                     &obj(&[("loaded", loaded.into()), ("total", total.into())]).into(),
@@ -68,7 +72,11 @@ impl Router {
         let members = self.members.borrow();
         let live = |m: &(u32, Weak<State>)| m.1.upgrade();
         match route {
-            Route::All => members.iter().filter_map(live).map(|s| (s, false)).collect(),
+            Route::All => members
+                .iter()
+                .filter_map(live)
+                .map(|s| (s, false))
+                .collect(),
             Route::One(t) => members
                 .iter()
                 .filter(|m| m.0 == t.member)
@@ -87,7 +95,10 @@ impl Router {
             .filter_map(|m| m.1.upgrade()?.host.borrow().clone())
             .collect();
         drop(members);
-        hosts.iter().filter_map(|h| lesson_scripts(h).setup).collect()
+        hosts
+            .iter()
+            .filter_map(|h| lesson_scripts(h).setup)
+            .collect()
     }
 
     fn dispatch(&self, ev: &DenEvent) {
@@ -272,9 +283,7 @@ pub(crate) fn lesson_scripts(host: &Element) -> LessonScripts {
     let scripts = (0..list.length())
         .filter_map(|i| list.item(i)?.dyn_into::<Element>().ok())
         .filter_map(|s| {
-            let role = ScriptRole::of(s.get_attribute("type").as_deref(), |a| {
-                s.has_attribute(a)
-            })?;
+            let role = ScriptRole::of(s.get_attribute("type").as_deref(), |a| s.has_attribute(a))?;
             Some((role, dedent(&s.text_content().unwrap_or_default())))
         });
     LessonScripts::collect(scripts)
@@ -304,7 +313,11 @@ pub(crate) async fn lesson_run(
     opts: JsValue,
 ) -> Result<JsValue, JsValue> {
     let den = live_den(state.clone()).await?;
-    let host = state.host.borrow().clone().ok_or_else(|| closed_error(&state))?;
+    let host = state
+        .host
+        .borrow()
+        .clone()
+        .ok_or_else(|| closed_error(&state))?;
     let scripts = lesson_scripts(&host);
     let (router, visible, hidden) = {
         let lease = state.lease.borrow();
@@ -316,7 +329,9 @@ pub(crate) async fn lesson_run(
     for setup in router.setup_scripts() {
         let setup = setup.as_str();
         if router.setup.borrow_mut().claim(setup) {
-            let r = den.run_tagged(setup.to_owned(), opts.clone(), hidden).await?;
+            let r = den
+                .run_tagged(setup.to_owned(), opts.clone(), hidden)
+                .await?;
             if let Some(e) = run_error(&r) {
                 router.setup.borrow_mut().undo(setup);
                 state.ui_status(&format!("The setup code failed: {}: {}", e.ty, e.message));

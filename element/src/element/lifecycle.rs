@@ -149,7 +149,11 @@ impl State {
     pub(crate) fn shut(&self, next: ElementPhase) {
         let old = self.phase.replace(next);
         // A shared environment's den is closed by its last element (dropping the lease).
-        let shared = self.lease.borrow().as_ref().is_some_and(|l| l.env.is_some());
+        let shared = self
+            .lease
+            .borrow()
+            .as_ref()
+            .is_some_and(|l| l.env.is_some());
         if let Phase::Live { den, .. } = old {
             if !shared {
                 den.close_impl();

@@ -75,6 +75,7 @@ button.secondary { background: transparent; color: var(--foxden-secondary-fg, va
   button.secondary { color: var(--foxden-secondary-fg, #a8c7fa); border-color: var(--foxden-secondary-fg, #a8c7fa); }
   a { color: var(--foxden-link, #a8c7fa); }
   .drop.over { background: var(--foxden-drop-bg, #2a3350); }
+  .output { border: 1px solid var(--foxden-border, #4a4950); }
   .tok-keyword, .tok-controlKeyword, .tok-definitionKeyword, .tok-moduleKeyword, .tok-operatorKeyword { color: var(--foxden-syntax-keyword, #d7a6ff); }
   .tok-string, .tok-string2 { color: var(--foxden-syntax-string, #9fe0a8); }
   .tok-comment { color: var(--foxden-syntax-comment, #a8abb3); }

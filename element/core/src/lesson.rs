@@ -7,7 +7,6 @@
 
 use crate::limits::{validate_den_name, DenNameError};
 use crate::protocol::{ErrorKind, RunError};
-use std::collections::{HashMap, HashSet};
 
 /// What a `<script type="text/x-python">` child of the element is, by its attributes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,17 +83,24 @@ pub fn env_name(env: &str) -> Result<&str, DenNameError> {
 /// interpreter (reset, or a run that restarted it) has run none.
 #[derive(Debug, Default)]
 pub struct SetupLog {
-    done: HashSet<[u8; 32]>,
+    /// SHA-256 of each setup that ran (a few per page: a list is smaller than a set in wasm).
+    done: Vec<[u8; 32]>,
 }
 
 impl SetupLog {
     /// Whether `code` still has to run; marks it as run (a failed run is [`Self::undo`]ne).
     pub fn claim(&mut self, code: &str) -> bool {
-        self.done.insert(crate::sha256(code.as_bytes()))
+        let h = crate::sha256(code.as_bytes());
+        let new = !self.done.contains(&h);
+        if new {
+            self.done.push(h);
+        }
+        new
     }
     /// Forgets `code` (its run failed: it is tried again before the next run).
     pub fn undo(&mut self, code: &str) {
-        self.done.remove(&crate::sha256(code.as_bytes()));
+        let h = crate::sha256(code.as_bytes());
+        self.done.retain(|d| *d != h);
     }
     /// A new interpreter: every setup runs again.
     pub fn clear(&mut self) {
@@ -133,7 +139,8 @@ impl RunTag {
 pub struct RunRouter {
     next_member: u32,
     members: Vec<u32>,
-    runs: HashMap<u32, RunTag>,
+    /// Runs in progress (one at a time per den, so a list).
+    runs: Vec<(u32, RunTag)>,
 }
 
 /// Who gets one event.
@@ -166,7 +173,8 @@ impl RunRouter {
     pub fn start(&mut self, id: u32, tag: u32) -> Route {
         match RunTag::decode(tag) {
             Some(t) => {
-                self.runs.insert(id, t);
+                self.runs.retain(|r| r.0 != id);
+                self.runs.push((id, t));
                 self.route(id)
             }
             None => Route::All,
@@ -174,7 +182,7 @@ impl RunRouter {
     }
     /// Where an event of run `id` goes.
     pub fn route(&self, id: u32) -> Route {
-        match self.runs.get(&id) {
+        match self.runs.iter().find(|r| r.0 == id).map(|r| &r.1) {
             Some(t) if self.members.contains(&t.member) => Route::One(*t),
             Some(_) => Route::Nobody,
             None => Route::All,
@@ -183,7 +191,7 @@ impl RunRouter {
     /// Run `id` ended: where its last event goes.
     pub fn end(&mut self, id: u32) -> Route {
         let r = self.route(id);
-        self.runs.remove(&id);
+        self.runs.retain(|r| r.0 != id);
         r
     }
 }

@@ -11,7 +11,6 @@ use foxden_core::lesson::{
 };
 use foxden_core::protocol::{ErrorKind, RunError};
 use futures::channel::oneshot;
-use std::collections::HashMap;
 use std::rc::Weak;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::spawn_local;
@@ -179,7 +178,8 @@ struct Env {
 }
 
 thread_local! {
-    static ENVS: RefCell<HashMap<String, Rc<Env>>> = RefCell::new(HashMap::new());
+    /// The open (or opening) environments of the page, by name (a few: a list).
+    static ENVS: RefCell<Vec<(String, Rc<Env>)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn share(r: &Result<Den, JsValue>) -> Result<Den, JsValue> {
@@ -196,8 +196,8 @@ pub(crate) fn join_env(
     let (tx, rx) = oneshot::channel();
     let (entry, new) = ENVS.with(|m| {
         let mut m = m.borrow_mut();
-        match m.get(env) {
-            Some(e) => (e.clone(), false),
+        match m.iter().find(|x| x.0 == env) {
+            Some(e) => (e.1.clone(), false),
             None => {
                 let e = Rc::new(Env {
                     router: Rc::new(Router::default()),
@@ -205,7 +205,7 @@ pub(crate) fn join_env(
                     waiters: RefCell::new(Vec::new()),
                     users: Cell::new(0),
                 });
-                m.insert(env.to_owned(), e.clone());
+                m.push((env.to_owned(), e.clone()));
                 (e, true)
             }
         }
@@ -250,7 +250,7 @@ pub(crate) fn join_env(
 
 /// An element left `env`; the last one closes its den (once it is open).
 fn release(env: &str) {
-    let Some(e) = ENVS.with(|m| m.borrow().get(env).cloned()) else {
+    let Some(e) = ENVS.with(|m| m.borrow().iter().find(|x| x.0 == env).map(|x| x.1.clone())) else {
         return;
     };
     e.users.set(e.users.get().saturating_sub(1));
@@ -261,10 +261,8 @@ fn release(env: &str) {
 
 fn forget(env: &str, e: &Rc<Env>) {
     ENVS.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.get(env).is_some_and(|x| Rc::ptr_eq(x, e)) {
-            m.remove(env);
-        }
+        m.borrow_mut()
+            .retain(|x| !(x.0 == env && Rc::ptr_eq(&x.1, e)));
     });
     if let Some(Ok(d)) = e.den.borrow_mut().take() {
         d.close_impl();

@@ -48,18 +48,6 @@ ul { margin: 0; padding-left: 1.2em; }
 a { color: var(--foxden-link, #0b57d0); }
 button.secondary { background: transparent; color: var(--foxden-secondary-fg, var(--foxden-accent, #0b57d0)); }
 .hint { margin: 0; font-size: .85em; color: var(--foxden-hint-fg, #55545c); }
-.editor .cm-editor { background: var(--foxden-code-bg, #f0f0f4); border-radius: calc(var(--foxden-radius, 8px) / 2); max-height: var(--foxden-editor-max-height, 24em); }
-.editor .cm-editor .cm-scroller { font: var(--foxden-mono-font, 13px/1.4 ui-monospace, monospace); }
-.editor .cm-editor.cm-focused { outline: 3px solid var(--foxden-focus, #f9a825); outline-offset: 2px; }
-.editor .cm-editor .cm-gutters { background: var(--foxden-gutter-bg, #e6e6ec); color: var(--foxden-gutter-fg, #55545c); border-right: 1px solid var(--foxden-border, #cfcfd8); }
-.editor .cm-editor .cm-activeLine, .editor .cm-editor .cm-activeLineGutter { background: var(--foxden-active-line-bg, rgba(11, 87, 208, .07)); }
-.editor .cm-editor .cm-content { caret-color: var(--foxden-fg, #1c1b22); }
-.tok-keyword, .tok-controlKeyword, .tok-definitionKeyword, .tok-moduleKeyword, .tok-operatorKeyword { color: var(--foxden-syntax-keyword, #7a1fa2); }
-.tok-string, .tok-string2 { color: var(--foxden-syntax-string, #0b6b2e); }
-.tok-comment { color: var(--foxden-syntax-comment, #5f6368); font-style: italic; }
-.tok-number, .tok-bool, .tok-atom { color: var(--foxden-syntax-number, #a1420b); }
-.tok-definition, .tok-function { color: var(--foxden-syntax-def, #0b57d0); }
-.tok-className, .tok-typeName { color: var(--foxden-syntax-class, #8a4b00); }
 .check { padding: .5em .7em; border-radius: calc(var(--foxden-radius, 8px) / 2); border: 1px solid; }
 .check.pass { color: var(--foxden-pass-fg, #0b5a27); background: var(--foxden-pass-bg, #e6f4ea); }
 .check.fail { color: var(--foxden-fail-fg, #a50e0e); background: var(--foxden-fail-bg, #fce8e6); }
@@ -67,21 +55,12 @@ button.secondary { background: transparent; color: var(--foxden-secondary-fg, va
 @media (prefers-color-scheme: dark) {
   :host { color: var(--foxden-fg, #ececf1); }
   .panel { background: var(--foxden-bg, #1f1e25); border-color: var(--foxden-border, #4a4950); }
-  .code, .editor .cm-editor { background: var(--foxden-code-bg, #2b2a33); }
-  .editor .cm-editor .cm-gutters { background: var(--foxden-gutter-bg, #26252d); color: var(--foxden-gutter-fg, #b0afb8); border-right-color: var(--foxden-border, #4a4950); }
-  .editor .cm-editor .cm-activeLine, .editor .cm-editor .cm-activeLineGutter { background: var(--foxden-active-line-bg, rgba(168, 199, 250, .08)); }
-  .editor .cm-editor .cm-content { caret-color: var(--foxden-fg, #ececf1); }
+  .code { background: var(--foxden-code-bg, #2b2a33); }
   .hint { color: var(--foxden-hint-fg, #b0afb8); }
   button.secondary { color: var(--foxden-secondary-fg, #a8c7fa); border-color: var(--foxden-secondary-fg, #a8c7fa); }
   a { color: var(--foxden-link, #a8c7fa); }
   .drop.over { background: var(--foxden-drop-bg, #2a3350); }
   .output { border: 1px solid var(--foxden-border, #4a4950); }
-  .tok-keyword, .tok-controlKeyword, .tok-definitionKeyword, .tok-moduleKeyword, .tok-operatorKeyword { color: var(--foxden-syntax-keyword, #d7a6ff); }
-  .tok-string, .tok-string2 { color: var(--foxden-syntax-string, #9fe0a8); }
-  .tok-comment { color: var(--foxden-syntax-comment, #a8abb3); }
-  .tok-number, .tok-bool, .tok-atom { color: var(--foxden-syntax-number, #ffb38a); }
-  .tok-definition, .tok-function { color: var(--foxden-syntax-def, #8ab4f8); }
-  .tok-className, .tok-typeName { color: var(--foxden-syntax-class, #f6c177); }
   .check.pass { color: var(--foxden-pass-fg, #a8dab5); background: var(--foxden-pass-bg, #0f3320); }
   .check.fail { color: var(--foxden-fail-fg, #f6aea9); background: var(--foxden-fail-bg, #41100d); }
 }

@@ -113,9 +113,11 @@ impl Router {
                 }
                 self.routes.borrow_mut().end(*id)
             }
-            DenEvent::Output { run_id, .. } | DenEvent::Display { run_id, .. } => {
-                self.routes.borrow().route(*run_id)
-            }
+            // An input() request goes to the element whose run asked (a hidden one: nobody
+            // answers, so it is end of input).
+            DenEvent::Output { run_id, .. }
+            | DenEvent::Display { run_id, .. }
+            | DenEvent::Input { run_id, .. } => self.routes.borrow().route(*run_id),
             DenEvent::FileChange { .. } => Route::All,
         };
         // Collected first: a listener may remove an element (and so change the members).

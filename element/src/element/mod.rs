@@ -21,8 +21,8 @@
 //! den.
 
 mod config;
-mod input;
 mod editor;
+mod input;
 mod lesson;
 mod lifecycle;
 mod ui;

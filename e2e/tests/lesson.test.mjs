@@ -238,6 +238,39 @@ test(`${B}: axe-core finds no serious or critical violation; screenshots are kep
   assert.deepEqual(errors, []);
 });
 
+test(`${B}: readonly keeps the read-only view; removing it brings the editor, adding it back removes it`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = document.createElement("foxden-den");
+    el.setAttribute("name", "ro");
+    el.setAttribute("controls", "");
+    el.setAttribute("readonly", "");
+    el.innerHTML = '<script type="text/x-python">print("read only", 6 * 7)</' + "script>";
+    document.body.append(el);
+    await el.ready;
+    const root = el.shadowRoot;
+    const view = () => ({ pre: !root.querySelector('[part~="code"]').hidden, editor: !!root.querySelector(".cm-content"), hint: !root.querySelector('[part~="editor-hint"]').hidden });
+    const before = view();
+    const prop = el.readonly;
+    const run = await el.run();
+    el.readonly = false;
+    const t0 = Date.now();
+    while (!root.querySelector(".cm-content") && Date.now() - t0 < 10000) await new Promise((res) => setTimeout(res, 50));
+    const editing = view();
+    el.readonly = true;
+    await new Promise((res) => setTimeout(res, 50));
+    const back = view();
+    el.remove();
+    return { before, prop, stdout: run.stdout, editing, back };
+  });
+  assert.deepEqual(r, {
+    before: { pre: true, editor: false, hint: false },
+    prop: true,
+    stdout: "read only 42\n",
+    editing: { pre: false, editor: true, hint: true },
+    back: { pre: true, editor: false, hint: false },
+  });
+});
+
 test(`${B}: a page without an editor never loads the editor module`, async () => {
   const p = await ctx.browser.newPage();
   await p.goto(`${BASE}/e2e/element-basic.html`, { waitUntil: "load" });

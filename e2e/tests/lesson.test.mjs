@@ -271,6 +271,35 @@ test(`${B}: readonly keeps the read-only view; removing it brings the editor, ad
   });
 });
 
+test(`${B}: Stop ends a run that would not end: the interpreter restarts (variables lost, files kept) and says so`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = document.getElementById("cell2");
+    const root = el.shadowRoot;
+    const stop = root.querySelector('[part~="stop-button"]');
+    const idle = stop.disabled;
+    await el.run("kept = 1");
+    const running = el.run("import time\nwhile True:\n    time.sleep(0.01)");
+    const t0 = Date.now();
+    while (stop.disabled && Date.now() - t0 < 10000) await new Promise((res) => setTimeout(res, 20));
+    await new Promise((res) => setTimeout(res, 200));
+    stop.click();
+    const res = await running;
+    const status = root.querySelector('[part~="status"]').textContent;
+    const after = await el.run("'kept' in globals()");
+    const file = await el.readText("/work/shared.txt");
+    return { idle, kind: res.error && res.error.kind, restarted: res.restarted, status, after: after.result, file, stopDisabled: stop.disabled };
+  });
+  assert.deepEqual(r, {
+    idle: true,
+    kind: "crashed",
+    restarted: true,
+    status: "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)",
+    after: "False",
+    file: "one file set",
+    stopDisabled: true,
+  });
+});
+
 test(`${B}: a page without an editor never loads the editor module`, async () => {
   const p = await ctx.browser.newPage();
   await p.goto(`${BASE}/e2e/element-basic.html`, { waitUntil: "load" });

@@ -299,6 +299,20 @@ impl Den {
         self.run_outcome(code, ro).await
     }
 
+    /// Stops the run in progress (the element's Stop button): its den page is dropped and a new
+    /// one opened, as when the host's watchdog gives up; the run ends with `error.kind`
+    /// "crashed" and `restarted`, Python variables are lost, files are kept. `false` when no
+    /// den page is up.
+    pub(crate) fn stop_impl(&self) -> bool {
+        match self.inner.connection() {
+            Some(conn) => {
+                conn.cancel_pending();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Shares the den (for the element, which keeps its own handle).
     pub(crate) fn share(&self) -> Den {
         Den {

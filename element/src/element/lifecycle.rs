@@ -85,6 +85,8 @@ pub(crate) struct State {
     pub(crate) lease: RefCell<Option<super::lesson::Lease>>,
     /// Code set through the `code` property while no editor shows it.
     pub(crate) code: RefCell<Option<String>>,
+    /// The Stop button ended the run in progress.
+    pub(crate) stopped: Cell<bool>,
 }
 
 pub(crate) fn closed_error(state: &State) -> JsValue {
@@ -385,6 +387,7 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
         DenEvent::RunStart { .. } => {
             state.runs_active.set(state.runs_active.get() + 1);
             ui.clear_output();
+            state.stopped.set(false);
             ui.set_busy(true);
             state.ui_status("Running…");
         }
@@ -407,7 +410,11 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
                         err.traceback.clone()
                     };
                     ui.append_output(&text, "stderr");
-                    state.ui_status(&format!("Failed ({}): {}", err.kind.as_str(), err.ty));
+                    if state.stopped.replace(false) {
+                        state.ui_status("Stopped: the interpreter was restarted, so Python variables were lost (files are kept)");
+                    } else {
+                        state.ui_status(&format!("Failed ({}): {}", err.kind.as_str(), err.ty));
+                    }
                 }
             }
             ui.set_busy(state.runs_active.get() > 0);

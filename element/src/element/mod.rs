@@ -110,6 +110,7 @@ impl ElementHandle {
                 input: Default::default(),
                 lease: RefCell::new(None),
                 code: RefCell::new(None),
+                stopped: Cell::new(false),
             }),
         }
     }

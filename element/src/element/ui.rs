@@ -66,7 +66,7 @@ button.secondary { background: transparent; color: var(--foxden-secondary-fg, va
 }
 </style>
 <div class="panel" part="panel">
-<div class="bar" part="toolbar"><button type="button" id="run" part="run-button" disabled>Run</button><button type="button" id="reset-code" class="secondary" part="reset-code-button" hidden>Reset code</button><button type="button" id="reset" class="secondary" part="reset-button" disabled>Reset interpreter</button><span id="status" part="status" role="status" aria-live="polite">Loading Python…</span></div>
+<div class="bar" part="toolbar"><button type="button" id="run" part="run-button" disabled>Run</button><button type="button" id="stop" class="secondary" part="stop-button" disabled>Stop</button><button type="button" id="reset-code" class="secondary" part="reset-code-button" hidden>Reset code</button><button type="button" id="reset" class="secondary" part="reset-button" disabled>Reset interpreter</button><span id="status" part="status" role="status" aria-live="polite">Loading Python…</span></div>
 <progress id="progress" part="progress" max="1" value="0" aria-label="Loading Python"></progress>
 <pre id="code" class="code" part="code" aria-label="Python code" tabindex="0"></pre>
 <div id="editor" class="editor" part="editor" hidden></div>
@@ -174,6 +174,9 @@ impl Ui {
         let _ = self
             .run
             .set_attribute("aria-disabled", if busy { "true" } else { "false" });
+        if let Some(b) = by_id(&self.root, "stop") {
+            let _ = b.toggle_attribute_with_force("disabled", !busy);
+        }
     }
 
     pub(crate) fn show_progress(&self, loaded: f64, total: f64) {

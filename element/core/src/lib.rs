@@ -6,6 +6,7 @@
 //! - [`files`]: the den's file map (the memory store), atomic batches and the size cap.
 //! - [`sync`]: what the sandbox already has, so a run ships only differences.
 //! - [`limits`]: defaults and name rules from the product sheet.
+//! - [`net`]: the network broker's rules (URL parser, allowlist, methods, rate, sizes).
 //! - [`protocol`]: the host ↔ den page messages and the bounds on what a den page sends.
 //! - [`shell`]: the read-only shell behind `den.sh`.
 //! - [`snapshot`]: the snapshot codec (tar with a manifest and SHA-256 per file).
@@ -17,6 +18,7 @@ pub mod files;
 pub mod input;
 pub mod lesson;
 pub mod limits;
+pub mod net;
 pub mod options;
 pub mod outcome;
 pub mod packages;

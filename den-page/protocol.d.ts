@@ -25,6 +25,14 @@ export interface PutFile {
   mtime: number;
 }
 
+/** One HTTP header (`foxden.fetch`). */
+export interface HttpHeader {
+  /** The header name. */
+  name: string;
+  /** Its value. */
+  value: string;
+}
+
 /** One MIME representation of a display: text, or bytes for images. */
 export interface DisplayItem {
   /** The MIME type (`image/png`, `text/html`, …). */
@@ -130,8 +138,27 @@ export interface HostToDenInputReply {
   error: string | null;
 }
 
+/** fetch-reply: the host made (or refused) a run's `fetch`. On the host's MessagePort. */
+export interface HostToDenFetchReply {
+  t: "fetch-reply";
+  /** The run. */
+  id: number;
+  /** The request it answers. */
+  req: number;
+  /** The HTTP status, or null when refused. */
+  status: number | null;
+  /** Answer headers the browser exposes (at most 64, 16 KiB). */
+  headers: HttpHeader[];
+  /** The answer body (at most `network.maxResponseBytes`), or null when refused. Transferred. */
+  body: Uint8Array | null;
+  /** Why the request was refused or did not complete (`refusedBecause`), or null. */
+  refused: "network-off" | "bad-url" | "not-allowed" | "method" | "rate" | "bad-request" | "redirect" | "too-large" | "failed" | "aborted" | null;
+  /** The refusal's message, or empty. */
+  message: string;
+}
+
 /** Every message host → den page. */
-export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenInputReply;
+export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenInputReply | HostToDenFetchReply;
 
 // --- den page → host ---
 
@@ -247,8 +274,25 @@ export interface DenToHostResetDone {
   error?: string;
 }
 
+/** fetch: `foxden.fetch(url, …)` in a run, checked by the den page. On the host's MessagePort. */
+export interface DenToHostFetch {
+  t: "fetch";
+  /** The run. */
+  id: number;
+  /** The request's number in the run (the worker's counter). */
+  req: number;
+  /** The URL as Python wrote it (the host parses it). */
+  url: string;
+  /** The method as Python wrote it. */
+  method: string;
+  /** Request headers. */
+  headers: HttpHeader[];
+  /** The request body, or null. Transferred. */
+  body: Uint8Array | null;
+}
+
 /** Every message den page → host. */
-export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostOut | DenToHostDisplay | DenToHostInput | DenToHostDone | DenToHostResetDone;
+export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostOut | DenToHostDisplay | DenToHostInput | DenToHostDone | DenToHostResetDone | DenToHostFetch;
 
 // --- den page → worker ---
 
@@ -304,8 +348,27 @@ export interface DenToWorkerRun {
   interactive: boolean;
 }
 
+/** fetch-reply: the host's `fetch-reply` for the run in flight, forwarded as it came. On the private `ctl` port. */
+export interface DenToWorkerFetchReply {
+  t: "fetch-reply";
+  /** The run. */
+  id: number;
+  /** The request it answers. */
+  req: number;
+  /** The HTTP status, or null when refused. */
+  status: number | null;
+  /** Answer headers the browser exposes (at most 64, 16 KiB). */
+  headers: HttpHeader[];
+  /** The answer body (at most `network.maxResponseBytes`), or null when refused. Transferred. */
+  body: Uint8Array | null;
+  /** Why the request was refused or did not complete (`refusedBecause`), or null. */
+  refused: "network-off" | "bad-url" | "not-allowed" | "method" | "rate" | "bad-request" | "redirect" | "too-large" | "failed" | "aborted" | null;
+  /** The refusal's message, or empty. */
+  message: string;
+}
+
 /** Every message den page → worker. */
-export type DenToWorker = DenToWorkerBoot | DenToWorkerRun;
+export type DenToWorker = DenToWorkerBoot | DenToWorkerRun | DenToWorkerFetchReply;
 
 // --- worker → den page ---
 
@@ -390,5 +453,22 @@ export interface WorkerToDenDone {
   durationMs: number;
 }
 
+/** fetch: `foxden.fetch(url, …)` during a run. On the private `ctl` port. */
+export interface WorkerToDenFetch {
+  t: "fetch";
+  /** The run. */
+  id: number;
+  /** The request's number in the run (the worker's counter). */
+  req: number;
+  /** The URL as Python wrote it (the host parses it). */
+  url: string;
+  /** The method as Python wrote it. */
+  method: string;
+  /** Request headers. */
+  headers: HttpHeader[];
+  /** The request body, or null. Transferred. */
+  body: Uint8Array | null;
+}
+
 /** Every message worker → den page. */
-export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDisplay | WorkerToDenInput | WorkerToDenDone;
+export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDisplay | WorkerToDenInput | WorkerToDenDone | WorkerToDenFetch;

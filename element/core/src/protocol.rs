@@ -33,11 +33,19 @@ pub enum HostToDen {
     Reset,
     /// The answer to a run's `input` request: `{id, text | null | error}`.
     InputReply,
+    /// The answer to a den's `fetch`: `{id, req, status, headers, body, refused, message}`.
+    FetchReply,
 }
 
 impl HostToDen {
     /// Every kind, in declaration order.
-    pub const ALL: &'static [HostToDen] = &[Self::Boot, Self::Run, Self::Reset, Self::InputReply];
+    pub const ALL: &'static [HostToDen] = &[
+        Self::Boot,
+        Self::Run,
+        Self::Reset,
+        Self::InputReply,
+        Self::FetchReply,
+    ];
 
     /// The `t` field.
     pub const fn as_str(self) -> &'static str {
@@ -46,6 +54,7 @@ impl HostToDen {
             Self::Run => "run",
             Self::Reset => "reset",
             Self::InputReply => "input-reply",
+            Self::FetchReply => "fetch-reply",
         }
     }
 }
@@ -76,6 +85,9 @@ pub enum DenToHost {
     /// The memory snapshot of a fresh interpreter, for the host's warm cache: `{snapshot}`,
     /// offered once when the host asked for it (`boot.wantSnapshot`).
     Snapshot,
+    /// A run asks the host to make an HTTP request (`foxden.fetch`):
+    /// `{id, req, url, method, headers, body}`.
+    Fetch,
 }
 
 impl DenToHost {
@@ -91,6 +103,7 @@ impl DenToHost {
         Self::Done,
         Self::ResetDone,
         Self::Snapshot,
+        Self::Fetch,
     ];
 
     /// The `t` field.
@@ -106,6 +119,7 @@ impl DenToHost {
             Self::Done => "done",
             Self::ResetDone => "reset-done",
             Self::Snapshot => "snapshot",
+            Self::Fetch => "fetch",
         }
     }
 

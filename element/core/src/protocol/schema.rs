@@ -17,6 +17,7 @@
 
 use super::{DenToHost, ErrorKind, HostToDen, Stream, PROTOCOL_VERSION};
 use crate::codes::LoadStage;
+use crate::net::Refusal;
 
 /// The type of a field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,6 +313,79 @@ const DISPLAY_FIELDS: &[Field] = &[
     ),
 ];
 
+/// An HTTP header of a brokered request or answer.
+pub const HTTP_HEADER: Shape = Shape {
+    name: "HttpHeader",
+    doc: "One HTTP header (`foxden.fetch`).",
+    fields: &[
+        f("name", Ty::Str, "The header name."),
+        f("value", Ty::Str, "Its value."),
+    ],
+};
+
+/// The `refusedBecause` reasons of a brokered request.
+const REFUSALS: [&str; 10] = [
+    Refusal::ALL[0].as_str(),
+    Refusal::ALL[1].as_str(),
+    Refusal::ALL[2].as_str(),
+    Refusal::ALL[3].as_str(),
+    Refusal::ALL[4].as_str(),
+    Refusal::ALL[5].as_str(),
+    Refusal::ALL[6].as_str(),
+    Refusal::ALL[7].as_str(),
+    Refusal::ALL[8].as_str(),
+    Refusal::ALL[9].as_str(),
+];
+
+/// `foxden.fetch(url, …)`: worker → den page → host, forwarded as it came (after checks).
+const FETCH_FIELDS: &[Field] = &[
+    run_id("The run."),
+    f(
+        "req",
+        Ty::Num,
+        "The request's number in the run (the worker's counter).",
+    ),
+    f(
+        "url",
+        Ty::Str,
+        "The URL as Python wrote it (the host parses it).",
+    ),
+    f("method", Ty::Str, "The method as Python wrote it."),
+    f(
+        "headers",
+        Ty::List(&Ty::Shape(&HTTP_HEADER)),
+        "Request headers.",
+    ),
+    moved("body", Ty::OrNull(&Ty::Bytes), "The request body, or null."),
+];
+
+/// The host's answer to a `fetch`: host → den page → worker, forwarded as it came.
+const FETCH_REPLY_FIELDS: &[Field] = &[
+    run_id("The run."),
+    f("req", Ty::Num, "The request it answers."),
+    f(
+        "status",
+        Ty::OrNull(&Ty::Num),
+        "The HTTP status, or null when refused.",
+    ),
+    f(
+        "headers",
+        Ty::List(&Ty::Shape(&HTTP_HEADER)),
+        "Answer headers the browser exposes (at most 64, 16 KiB).",
+    ),
+    moved(
+        "body",
+        Ty::OrNull(&Ty::Bytes),
+        "The answer body (at most `network.maxResponseBytes`), or null when refused.",
+    ),
+    f(
+        "refused",
+        Ty::OrNull(&Ty::OneOf(&REFUSALS)),
+        "Why the request was refused or did not complete (`refusedBecause`), or null.",
+    ),
+    f("message", Ty::Str, "The refusal's message, or empty."),
+];
+
 const OUT_FIELDS: &[Field] = &[
     run_id("The run."),
     f("stream", Ty::OneOf(&STREAMS), "Which stream."),
@@ -420,6 +494,13 @@ pub static HOST_TO_DEN: Hop = Hop {
                     "Why there is no answer (`input()` raises EOFError with it), or null.",
                 ),
             ],
+        },
+        Message {
+            name: "FetchReply",
+            t: Some(HostToDen::FetchReply.as_str()),
+            channel: Channel::HostPort,
+            when: "the host made (or refused) a run's `fetch`",
+            fields: FETCH_REPLY_FIELDS,
         },
     ],
 };
@@ -561,6 +642,13 @@ pub static DEN_TO_HOST: Hop = Hop {
                 ),
             ],
         },
+        Message {
+            name: "Fetch",
+            t: Some(DenToHost::Fetch.as_str()),
+            channel: Channel::HostPort,
+            when: "`foxden.fetch(url, …)` in a run, checked by the den page",
+            fields: FETCH_FIELDS,
+        },
     ],
 };
 
@@ -631,6 +719,13 @@ pub static DEN_TO_WORKER: Hop = Hop {
             channel: Channel::Ctl,
             when: "the host's `run`, forwarded as it came",
             fields: RUN_FIELDS,
+        },
+        Message {
+            name: "FetchReply",
+            t: Some("fetch-reply"),
+            channel: Channel::Ctl,
+            when: "the host's `fetch-reply` for the run in flight, forwarded as it came",
+            fields: FETCH_REPLY_FIELDS,
         },
     ],
 };
@@ -718,6 +813,13 @@ pub static WORKER_TO_DEN: Hop = Hop {
                 Ty::Bool,
                 "JS or asyncio work outlived the run: restart the worker."
             ),),
+        },
+        Message {
+            name: "Fetch",
+            t: Some("fetch"),
+            channel: Channel::Ctl,
+            when: "`foxden.fetch(url, …)` during a run",
+            fields: FETCH_FIELDS,
         },
     ],
 };
@@ -972,6 +1074,17 @@ mod tests {
             DEN_TO_WORKER.message("run").unwrap().fields,
             HOST_TO_DEN.message("run").unwrap().fields
         );
+        // A fetch goes worker → den page → host, its answer back, with the same fields.
+        assert_eq!(
+            WORKER_TO_DEN.message("fetch").unwrap().fields,
+            DEN_TO_HOST.message("fetch").unwrap().fields
+        );
+        assert_eq!(
+            DEN_TO_WORKER.message("fetch-reply").unwrap().fields,
+            HOST_TO_DEN.message("fetch-reply").unwrap().fields
+        );
+        let reasons: Vec<&str> = Refusal::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(REFUSALS.to_vec(), reasons);
     }
 
     #[test]
@@ -987,7 +1100,7 @@ mod tests {
     fn typescript_shapes() {
         let ts = typescript();
         assert!(
-            ts.contains("export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenInputReply;\n")
+            ts.contains("export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenInputReply | HostToDenFetchReply;\n")
         );
         assert!(ts.contains("  error: RunError | null;\n"));
         assert!(ts.contains("  put: PutFile[];\n"));
@@ -995,7 +1108,14 @@ mod tests {
         assert!(ts.contains("export interface HostToDenWindowConnect {\n  /**"));
         assert_eq!(
             shapes().iter().map(|s| s.name).collect::<Vec<_>>(),
-            ["Wheel", "PutFile", "DisplayItem", "RunError", "ChangedFile"]
+            [
+                "Wheel",
+                "PutFile",
+                "HttpHeader",
+                "DisplayItem",
+                "RunError",
+                "ChangedFile"
+            ]
         );
     }
 

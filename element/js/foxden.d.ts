@@ -63,6 +63,10 @@ export interface OpenDenOptions {
    * one makes `openDen` reject with `DenLoadError` stage "package" naming it; nothing is
    * installed. At most 64 wheels, 64 MiB in all. See the README's "Packages". */
   packages?: PackageSpec[];
+  /** Network for Python's `foxden.fetch`, made by the host page after checking the allowlist,
+   * method, rate and sizes (the sandbox itself can still reach nothing). Default: none (every
+   * `foxden.fetch` is refused with `network-off`). */
+  network?: NetworkOptions;
 }
 
 /** A wheel to install: fetched from `url` by the host page, or given as `bytes` with its file
@@ -71,6 +75,44 @@ export type PackageSpec =
   | { url: string; sha256: string }
   | { name: string; bytes: Uint8Array | ArrayBuffer; sha256: string }
   | string;
+
+/** `openDen({ network })`: what `foxden.fetch` may reach. See docs/network.md. */
+export interface NetworkOptions {
+  /** URL patterns: `scheme://host[:port|:*]/path-glob`, e.g. `"http://127.0.0.1:*/api/*"`,
+   * `"https://api.example.com/v1/*"`, `"https://*.example.com/*"` (subdomains). `*` in the path
+   * matches any characters (query included); no port means the scheme's default. 1 to 64. */
+  allow: string[];
+  /** Allowed methods (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS). Default ["GET"]. */
+  methods?: string[];
+  /** Requests made per sliding minute, per den; the next one is refused (`rate`). Default 5, 1 to 10000. */
+  perMinute?: number;
+  /** Cap on each answer's body; a longer one is cut and refused (`too-large`). Default 1 MiB, 0 to 256 MiB. */
+  maxResponseBytes?: number;
+}
+
+/** Why a `foxden.fetch` was refused or did not complete. */
+export type RefusedBecause =
+  | "network-off" | "bad-url" | "not-allowed" | "method" | "rate" | "bad-request"
+  | "redirect" | "too-large" | "failed" | "aborted";
+
+/** One `foxden.fetch` of a run, allowed or refused (`run.requests`, the `request` event). */
+export interface RequestInfo {
+  /** The URL (canonical: lower-case host, no default port, no fragment). */
+  url: string;
+  method: string;
+  /** The HTTP status, when an answer came (also with `too-large`), else null. */
+  status: number | null;
+  /** Why it was refused or did not complete, or null when the answer was delivered. */
+  refusedBecause: RefusedBecause | null;
+  /** The refusal's message (what Python's `foxden.FetchError` says), or "". */
+  message: string;
+  /** Answer bytes delivered to Python. */
+  bytes: number;
+  durationMs: number;
+}
+
+/** A request as it is reported during a run (`onRequest`, the `request` event). */
+export interface RequestChunk extends RequestInfo { runId: number }
 
 export interface OutputChunk { runId: number; stream: "stdout" | "stderr"; text: string }
 
@@ -94,6 +136,8 @@ export interface RunOptions {
   onOutput?: (chunk: OutputChunk) => void;
   /** Called with each display (`foxden.display(obj)`, or a last expression with `_repr_*_`). */
   onDisplay?: (chunk: DisplayChunk) => void;
+  /** Called with each `foxden.fetch` request as it ends (allowed or refused). */
+  onRequest?: (chunk: RequestChunk) => void;
   /** What `input()` and `sys.stdin` read, line by line, then EOF (up to 16 MiB). Without it,
    * reading stdin raises `EOFError` saying how to give some. */
   stdin?: string;
@@ -133,6 +177,8 @@ export interface RunResult {
   /** The run's displays, in order (at most 16 MiB in all; later ones are dropped and
    * `truncated` is set). */
   displays: DisplayBundle[];
+  /** The run's `foxden.fetch` requests, allowed or refused, in order (at most 1000). */
+  requests: RequestInfo[];
 }
 
 export interface ShellResult { stdout: string; stderr: string; code: number; truncated: boolean }
@@ -243,6 +289,9 @@ export type FoxdenDisplayEventDetail = DisplayChunk;
  * raises `EOFError`. */
 export interface FoxdenInputEventDetail extends InputRequest { respond(text: string | null): void }
 
+/** `detail` of the `request` event: one `foxden.fetch`, allowed or refused, as it ends. */
+export type FoxdenRequestEventDetail = RequestChunk;
+
 /** `detail` of the `file-change` event. */
 export interface FoxdenFileChangeEventDetail extends FileChanges {
   source: "run" | "write" | "delete" | "restore";
@@ -272,6 +321,7 @@ export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "
   run: CustomEvent<FoxdenRunEventDetail>;
   output: CustomEvent<FoxdenOutputEventDetail>;
   display: CustomEvent<FoxdenDisplayEventDetail>;
+  request: CustomEvent<FoxdenRequestEventDetail>;
   "file-change": CustomEvent<FoxdenFileChangeEventDetail>;
   progress: CustomEvent<FoxdenProgressEventDetail>;
   ready: CustomEvent<FoxdenReadyEventDetail>;
@@ -281,7 +331,8 @@ export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "
 export type FoxdenDenAttribute =
   | "name" | "store" | "timeout" | "den-url" | "pyodide-url" | "isolation"
   | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "warm-start" | "standby"
-  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "packages" | "controls" | "autorun" | "env" | "readonly";
+  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "packages" | "controls" | "autorun" | "env" | "readonly"
+  | "network" | "network-methods" | "network-per-minute" | "network-max-response-bytes";
 
 /** The `<foxden-den>` element. Every attribute is reflected as the property of the same name in camelCase. */
 export interface FoxdenDenElement extends HTMLElement, DenMethods {
@@ -332,6 +383,14 @@ export interface FoxdenDenElement extends HTMLElement, DenMethods {
   /** Runs `code`; without it (or with `null`), runs the element's code (`code`), then the
    * exercise's check if it has one (`check` event). Setup code runs first, once per interpreter. */
   run(code?: string | null, opts?: RunOptions): Promise<RunResult>;
+  /** URL patterns `foxden.fetch` may reach, separated by spaces (attribute `network`; "" / absent: no network). */
+  network: string;
+  /** Allowed methods, separated by spaces or commas (attribute `network-methods`, default "GET"). */
+  networkMethods: string;
+  /** Requests per sliding minute (attribute `network-per-minute`, default 5). */
+  networkPerMinute: number;
+  /** Cap on each answer (attribute `network-max-response-bytes`, default 1 MiB). */
+  networkMaxResponseBytes: number;
 
   /** Resolves with `info` once the den is open; rejects with the error that stopped it. */
   readonly ready: Promise<DenInfo>;

@@ -17,6 +17,8 @@ pub enum Api {
     OpenDen,
     /// `den.run(code, { … })`.
     Run,
+    /// `openDen({ network: { … } })`.
+    Network,
 }
 
 impl Api {
@@ -26,6 +28,7 @@ impl Api {
             Api::IframeRuntime => "IframeRuntimeOptions",
             Api::OpenDen => "OpenDenOptions",
             Api::Run => "RunOptions",
+            Api::Network => "NetworkOptions",
         }
     }
 }
@@ -69,6 +72,8 @@ pub enum Unit {
     Bytes,
     /// Files.
     Files,
+    /// Requests.
+    Requests,
     /// Not a number.
     None,
 }
@@ -295,6 +300,44 @@ pub const OPTIONS: &[Opt] = &[
         on_change: "With `controls`: shows the code as read-only text instead of the editor (the editor module is not loaded).",
         ..base()
     },
+    Opt {
+        attribute: Some("network"),
+        property: Some("network"),
+        default: Default::Text(""),
+        values: "URL patterns separated by spaces, e.g. `http://127.0.0.1:*/api/* https://api.example.com/v1/*` (absent: no network; library: `network.allow`)",
+        on_change: REOPEN,
+        ..base()
+    },
+    Opt {
+        attribute: Some("network-methods"),
+        property: Some("networkMethods"),
+        default: Default::Text("GET"),
+        values: "methods separated by spaces or commas (default `GET`; library: `network.methods`)",
+        on_change: REOPEN,
+        ..base()
+    },
+    Opt {
+        attribute: Some("network-per-minute"),
+        property: Some("networkPerMinute"),
+        api: Some((Api::Network, "perMinute")),
+        ty: Type::Number,
+        default: Default::Number(crate::net::DEFAULT_PER_MINUTE),
+        range: (1, crate::net::MAX_PER_MINUTE),
+        unit: Unit::Requests,
+        on_change: REOPEN,
+        ..base()
+    },
+    Opt {
+        attribute: Some("network-max-response-bytes"),
+        property: Some("networkMaxResponseBytes"),
+        api: Some((Api::Network, "maxResponseBytes")),
+        ty: Type::Number,
+        default: Default::Number(crate::net::DEFAULT_MAX_RESPONSE_BYTES),
+        range: (0, crate::net::MAX_RESPONSE_BYTES),
+        unit: Unit::Bytes,
+        on_change: REOPEN,
+        ..base()
+    },
     // Library only.
     Opt {
         api: Some((Api::OpenDen, "killGraceMs")),
@@ -376,6 +419,7 @@ impl Opt {
                     Unit::Ms => " (ms)",
                     Unit::Bytes => " (bytes)",
                     Unit::Files => " (files)",
+                    Unit::Requests => " (requests)",
                     Unit::None => "",
                 },
             })
@@ -457,6 +501,7 @@ fn doc_values(o: &Opt) -> String {
             let unit = match o.unit {
                 Unit::Ms => "ms",
                 Unit::Files => "files",
+                Unit::Requests => "requests",
                 _ => "bytes",
             };
             let show = |n: u64| {

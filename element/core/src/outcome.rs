@@ -77,6 +77,8 @@ pub struct RunOutcome {
     pub restarted: bool,
     /// The run's displays, in order.
     pub displays: Vec<Display>,
+    /// The run's `foxden.fetch` requests, allowed or refused, in order.
+    pub requests: Vec<crate::net::RequestRecord>,
 }
 
 impl RunOutcome {

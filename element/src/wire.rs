@@ -6,9 +6,10 @@
 //! are plain data: no getters or proxies survive the trip; sparse arrays and huge values do.)
 
 use crate::js::{get, is_absent};
+use foxden_core::net::{Request, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URL_BYTES};
 use foxden_core::outcome::{display_mime, Display, DisplayData, MAX_DISPLAY_ITEMS};
 use foxden_core::protocol::{
-    clip, ChangedFile, Done, ErrorKind, ReplyError, ReplyLimits, RunError, Stream,
+    clip, run_id, ChangedFile, Done, ErrorKind, ReplyError, ReplyLimits, RunError, Stream,
     MAX_ERROR_TYPE_BYTES,
 };
 use js_sys::{Array, JsString, Uint8Array};
@@ -222,4 +223,55 @@ pub fn display(msg: &JsValue, room: usize) -> Option<Display> {
         out.push((mime, data));
     }
     Some(out)
+}
+
+/// Reads a `fetch` message: (request number, the request, the body). The url, method and
+/// headers are sliced before they are copied (a text over its cap stays over it, so the broker
+/// refuses it); the body stays in JS (only its length is read). `None` when the request number
+/// is not a whole number: such a message cannot be answered. Fields of the wrong type become a
+/// request the broker refuses (`bad-url`, `method`, `bad-request`).
+pub fn fetch_request(msg: &JsValue) -> Option<(u32, Request, Option<Uint8Array>)> {
+    let req = get(msg, "req").as_f64().and_then(run_id)?;
+    let url = text(&get(msg, "url"), MAX_URL_BYTES + 1).map_or_else(String::new, |(s, _)| s);
+    let method = text(&get(msg, "method"), 16).map_or_else(String::new, |(s, _)| s);
+    let mut headers = Vec::new();
+    let mut malformed = false;
+    match get(msg, "headers").dyn_into::<Array>() {
+        Ok(list) => {
+            // One more than the cap is enough for the broker to refuse.
+            for h in list.iter().take(MAX_HEADERS + 1) {
+                let n = text(&get(&h, "name"), MAX_HEADER_BYTES + 1);
+                let v = text(&get(&h, "value"), MAX_HEADER_BYTES + 1);
+                match (n, v) {
+                    (Some((n, _)), Some((v, _))) => headers.push((n, v)),
+                    _ => malformed = true,
+                }
+            }
+        }
+        Err(v) => malformed = !is_absent(&v),
+    }
+    if malformed {
+        // A header the broker refuses by name: the request ends as `bad-request`.
+        headers.push((String::from("malformed header"), String::new()));
+    }
+    let body_v = get(msg, "body");
+    let (body, body_len) = match body_v.dyn_into::<Uint8Array>() {
+        Ok(b) => {
+            let len = b.byte_length() as usize;
+            (Some(b), len)
+        }
+        // Anything else than bytes or null: over every cap, so refused as `bad-request`.
+        Err(v) if !is_absent(&v) => (None, usize::MAX),
+        Err(_) => (None, 0),
+    };
+    Some((
+        req,
+        Request {
+            url,
+            method,
+            headers,
+            body_len,
+        },
+        body,
+    ))
 }

@@ -55,6 +55,13 @@ pub enum DenEvent<'a> {
         /// Where the answer goes; unanswered after the event, it is end of input.
         reply: &'a Rc<InputReply>,
     },
+    /// A `foxden.fetch` request ended (allowed or refused).
+    Request {
+        /// The run's number.
+        run_id: u32,
+        /// What happened.
+        record: &'a foxden_core::net::RequestRecord,
+    },
     /// Files changed.
     FileChange {
         /// "run", "write", "delete" or "restore".
@@ -110,6 +117,7 @@ impl DenEvent<'_> {
             DenEvent::Output { .. } => "output",
             DenEvent::Display { .. } => "display",
             DenEvent::Input { .. } => "input",
+            DenEvent::Request { .. } => "request",
             DenEvent::FileChange { .. } => "file-change",
         }
     }
@@ -141,6 +149,7 @@ impl DenEvent<'_> {
             DenEvent::Input { run_id, prompt, .. } => {
                 obj(&[("runId", (*run_id).into()), ("prompt", (*prompt).into())]).into()
             }
+            DenEvent::Request { run_id, record } => super::net::request_chunk(*run_id, record),
             DenEvent::FileChange { source, changes } => {
                 let detail = changes_js(changes);
                 let _ = js_sys::Reflect::set(&detail, &"source".into(), &(*source).into());
@@ -218,6 +227,14 @@ pub(crate) fn outcome_js(o: &RunOutcome) -> JsValue {
             o.displays
                 .iter()
                 .map(bundle_js)
+                .collect::<js_sys::Array>()
+                .into(),
+        ),
+        (
+            "requests",
+            o.requests
+                .iter()
+                .map(super::net::request_info)
                 .collect::<js_sys::Array>()
                 .into(),
         ),

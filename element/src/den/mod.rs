@@ -6,6 +6,7 @@
 
 mod api;
 mod events;
+mod net;
 mod options;
 mod run;
 
@@ -24,6 +25,7 @@ use foxden_core::paths::normalize_file_path;
 use foxden_core::protocol::{Done, HostToDen, OutputBuffer, ReplyLimits, Watchdog};
 use foxden_core::sync::SyncState;
 use js_sys::{Array, Function, Object, Promise};
+pub(crate) use net::FetchHandler;
 pub use options::*;
 pub(crate) use run::answer_from_js;
 use std::cell::{Cell, RefCell};
@@ -51,6 +53,8 @@ pub(crate) struct Inner {
     info: RefCell<JsValue>,
     /// File writes in the last minute (`maxWritesPerMinute`).
     rate: RefCell<WriteRate>,
+    /// `foxden.fetch`: the den's network options and its requests in the last minute.
+    broker: RefCell<foxden_core::net::Broker>,
 }
 
 /// An open den. See the README for the API.
@@ -126,6 +130,7 @@ async fn open_claimed(
     let info = info_object(&conn);
     let inner = Rc::new(Inner {
         rate: RefCell::new(WriteRate::new(opts.max_writes_per_minute)),
+        broker: RefCell::new(foxden_core::net::Broker::new(opts.network.clone())),
         opts,
         files: RefCell::new(files),
         sync: RefCell::new(SyncState::new()),

@@ -6,6 +6,7 @@ use crate::runtime::RuntimeOptions;
 use crate::store::StoreSpec;
 use foxden_core::files::WriteLimits;
 use foxden_core::limits;
+use foxden_core::net::NetworkConfig;
 use foxden_core::options::{self, Api};
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
@@ -26,6 +27,8 @@ pub struct DenOptions {
     pub max_writes_per_minute: u32,
     /// `packages`: the wheels to fetch, check and install (fetched when the den opens).
     pub packages: Vec<crate::runtime::packages::PackageSource>,
+    /// `network` (None: off, every `foxden.fetch` is refused).
+    pub network: Option<NetworkConfig>,
 }
 
 impl DenOptions {
@@ -96,8 +99,51 @@ impl DenOptions {
             max_files: number(v, Api::OpenDen, "maxFiles")? as usize,
             max_writes_per_minute: number(v, Api::OpenDen, "maxWritesPerMinute")? as u32,
             packages: crate::runtime::packages::from_js(&get(v, "packages"))?,
+            network: network_options(&get(v, "network"))?,
         })
     }
+}
+
+/// A list of strings (`network.allow`, `network.methods`); `None` when absent.
+fn string_list(v: &JsValue, key: &str) -> Result<Option<Vec<String>>, JsValue> {
+    let raw = get(v, key);
+    if is_absent(&raw) {
+        return Ok(None);
+    }
+    let bad = || {
+        option_error(
+            &format!("network.{key}"),
+            &format!("network.{key} must be a list of strings"),
+        )
+    };
+    let list = raw.dyn_into::<js_sys::Array>().map_err(|_| bad())?;
+    if list.length() > 1000 {
+        return Err(bad());
+    }
+    list.iter()
+        .map(|s| s.as_string().ok_or_else(bad))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// `openDen`'s `network` option: absent, null or false is off.
+pub(crate) fn network_options(v: &JsValue) -> Result<Option<NetworkConfig>, JsValue> {
+    if is_absent(v) || v.as_bool() == Some(false) {
+        return Ok(None);
+    }
+    if !v.is_object() {
+        return Err(option_error(
+            "network",
+            "network must be an object: { allow: [url patterns], methods?, perMinute?, maxResponseBytes? }",
+        ));
+    }
+    let allow = string_list(v, "allow")?.unwrap_or_default();
+    let methods = string_list(v, "methods")?;
+    let per_minute = number(v, Api::Network, "perMinute")? as u64;
+    let max_response_bytes = number(v, Api::Network, "maxResponseBytes")? as u64;
+    NetworkConfig::new(&allow, methods.as_deref(), per_minute, max_response_bytes)
+        .map(Some)
+        .map_err(|e| option_error(e.option, &e.to_string()))
 }
 
 pub(crate) struct RunOptions {
@@ -107,6 +153,7 @@ pub(crate) struct RunOptions {
     pub(crate) on_display: Option<Function>,
     /// Answers `input()` on a cross-origin isolated den: `({ runId, prompt }) => string | null`.
     pub(crate) on_input: Option<Function>,
+    pub(crate) on_request: Option<Function>,
     /// What `input()` and `sys.stdin` read (then EOF), or `None`.
     pub(crate) stdin: Option<String>,
     /// Who started the run (the element's event router; 0 for `run()` on a den).
@@ -120,6 +167,7 @@ pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
         on_output: get(v, "onOutput").dyn_into::<Function>().ok(),
         on_display: get(v, "onDisplay").dyn_into::<Function>().ok(),
         on_input: get(v, "onInput").dyn_into::<Function>().ok(),
+        on_request: get(v, "onRequest").dyn_into::<Function>().ok(),
         stdin: {
             let raw = get(v, "stdin");
             if is_absent(&raw) {

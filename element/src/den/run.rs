@@ -98,6 +98,8 @@ impl Den {
         // The den page enforces the timeout itself; the host's watchdog catches a den page that
         // hangs or lies: it is removed and a new one opened, files kept.
         let limits = ReplyLimits::for_run(ro.max_output_bytes as usize, inner.opts.max_den_bytes);
+        // foxden.fetch: requests of this run, decided by the den's broker, made by this page.
+        let fetches = net::RunFetches::new(inner, seq, conn.port(), ro.on_request.clone());
         let end = conn
             .run(RunRequest {
                 msg,
@@ -109,8 +111,11 @@ impl Den {
                 limits,
                 watchdog: Watchdog::for_run(ro.timeout_ms, inner.opts.runtime.load_timeout_ms),
                 on_input,
+                on_fetch: net::RunFetches::handler(&fetches),
             })
             .await;
+        // Requests still pending are aborted now (recorded as `aborted`).
+        let requests = net::RunFetches::finish(&fetches);
         let mut done = match end {
             RunEnd::Done(d) => d,
             other => {
@@ -143,6 +148,7 @@ impl Den {
                 duration_ms: done.duration_ms,
                 restarted: done.restarted,
                 displays: std::mem::take(&mut displays.borrow_mut().list),
+                requests,
             }
         };
         if let Some(bytes) = done.over_cap {

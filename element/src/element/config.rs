@@ -188,6 +188,10 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         errors.push(attr_error("packages", &e.to_string()));
         Vec::new()
     });
+    let network = network_attrs(el).unwrap_or_else(|e| {
+        errors.push(e);
+        None
+    });
     let store = store.unwrap_or_else(|m| {
         errors.push(attr_error("store", &m));
         StoreSpec::Memory
@@ -226,7 +230,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         return Err(errors);
     };
     let key = format!(
-        "{env:?}\n{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}\n{packages_attr}",
+        "{env:?}\n{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}\n{packages_attr}\n{network:?}",
         runtime.den_url,
         runtime.pyodide_url,
         runtime.isolation.as_str(),
@@ -245,10 +249,44 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             max_files: max_files as usize,
             max_writes_per_minute: max_writes as u32,
             packages,
+            network,
         },
         timeout_ms,
         max_output_bytes,
         env,
+    })
+}
+
+/// The network attributes: `network` (URL patterns separated by spaces; absent or blank: no
+/// network), `network-methods`, `network-per-minute`, `network-max-response-bytes`, checked by
+/// the same rules as `openDen({ network })`.
+fn network_attrs(el: &Element) -> Result<Option<foxden_core::net::NetworkConfig>, JsValue> {
+    let per_minute = number_attr(el, "network-per-minute")?;
+    let max_response = number_attr(el, "network-max-response-bytes")?;
+    let Some(allow) = attr(el, "network").filter(|a| !a.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let allow: Vec<String> = allow.split_whitespace().map(str::to_owned).collect();
+    let methods: Option<Vec<String>> = attr(el, "network-methods").map(|m| {
+        m.split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    });
+    foxden_core::net::NetworkConfig::new(
+        &allow,
+        methods.as_deref(),
+        per_minute as u64,
+        max_response as u64,
+    )
+    .map(Some)
+    .map_err(|e| {
+        let a = if e.option == "network.methods" {
+            "network-methods"
+        } else {
+            "network"
+        };
+        attr_error(a, &e.message)
     })
 }
 

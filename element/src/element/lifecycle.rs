@@ -420,6 +420,8 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
             ui.set_busy(state.runs_active.get() > 0);
         }
         DenEvent::FileChange { .. } => refresh_files(state, &ui),
+        // Reported as the `request` event only; the output shows what Python prints of it.
+        DenEvent::Request { .. } => {}
     }
 }
 

@@ -22,13 +22,13 @@ pub(crate) const PYODIDE_ABI: &str = "2026_0";
 pub(crate) struct AbortOnDrop(Option<JsValue>);
 
 impl AbortOnDrop {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let ctor = js_sys::Reflect::get(&js_sys::global(), &"AbortController".into())
             .ok()
             .and_then(|c| c.dyn_into::<js_sys::Function>().ok());
         AbortOnDrop(ctor.and_then(|c| js_sys::Reflect::construct(&c, &Array::new()).ok()))
     }
-    fn signal(&self) -> JsValue {
+    pub(crate) fn signal(&self) -> JsValue {
         self.0
             .as_ref()
             .map_or(JsValue::UNDEFINED, |c| get(c, "signal"))

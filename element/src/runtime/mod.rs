@@ -13,6 +13,7 @@ pub mod warm;
 use crate::callback::{with_timeout, Listener};
 use crate::js::{self, get, get_f64, get_str, obj};
 use crate::wire;
+pub(crate) use assets::AbortOnDrop;
 use assets::*;
 pub use connect::start;
 use connect::*;
@@ -55,6 +56,7 @@ struct RunSlot {
     /// An `input` request is being answered (one at a time; more are ignored).
     asking: bool,
     watchdog: Watchdog,
+    on_fetch: crate::den::FetchHandler,
 }
 
 #[derive(Default)]
@@ -92,6 +94,8 @@ pub struct RunRequest {
     pub watchdog: Watchdog,
     /// Who answers `input()`; `None`: the run is not interactive.
     pub on_input: Option<InputHandler>,
+    /// Called with each `fetch` message of the run (`foxden.fetch`).
+    pub on_fetch: crate::den::FetchHandler,
 }
 
 /// Handler for each display of a run, as it arrives.
@@ -218,6 +222,7 @@ impl Connection {
                 clock: None,
                 asking: false,
                 watchdog: req.watchdog,
+                on_fetch: req.on_fetch,
             },
         );
         if self
@@ -270,6 +275,11 @@ impl Connection {
                 Some(Err(_)) => return RunEnd::Closed,
             }
         }
+    }
+
+    /// The port to the den page (the run's `fetch-reply` messages go on it).
+    pub fn port(&self) -> MessagePort {
+        self.port.clone()
     }
 
     /// Ends every pending run and reset at once (their futures see the channel closed).
@@ -414,6 +424,12 @@ fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
                 return;
             }
             wasm_bindgen_futures::spawn_local(async move { warm::store(&key, bytes).await });
+        }
+        DenToHost::Fetch => {
+            // Only for a live run; the handler reads the message with bounds and always answers.
+            if let Some(handler) = with_slot(shared, &msg, |s| s.on_fetch.clone()) {
+                handler(&msg);
+            }
         }
         DenToHost::ResetDone => {
             let Some(id) = msg_id(&msg) else { return };

@@ -1,0 +1,450 @@
+//! The host side of `foxden.fetch`: each `fetch` message of a run is read (bounded), decided by
+//! the den's [`Broker`] (foxden-core: allowlist, method, headers, body, rate), made by this page
+//! with `credentials: "omit"` and `redirect: "manual"`, its answer read as a stream and cut at
+//! `maxResponseBytes`, and answered with a `fetch-reply`. Every request, allowed or refused, is
+//! recorded (`run.requests`) and reported (`onRequest`, the `request` event).
+//!
+//! A run's requests are owned by its [`RunFetches`]: when the run ends (or the value is
+//! dropped), every request still pending is aborted through its `AbortController` and recorded
+//! as `aborted`; answers arriving later are dropped.
+
+use super::*;
+use crate::js::get;
+use crate::runtime::AbortOnDrop;
+use crate::wire;
+use foxden_core::net::{
+    Checked, Refusal, Refused, RequestRecord, ResponseCap, MAX_RECORDS_PER_RUN,
+    MAX_RESPONSE_HEADERS, MAX_RESPONSE_HEADER_BYTES,
+};
+use js_sys::Uint8Array;
+use std::collections::HashMap;
+use std::rc::Weak;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::MessagePort;
+
+/// Handler of a run's `fetch` messages (the runtime calls it with each message of the run).
+pub(crate) type FetchHandler = Rc<dyn Fn(&JsValue)>;
+
+/// A request in flight: its abort handle and what its record will say if it is aborted.
+struct Pending {
+    abort: AbortOnDrop,
+    url: String,
+    method: &'static str,
+    started: f64,
+}
+
+/// The requests of one run.
+pub(crate) struct RunFetches {
+    den: Weak<Inner>,
+    run_id: u32,
+    port: MessagePort,
+    on_request: Option<Function>,
+    pending: HashMap<u32, Pending>,
+    records: Vec<RequestRecord>,
+    /// The run ended: nothing more is made, answered or recorded.
+    closed: bool,
+}
+
+impl Drop for RunFetches {
+    fn drop(&mut self) {
+        // AbortOnDrop aborts each pending request.
+        self.pending.clear();
+    }
+}
+
+impl RunFetches {
+    /// The requests of run `run_id` of this den, answered on `port`.
+    pub(crate) fn new(
+        den: &Rc<Inner>,
+        run_id: u32,
+        port: MessagePort,
+        on_request: Option<Function>,
+    ) -> Rc<RefCell<Self>> {
+        Rc::new(RefCell::new(RunFetches {
+            den: Rc::downgrade(den),
+            run_id,
+            port,
+            on_request,
+            pending: HashMap::new(),
+            records: Vec::new(),
+            closed: false,
+        }))
+    }
+
+    /// The handler the runtime calls with each `fetch` message of the run.
+    pub(crate) fn handler(this: &Rc<RefCell<Self>>) -> FetchHandler {
+        let weak = Rc::downgrade(this);
+        Rc::new(move |msg: &JsValue| {
+            if let Some(this) = weak.upgrade() {
+                on_fetch(&this, msg);
+            }
+        })
+    }
+
+    /// Ends the run's requests: the pending ones are aborted and recorded as `aborted`. Returns
+    /// the run's records, in order.
+    pub(crate) fn finish(this: &Rc<RefCell<Self>>) -> Vec<RequestRecord> {
+        let mut me = this.borrow_mut();
+        me.closed = true;
+        let mut pending: Vec<(u32, Pending)> = me.pending.drain().collect();
+        pending.sort_by_key(|(req, _)| *req);
+        let now = js::now_ms();
+        for (_, p) in pending {
+            drop(p.abort);
+            me.records.push(RequestRecord {
+                url: p.url,
+                method: p.method.into(),
+                status: None,
+                refused: Some(Refusal::Aborted),
+                message: "the run ended before the answer came; the request was aborted".into(),
+                bytes: 0,
+                duration_ms: now - p.started,
+            });
+        }
+        std::mem::take(&mut me.records)
+    }
+
+    /// Records a request and reports it (`onRequest`, the `request` event).
+    fn record(this: &Rc<RefCell<Self>>, rec: RequestRecord) {
+        let (run_id, user, den) = {
+            let mut me = this.borrow_mut();
+            if me.closed {
+                return;
+            }
+            me.records.push(rec.clone());
+            (me.run_id, me.on_request.clone(), me.den.upgrade())
+        };
+        if let Some(f) = user {
+            let _ = f.call1(&JsValue::UNDEFINED, &request_chunk(run_id, &rec));
+        }
+        if let Some(d) = den {
+            d.emit(&DenEvent::Request {
+                run_id,
+                record: &rec,
+            });
+        }
+    }
+
+    /// Posts the answer of request `req` to the den page (if the run is still on).
+    fn reply(&self, id: &JsValue, req: u32, answer: Answer) {
+        if self.closed {
+            return;
+        }
+        let (status, headers, body, refused, message) = match answer {
+            Answer::Ok {
+                status,
+                headers,
+                body,
+            } => (
+                JsValue::from(status),
+                headers,
+                body,
+                JsValue::NULL,
+                String::new(),
+            ),
+            Answer::Refused { status, refused } => (
+                status.map_or(JsValue::NULL, JsValue::from),
+                Array::new(),
+                JsValue::NULL,
+                JsValue::from(refused.reason.as_str()),
+                refused.message,
+            ),
+        };
+        let transfer = Array::new();
+        if let Some(b) = body.dyn_ref::<Uint8Array>() {
+            transfer.push(&b.buffer());
+        }
+        let msg = obj(&[
+            ("t", HostToDen::FetchReply.as_str().into()),
+            ("id", id.clone()),
+            ("req", req.into()),
+            ("status", status),
+            ("headers", headers.into()),
+            ("body", body),
+            ("refused", refused),
+            ("message", message.into()),
+        ]);
+        let _ = self.port.post_message_with_transferable(&msg, &transfer);
+    }
+}
+
+/// What the host answers a request.
+enum Answer {
+    Ok {
+        status: u16,
+        headers: Array,
+        body: JsValue,
+    },
+    Refused {
+        status: Option<u16>,
+        refused: Refused,
+    },
+}
+
+/// One `fetch` message: decide, then make the request (or refuse it).
+fn on_fetch(this: &Rc<RefCell<RunFetches>>, msg: &JsValue) {
+    // A message that is not even a request (no request number) cannot be answered: dropped.
+    let Some((req_no, req, body)) = wire::fetch_request(msg) else {
+        return;
+    };
+    let id = get(msg, "id");
+    let refuse = |this: &Rc<RefCell<RunFetches>>, r: Refused, record: bool| {
+        if record {
+            RunFetches::record(this, RequestRecord::refused(&req, &r));
+        }
+        this.borrow().reply(
+            &id,
+            req_no,
+            Answer::Refused {
+                status: None,
+                refused: r,
+            },
+        );
+    };
+    {
+        let me = this.borrow();
+        if me.closed || me.pending.contains_key(&req_no) {
+            return;
+        }
+        if me.records.len() + me.pending.len() >= MAX_RECORDS_PER_RUN {
+            drop(me);
+            let r = Refused::new(
+                Refusal::Rate,
+                format!("a run may make at most {MAX_RECORDS_PER_RUN} requests"),
+            );
+            return refuse(this, r, false);
+        }
+    }
+    let Some(den) = this.borrow().den.upgrade() else {
+        return;
+    };
+    let decided = den.broker.borrow_mut().check(&req, js::now_ms());
+    let checked = match decided {
+        Ok(c) => c,
+        Err(r) => return refuse(this, r, true),
+    };
+    let max = den.broker.borrow().max_response_bytes();
+    let abort = AbortOnDrop::new();
+    let signal = abort.signal();
+    this.borrow_mut().pending.insert(
+        req_no,
+        Pending {
+            abort,
+            url: checked.url.href(),
+            method: checked.method,
+            started: js::now_ms(),
+        },
+    );
+    let weak = Rc::downgrade(this);
+    wasm_bindgen_futures::spawn_local(async move {
+        let started = js::now_ms();
+        let href = checked.url.href();
+        let method = checked.method;
+        let (answer, status, bytes) = make(&checked, body, signal, max).await;
+        let Some(this) = weak.upgrade() else { return };
+        // Aborted by the end of the run: finish() has recorded it.
+        if this.borrow_mut().pending.remove(&req_no).is_none() {
+            return;
+        }
+        let (refused, message) = match &answer {
+            Answer::Refused { refused, .. } => (Some(refused.reason), refused.message.clone()),
+            Answer::Ok { .. } => (None, String::new()),
+        };
+        RunFetches::record(
+            &this,
+            RequestRecord {
+                url: href,
+                method: method.into(),
+                status,
+                refused,
+                message,
+                bytes,
+                duration_ms: js::now_ms() - started,
+            },
+        );
+        this.borrow().reply(&id, req_no, answer);
+    });
+}
+
+/// Makes the request; returns the answer, the HTTP status (if one came) and the bytes delivered.
+async fn make(
+    c: &Checked,
+    body: Option<Uint8Array>,
+    signal: JsValue,
+    max: u64,
+) -> (Answer, Option<u16>, u64) {
+    let href = c.url.href();
+    let refused = |status: Option<u16>, reason, message: String| {
+        (
+            Answer::Refused {
+                status,
+                refused: Refused::new(reason, message),
+            },
+            status,
+            0,
+        )
+    };
+    let Some(window) = web_sys::window() else {
+        return refused(None, Refusal::Failed, "no window".into());
+    };
+    let init = web_sys::RequestInit::new();
+    let headers = match web_sys::Headers::new() {
+        Ok(h) => h,
+        Err(e) => return refused(None, Refusal::Failed, js::describe(&e)),
+    };
+    for (name, value) in &c.headers {
+        if let Err(e) = headers.append(name, value) {
+            return refused(
+                None,
+                Refusal::BadRequest,
+                format!("the header {name:?}: {}", js::describe(&e)),
+            );
+        }
+    }
+    // Never the page's cookies or credentials, never a followed redirect (its target may not be
+    // in the allowlist, and a browser does not say where it points), no referrer.
+    for (k, v) in [
+        ("method", JsValue::from(c.method)),
+        ("headers", headers.into()),
+        ("credentials", "omit".into()),
+        ("redirect", "manual".into()),
+        ("mode", "cors".into()),
+        ("cache", "no-store".into()),
+        ("referrerPolicy", "no-referrer".into()),
+        ("signal", signal),
+        ("body", body.map_or(JsValue::UNDEFINED, JsValue::from)),
+    ] {
+        let _ = js_sys::Reflect::set(&init, &k.into(), &v);
+    }
+    let resp = match JsFuture::from(window.fetch_with_str_and_init(&href, &init)).await {
+        Ok(r) => r.unchecked_into::<web_sys::Response>(),
+        Err(e) => {
+            let why = js::describe(&e);
+            if why.contains("AbortError") {
+                return refused(None, Refusal::Aborted, "the request was aborted".into());
+            }
+            return refused(
+                None,
+                Refusal::Failed,
+                format!(
+                    "the request to {href} failed ({why}): the server is unreachable, or it does not allow this page's origin (CORS)"
+                ),
+            );
+        }
+    };
+    if resp.type_() == web_sys::ResponseType::Opaqueredirect || resp.redirected() {
+        return refused(
+            None,
+            Refusal::Redirect,
+            format!(
+                "{href} answered with a redirect, which foxden does not follow (its target was not checked against the allowlist and was not contacted); fetch the final URL instead"
+            ),
+        );
+    }
+    let status = resp.status();
+    let mut cap = ResponseCap::new(max);
+    let announced = resp
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    if let Err(r) = cap.announced(announced) {
+        return refused(Some(status), r.reason, r.message);
+    }
+    let headers = response_headers(&resp.headers());
+    let mut chunks: Vec<Uint8Array> = Vec::new();
+    if let Some(stream) = resp.body() {
+        let reader: web_sys::ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+        loop {
+            let r = match JsFuture::from(reader.read()).await {
+                Ok(r) => r,
+                Err(e) => {
+                    return refused(
+                        Some(status),
+                        Refusal::Failed,
+                        format!("reading the answer of {href} failed: {}", js::describe(&e)),
+                    )
+                }
+            };
+            if get(&r, "done").as_bool().unwrap_or(true) {
+                break;
+            }
+            let Ok(chunk) = get(&r, "value").dyn_into::<Uint8Array>() else {
+                break;
+            };
+            if let Err(e) = cap.add(chunk.length() as u64) {
+                // Cut: nothing more is read, and nothing of it is delivered.
+                let _ = reader.cancel();
+                return refused(Some(status), e.reason, e.message);
+            }
+            chunks.push(chunk);
+        }
+    }
+    let out = Uint8Array::new_with_length(cap.used as u32);
+    let mut off = 0;
+    for c in chunks {
+        out.set(&c, off);
+        off += c.length();
+    }
+    (
+        Answer::Ok {
+            status,
+            headers,
+            body: out.into(),
+        },
+        Some(status),
+        cap.used,
+    )
+}
+
+/// The answer's headers the browser exposes, within the caps.
+fn response_headers(h: &web_sys::Headers) -> Array {
+    let out = Array::new();
+    let mut used = 0;
+    let Ok(Some(iter)) = js_sys::try_iter(h) else {
+        return out;
+    };
+    for pair in iter.flatten() {
+        let name = js_sys::Reflect::get_u32(&pair, 0)
+            .ok()
+            .and_then(|v| v.as_string());
+        let value = js_sys::Reflect::get_u32(&pair, 1)
+            .ok()
+            .and_then(|v| v.as_string());
+        let (Some(name), Some(value)) = (name, value) else {
+            continue;
+        };
+        used += name.len() + value.len();
+        if out.length() as usize >= MAX_RESPONSE_HEADERS || used > MAX_RESPONSE_HEADER_BYTES {
+            break;
+        }
+        out.push(&obj(&[("name", name.into()), ("value", value.into())]));
+    }
+    out
+}
+
+/// A `RequestInfo` (`run.requests`).
+pub(crate) fn request_info(r: &RequestRecord) -> JsValue {
+    obj(&[
+        ("url", r.url.as_str().into()),
+        ("method", r.method.as_str().into()),
+        ("status", r.status.map_or(JsValue::NULL, JsValue::from)),
+        (
+            "refusedBecause",
+            r.refused.map_or(JsValue::NULL, |x| x.as_str().into()),
+        ),
+        ("message", r.message.as_str().into()),
+        ("bytes", (r.bytes as f64).into()),
+        ("durationMs", r.duration_ms.into()),
+    ])
+    .into()
+}
+
+/// A `RequestChunk` (`onRequest`, the `request` event): the info with the run's number.
+pub(crate) fn request_chunk(run_id: u32, r: &RequestRecord) -> JsValue {
+    let o = request_info(r);
+    let _ = js_sys::Reflect::set(&o, &"runId".into(), &run_id.into());
+    o
+}

@@ -453,6 +453,36 @@
     return out;
   }
 
+  // foxden.fetch: the worker asks, the host decides and fetches (this page fetches nothing).
+  // Checked here for shape and size only (the host checks everything again, and decides);
+  // a request that fails these checks is answered "bad-request" at once.
+  const MAX_FETCH_URL = 16384; // UTF-16 units; the host's own cap is 8192 bytes
+  const MAX_FETCH_HEADERS = 64;
+  const MAX_FETCH_HEADER_CHARS = 32768;
+  const MAX_FETCH_BODY = 2 * 1024 * 1024; // bytes; the host's own cap is 1 MiB
+
+  /**
+   * Checks a worker's fetch; returns the message for the host, or what is wrong.
+   * @param {import("./protocol").WorkerToDenFetch} msg
+   * @returns {import("./protocol").DenToHostFetch | string}
+   */
+  function checkFetch(msg) {
+    const run = /** @type {Inflight} */ (inflight);
+    if (!isText(msg.url, MAX_FETCH_URL) || !isText(msg.method, 32)) return "url and method must be text";
+    if (!Array.isArray(msg.headers) || msg.headers.length > MAX_FETCH_HEADERS) return "too many headers";
+    const headers = [];
+    let chars = 0;
+    for (const h of msg.headers) {
+      if (!h || typeof h.name !== "string" || typeof h.value !== "string") return "headers must be {name, value} text";
+      chars += h.name.length + h.value.length;
+      if (chars > MAX_FETCH_HEADER_CHARS) return "the headers are too long";
+      headers.push({ name: h.name, value: h.value });
+    }
+    const body = msg.body;
+    if (body !== null && !(body instanceof Uint8Array && body.buffer instanceof ArrayBuffer && body.buffer.byteLength <= MAX_FETCH_BODY)) return "the body must be bytes of at most 2 MiB";
+    return { t: "fetch", id: run.id, req: msg.req, url: msg.url, method: msg.method, headers, body };
+  }
+
   /** @param {WorkerToDen} msg what the current worker posted (unchecked) */
   function fromWorker(msg) {
     if (!inflight || !inflight.started || /** @type {{id?: unknown}} */ (msg).id !== inflight.id) return;
@@ -482,6 +512,16 @@
       inflight.asking = true;
       pauseClock(inflight);
       send({ t: "input", id: inflight.id, prompt: msg.prompt.slice(0, 4096) });
+    } else if (msg.t === "fetch") {
+      if (typeof msg.req !== "number" || !Number.isInteger(msg.req) || msg.req < 0 || msg.req > 0xffffffff) return;
+      const req = checkFetch(msg);
+      if (typeof req === "string") {
+        /** @type {import("./protocol").DenToWorkerFetchReply} */
+        const no = { t: "fetch-reply", id: inflight.id, req: msg.req, status: null, headers: [], body: null, refused: "bad-request", message: req };
+        /** @type {RunWorker} */ (worker).ctl.postMessage(no);
+        return;
+      }
+      send(req, req.body ? [req.body.buffer] : []);
     } else if (msg.t === "done") {
       const reply = checkDone(msg);
       if (typeof reply === "string") {
@@ -643,6 +683,10 @@
       pump();
     } else if (msg.t === "input-reply") {
       onInputReply(msg);
+    } else if (msg.t === "fetch-reply") {
+      // The host's answer to a fetch of the run in flight goes to its worker; a late one (the
+      // run ended, or its worker was replaced) is dropped.
+      if (inflight && inflight.started && msg.id === inflight.id && worker) worker.ctl.postMessage(msg, msg.body instanceof Uint8Array ? [msg.body.buffer] : []);
     } else if (msg.t === "reset") {
       // New interpreter, files gone from the worker (the host re-sends them on the next run).
       // A run in flight is ended as crashed first.

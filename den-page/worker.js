@@ -17,7 +17,8 @@
 // is checked against them (`tsc -p den-page/tsconfig.json`):
 //   den page -> worker, global channel, once: DenToWorkerBoot  (boot: role, ctl, module, stdlib, lock, interrupt, maxMemoryBytes, snapshot)
 //   den page -> worker, ctl:                  DenToWorkerRun   (run: the host's run as it came)
-//   worker -> den page, ctl:                  WorkerToDen      (booted, boot-error, snapshot, out, done)
+//   den page -> worker, ctl:                  DenToWorkerFetchReply (fetch-reply: the host's answer to a fetch)
+//   worker -> den page, ctl:                  WorkerToDen      (booted, boot-error, snapshot, out, display, done, fetch)
 //
 // role "maker" boots with Pyodide's snapshot options, makes the memory snapshot of a fresh
 // interpreter, posts it and is terminated: it never receives a run. role "run" boots plainly
@@ -244,10 +245,61 @@ def _foxden_auto_display(value, is_expr):
         except Exception:
             pass
 
+class FetchError(OSError):
+    """foxden.fetch was refused by the host, or the request did not complete.
+    .reason is the refusedBecause value (not-allowed, rate, too-large, redirect, ...)."""
+    def __init__(self, reason, message):
+        super().__init__("foxden.fetch refused (%s): %s" % (reason, message))
+        self.reason = reason
+
+class FetchResponse:
+    """The answer of foxden.fetch: status, ok, headers (lower-case names), url, and the body
+    as bytes(), text() or json()."""
+    def __init__(self, url, status, headers, body):
+        self.url = url
+        self.status = status
+        self.headers = headers
+        self._body = body
+    @property
+    def ok(self):
+        return 200 <= self.status < 300
+    def bytes(self):
+        return self._body
+    def text(self, encoding="utf-8"):
+        return self._body.decode(encoding, errors="replace")
+    def json(self):
+        import json
+        return json.loads(self._body)
+    def __repr__(self):
+        return "<FetchResponse %d %s>" % (self.status, self.url)
+
+async def fetch(url, method="GET", headers=None, body=None):
+    """Asks the host page to make an HTTP request (the sandbox itself can reach nothing). The
+    host checks the den's network allowlist, method, rate and sizes; a refusal raises FetchError.
+    headers: a dict or a list of (name, value); body: bytes or str (UTF-8). Use with await."""
+    import json
+    from pyodide.ffi import to_js
+    if isinstance(headers, dict):
+        headers = list(headers.items())
+    pairs = [[str(k), str(v)] for k, v in (headers or [])]
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    data = None if body is None else to_js(bytes(body))
+    r = await _foxden_fetch_js(str(url), str(method), json.dumps(pairs), data)
+    if r.refused is not None:
+        raise FetchError(r.refused, r.message)
+    hdrs = {}
+    for name, value in r.headers.to_py():
+        hdrs[name.lower()] = value
+    return FetchResponse(r.url, int(r.status), hdrs, r.body.to_bytes())
+
 def _foxden_module():
     import types
-    m = types.ModuleType("foxden", "foxden's helpers: display(obj, mime=None).")
+    m = types.ModuleType("foxden", "foxden's helpers: display(obj, mime=None); await fetch(url, method='GET', headers=None, body=None).")
     m.display = display
+    m.fetch = fetch
+    m.FetchError = FetchError
+    m.FetchResponse = FetchResponse
     sys.modules["foxden"] = m
 _foxden_module()
 
@@ -489,6 +541,68 @@ function askInput(prompt) {
   Atomics.store(inputBuf, 0, 0);
   current.last = performance.now();
   return [state === 1 || state === 2 ? state : 3, text];
+}
+
+// --- network: foxden.fetch asks the host (this worker's CSP, connect-src 'none', blocks every
+// request of its own). Each request gets a number; the host's fetch-reply for it resolves the
+// promise Python awaits. Requests still pending when the run ends resolve as "aborted".
+/** @typedef {{url: string, status: number | undefined, headers: string[][], body: Uint8Array | undefined, refused: string | undefined, message: string}} FetchAnswer */
+let fetchSeq = 0;
+/** @type {Map<number, {url: string, resolve: (a: FetchAnswer) => void}>} */
+const fetchPending = new Map();
+/**
+ * @param {string} url
+ * @param {string} refused
+ * @param {string} message
+ * @returns {FetchAnswer}
+ */
+const refusedAnswer = (url, refused, message) => ({ url, status: undefined, headers: [], body: undefined, refused, message });
+
+/**
+ * Called from Python's foxden.fetch.
+ * @param {string} url
+ * @param {string} method
+ * @param {string} headersJson [[name, value], ...]
+ * @param {Uint8Array | undefined} body
+ * @returns {Promise<FetchAnswer>}
+ */
+function fetchViaHost(url, method, headersJson, body) {
+  url = String(url);
+  if (!current) return Promise.resolve(refusedAnswer(url, "aborted", "no run is in progress"));
+  /** @type {{name: string, value: string}[]} */
+  let headers;
+  try {
+    headers = JSON.parse(String(headersJson)).map((/** @type {unknown[]} */ h) => ({ name: String(h[0]), value: String(h[1]) }));
+  } catch (_) {
+    return Promise.resolve(refusedAnswer(url, "bad-request", "headers must be a dict or a list of (name, value)"));
+  }
+  const data = body instanceof Uint8Array ? body.slice() : null; // a copy of its own, transferred
+  const req = ++fetchSeq;
+  return new Promise((resolve) => {
+    fetchPending.set(req, { url, resolve });
+    post({ t: "fetch", id: /** @type {NonNullable<typeof current>} */ (current).id, req, url, method: String(method), headers, body: data }, data ? [data.buffer] : []);
+  });
+}
+
+/** @param {import("./protocol").DenToWorkerFetchReply} m the host's answer, forwarded by the den page */
+function onFetchReply(m) {
+  const p = fetchPending.get(m.req);
+  if (!p) return;
+  fetchPending.delete(m.req);
+  if (typeof m.refused === "string") {
+    p.resolve(refusedAnswer(p.url, m.refused, String(m.message)));
+    return;
+  }
+  const headers = Array.isArray(m.headers) ? m.headers.map((h) => [String(h.name), String(h.value)]) : [];
+  p.resolve({ url: p.url, status: Number(m.status), headers, body: m.body instanceof Uint8Array ? m.body : new Uint8Array(0), refused: undefined, message: "" });
+}
+
+/** Resolves the requests still pending at the end of a run as aborted. */
+function endFetches() {
+  for (const [req, p] of fetchPending) {
+    fetchPending.delete(req);
+    p.resolve(refusedAnswer(p.url, "aborted", "the run ended before the answer came"));
+  }
 }
 
 /**
@@ -898,6 +1012,7 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, ma
   py.globals.set("_foxden_post_display", postDisplay);
   py.globals.set("_foxden_ask_input", askInput);
   py.globals.set("_foxden_can_ask", inputBuf !== null);
+  py.globals.set("_foxden_fetch_js", fetchViaHost);
   py.runPython(PY_HELPERS, { filename: "<foxden>" });
   pyRun = py.globals.get("_foxden_run");
   pyRunSync = py.globals.get("_foxden_run_sync");
@@ -988,6 +1103,7 @@ async function run(msg) {
       if (tasks > 0 || leftoverCount() > 0) reply.leftover = true;
     }
   }
+  endFetches();
   flushOutput();
   reply.truncated = current.truncated;
   current = null;
@@ -1014,8 +1130,10 @@ self.onmessage = (event) => {
   self.onmessage = null;
   ctl = msg.ctl;
   ctl.onmessage = (e) => {
-    /** @type {DenToWorkerRun} */
+    /** @type {DenToWorkerRun | import("./protocol").DenToWorkerFetchReply} */
     const m = apply(eventData, e, []);
+    // Answers to foxden.fetch are handled at once (the run that asked is waiting for them).
+    if (m && m.t === "fetch-reply") return onFetchReply(m);
     if (!m || m.t !== "run") return;
     queue = queue
       .then(() => run(m))

@@ -79,7 +79,13 @@ fn handle_static(mut stream: TcpStream, mounts: &Mounts, log: &Log, coi: bool) {
         return;
     }
     let mut line = String::new();
+    let mut content_length = 0usize;
     while reader.read_line(&mut line).map(|n| n > 2).unwrap_or(false) {
+        if let Some((k, v)) = line.split_once(':') {
+            if k.trim().eq_ignore_ascii_case("content-length") {
+                content_length = v.trim().parse().unwrap_or(0);
+            }
+        }
         line.clear();
     }
     log.line(first.trim_end());
@@ -117,6 +123,15 @@ fn handle_static(mut stream: TcpStream, mounts: &Mounts, log: &Log, coi: bool) {
         );
         return;
     }
+    if let Some(rest) = path.strip_prefix("/api/") {
+        let query = target.split_once('?').map_or("", |(_, q)| q);
+        let mut body = vec![0u8; content_length.min(4 << 20)];
+        if reader.read_exact(&mut body).is_err() {
+            body.clear();
+        }
+        api(&mut stream, method, rest, query, &body, &headers);
+        return;
+    }
     let resp = match (method, found) {
         ("GET" | "HEAD", Some(p)) => match std::fs::read(&p) {
             Ok(body) => {
@@ -137,6 +152,76 @@ fn handle_static(mut stream: TcpStream, mounts: &Mounts, log: &Log, coi: bool) {
         _ => "HTTP/1.1 405 Method Not Allowed\r\n".to_owned(),
     };
     let _ = stream.write_all(format!("{resp}Content-Length: 0\r\n{headers}\r\n").as_bytes());
+}
+
+/// The value of `key` in a query string (percent-decoded).
+fn query_param(query: &str, key: &str) -> Option<String> {
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| percent_decode(v))
+}
+
+/// Endpoints under `/api/` for the network broker's tests (`foxden.fetch`, made by the host page):
+/// - `json`: `{"ok": true, "method", "path"}` as JSON;
+/// - `echo` (any method): the request body back, as `application/octet-stream`;
+/// - `big?n=N`: N bytes with a `Content-Length`; `stream?n=N`: N bytes, chunked, no length;
+/// - `redirect?to=URL`: 302 to URL.
+fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8], headers: &str) {
+    let name = rest.split('/').next().unwrap_or("");
+    let n = query_param(query, "n")
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0)
+        .min(64 << 20);
+    let send = |stream: &mut TcpStream, status: &str, ctype: &str, extra: &str, data: &[u8]| {
+        let head = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n{extra}{headers}\r\n",
+            data.len()
+        );
+        let _ = stream.write_all(head.as_bytes());
+        if method != "HEAD" {
+            let _ = stream.write_all(data);
+        }
+    };
+    match name {
+        "json" => {
+            let text = format!(
+                "{{\"ok\": true, \"method\": {method:?}, \"path\": {:?}}}",
+                format!("/api/{rest}")
+            );
+            send(stream, "200 OK", "application/json", "X-Foxden-Test: yes\r\n", text.as_bytes());
+        }
+        "echo" => send(stream, "200 OK", "application/octet-stream", "", body),
+        "big" => send(stream, "200 OK", "text/plain", "", &vec![b'x'; n]),
+        "stream" => {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n{headers}\r\n"
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let chunk = vec![b'y'; 16 * 1024];
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(chunk.len());
+                if stream
+                    .write_all(format!("{k:x}\r\n").as_bytes())
+                    .and_then(|_| stream.write_all(&chunk[..k]))
+                    .and_then(|_| stream.write_all(b"\r\n"))
+                    .is_err()
+                {
+                    return; // the client stopped reading (cut at its cap)
+                }
+                left -= k;
+            }
+            let _ = stream.write_all(b"0\r\n\r\n");
+        }
+        "redirect" => {
+            let to = query_param(query, "to").unwrap_or_else(|| "/".into());
+            let extra = format!("Location: {to}\r\n");
+            send(stream, "302 Found", "text/plain", &extra, b"");
+        }
+        _ => send(stream, "404 Not Found", "text/plain", "", b"no such endpoint"),
+    }
 }
 
 /// Starts the static server on 127.0.0.1:`port` (0: any); returns the port.

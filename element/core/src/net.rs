@@ -185,15 +185,18 @@ fn check_port(port: &str) -> Result<u16, UrlError> {
 fn check_path(path: &str, glob: bool) -> Result<(), UrlError> {
     let b = path.as_bytes();
     let mut i = 0;
+    let mut in_query = false;
     while i < b.len() {
         let c = b[i];
+        in_query |= c == b'?';
         if c == b'%' {
             let hex = |j: usize| b.get(j).is_some_and(|h| h.is_ascii_hexdigit());
             if !(hex(i + 1) && hex(i + 2)) {
                 return bad("a % in the path is not followed by two hex digits");
             }
             let v = &path[i + 1..i + 3];
-            if v.eq_ignore_ascii_case("2f") || v.eq_ignore_ascii_case("5c") {
+            // In the path, a server may decode them into segments; in the query they are data.
+            if !in_query && (v.eq_ignore_ascii_case("2f") || v.eq_ignore_ascii_case("5c")) {
                 return bad("the path holds an encoded / or \\ (%2F, %5C)");
             }
             i += 3;
@@ -950,8 +953,12 @@ mod tests {
         }
         assert!(url(&format!("http://a.b/{}", "x".repeat(MAX_URL_BYTES))).is_err());
         assert!(url(&format!("http://{}.b/", "x".repeat(64))).is_err());
-        // Dots inside segments are fine; a query may say `..`.
+        // Dots inside segments are fine; a query may say `..` and hold encoded slashes.
         assert!(url("http://a.b/v1.2/file..txt?p=../x").is_ok());
+        assert_eq!(
+            url("http://a.b/r?to=http%3A%2F%2Fc.d%2Fe&x=%5C"),
+            Ok("http://a.b/r?to=http%3A%2F%2Fc.d%2Fe&x=%5C".into())
+        );
     }
 
     fn pat(s: &str) -> Pattern {

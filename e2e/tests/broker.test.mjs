@@ -1,0 +1,394 @@
+// Network brokered by the host (issue 14 §2): `openDen({ network })` lets Python's
+// `await foxden.fetch(url, …)` reach listed URLs; the request is made by the host page after
+// checking the allowlist, method, rate and size; every request, allowed or refused, is in
+// `run.requests` and reported (`onRequest`, the `request` event); the den's CSP stays
+// `connect-src 'none'`. Markers in the static server's and the logging proxy's logs tell what
+// reached a server: the host's allowed requests must show up, refused ones never.
+import { test, before, after, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { launch, openPage, BROWSER, BASE, readLog, marker, sleep, logNewErrors } from "../lib.mjs";
+import { EXTERNAL } from "../probes.mjs";
+
+let ctx, page, errors;
+const B = BROWSER;
+const ALLOW = ["http://127.0.0.1:*/api/*"];
+
+before(async () => {
+  ctx = await launch();
+  ({ page, errors } = await openPage(ctx.browser));
+});
+afterEach(logNewErrors(() => errors));
+after(async () => ctx?.close());
+
+/** Opens a den with these options (memory store, default runtime) as window.dens[name]. */
+async function open(name, extra) {
+  return page.evaluate(
+    async (name, extra) => {
+      const { openDen, iframeRuntime, memoryStore } = window.foxden;
+      window.dens = window.dens || {};
+      window.dens[name] = await openDen({ name, store: memoryStore(), runtime: iframeRuntime({ denUrl: "/den/den.html", pyodideUrl: "/pyodide/" }), ...extra });
+      window.seen = window.seen || {};
+      window.seen[name] = [];
+      return window.dens[name].info;
+    },
+    name,
+    extra,
+  );
+}
+
+/** Runs code in a den; the result has `seen`: what onRequest reported during the run. */
+async function run(name, code, opts = {}) {
+  return page.evaluate(
+    async (name, code, opts) => {
+      const seen = [];
+      const r = await window.dens[name].run(code, { timeoutMs: 30000, ...opts, onRequest: (c) => seen.push(c) });
+      return { ...r, seen };
+    },
+    name,
+    code,
+    opts,
+  );
+}
+
+async function close(name) {
+  await page.evaluate((name) => window.dens[name].close(), name);
+}
+
+const fetchCode = (url, extra = "") => `
+import foxden
+try:
+    r = await foxden.fetch(${JSON.stringify(url)}${extra})
+    print("status", r.status, len(r.bytes()))
+except foxden.FetchError as e:
+    print("refused", e.reason, "|", e)
+`;
+
+test(`${B}: an allowed URL on the local server works (GET JSON, POST bytes), made by the host and reported`, async () => {
+  await open("net-ok", { network: { allow: ALLOW, methods: ["GET", "POST"], perMinute: 20 } });
+  const m = marker("ok");
+  const r = await run(
+    "net-ok",
+    `
+import foxden
+r = await foxden.fetch("${BASE}/api/json?m=${m}")
+print(r.status, r.ok, r.json(), r.headers.get("content-type"), r.headers.get("x-foxden-test"))
+body = bytes(range(256)) * 3
+e = await foxden.fetch("${BASE}/api/echo?m=${m}-post", method="post", headers={"Content-Type": "application/octet-stream", "X-Trace": "1"}, body=body)
+print(e.status, e.bytes() == body, len(e.text()) > 0)
+r
+`,
+  );
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.stdout, `200 True {'ok': True, 'method': 'GET', 'path': '/api/json'} application/json yes\n200 True True\n`);
+  assert.match(r.result, /^<FetchResponse 200 http:\/\/127\.0\.0\.1:\d+\/api\/json\?m=fxprobe-ok-/);
+  const u = `${BASE}/api/json?m=${m}`;
+  assert.equal(r.requests.length, 2);
+  assert.deepEqual(
+    r.requests.map((q) => [q.url, q.method, q.status, q.refusedBecause, q.message, q.bytes]),
+    [
+      [u, "GET", 200, null, "", r.requests[0].bytes],
+      [`${BASE}/api/echo?m=${m}-post`, "POST", 200, null, "", 768],
+    ],
+  );
+  assert.ok(r.requests[0].bytes > 20 && r.requests.every((q) => q.durationMs >= 0));
+  assert.deepEqual(
+    r.seen.map((c) => [c.url, c.status]),
+    r.requests.map((q) => [q.url, q.status]),
+  );
+  assert.ok(r.seen.every((c) => typeof c.runId === "number"));
+  await sleep(300);
+  const log = readLog("server");
+  assert.ok(log.includes(`GET /api/json?m=${m} `), "the host's GET reached the server");
+  assert.ok(log.includes(`POST /api/echo?m=${m}-post `), "the host's POST reached the server");
+  await close("net-ok");
+});
+
+test(`${B}: refused URLs and methods never reach a server; a clear FetchError names the reason`, async () => {
+  await open("net-refuse", { network: { allow: ALLOW, perMinute: 100 } });
+  const m = marker("refused");
+  const host = BASE.replace("http://", "");
+  const cases = [
+    [`${EXTERNAL}/api/${m}-ext`, "not-allowed"],
+    [`http://127.0.0.1.foxden-probe.example/api/${m}-suffix`, "not-allowed"],
+    [`http://${host}@foxden-probe.example/api/${m}-userinfo`, "bad-url"],
+    [`http://foxden-probe.example\\\\@${host}/api/${m}-backslash`, "bad-url"],
+    [`${BASE}/api/..%2f..%2fden/${m}-dotdot`, "bad-url"],
+    [`${BASE}/api/%2e%2e/den/${m}-dotdot2`, "bad-url"],
+    [`${BASE}/den/${m}-outside`, "not-allowed"],
+    [`https://${host}/api/${m}-https`, "not-allowed"],
+    [`http://2130706433/api/${m}-numeric`, "bad-url"],
+    [`ftp://127.0.0.1/api/${m}-ftp`, "bad-url"],
+  ];
+  const code = `
+import foxden, json
+out = []
+for url, _ in json.loads(${JSON.stringify(JSON.stringify(cases))}):
+    try:
+        await foxden.fetch(url)
+        out.append("FETCHED " + url)
+    except foxden.FetchError as e:
+        out.append(e.reason)
+try:
+    await foxden.fetch("${BASE}/api/json?m=${m}-delete", method="DELETE")
+except foxden.FetchError as e:
+    out.append(e.reason)
+    print(e)
+try:
+    await foxden.fetch("${BASE}/api/json?m=${m}-cookie", headers={"Cookie": "a=b"})
+except foxden.FetchError as e:
+    out.append(e.reason)
+print(json.dumps(out))
+`;
+  const r = await run("net-refuse", code);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  const lines = r.stdout.trim().split("\n");
+  assert.match(lines[0], /^foxden\.fetch refused \(method\): the method "DELETE" is not allowed \(network\.methods: GET\)$/);
+  assert.deepEqual(JSON.parse(lines[1]), [...cases.map((c) => c[1]), "method", "bad-request"]);
+  assert.equal(r.requests.length, cases.length + 2);
+  assert.ok(r.requests.every((q) => q.status === null && q.refusedBecause && q.message), JSON.stringify(r.requests));
+  assert.equal(r.requests[0].url, `${EXTERNAL}/api/${m}-ext`);
+  assert.match(r.requests[0].message, /is not in the den's network allowlist/);
+  // The host's own control request shows the proxy would have logged such a request.
+  const control = marker("control");
+  await page.evaluate((u) => fetch(u).catch(() => {}), `${EXTERNAL}/probe/${control}`);
+  await sleep(800);
+  assert.ok(readLog("proxy").includes(control), "the control request reached the proxy log");
+  const leaked = (readLog("server") + readLog("proxy")).split("\n").filter((l) => l.includes(m));
+  assert.deepEqual(leaked, [], "refused requests reached a server");
+  await close("net-refuse");
+});
+
+test(`${B}: the sixth request in a minute is refused (perMinute 5), and only five reach the server`, async () => {
+  await open("net-rate", { network: { allow: ALLOW, perMinute: 5 } });
+  const m = marker("rate");
+  const r = await run(
+    "net-rate",
+    `
+import foxden
+for i in range(6):
+    try:
+        r = await foxden.fetch(f"${BASE}/api/json?m=${m}-{i}")
+        print(i, r.status)
+    except foxden.FetchError as e:
+        print(i, e.reason, str(e))
+`,
+  );
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  const lines = r.stdout.trim().split("\n");
+  assert.deepEqual(lines.slice(0, 5), ["0 200", "1 200", "2 200", "3 200", "4 200"]);
+  assert.match(lines[5], /^5 rate foxden\.fetch refused \(rate\): 5 requests were made in the last minute \(network\.perMinute\); the next one is possible in \d+\.\d s$/);
+  assert.deepEqual(
+    r.requests.map((q) => q.refusedBecause),
+    [null, null, null, null, null, "rate"],
+  );
+  // The window is the den's, not the run's: the next run is refused too.
+  const again = await run("net-rate", fetchCode(`${BASE}/api/json?m=${m}-next`));
+  assert.match(again.stdout, /^refused rate /);
+  await sleep(300);
+  const hits = readLog("server").split("\n").filter((l) => l.includes(m));
+  assert.equal(hits.length, 5, hits.join("\n"));
+  await close("net-rate");
+});
+
+test(`${B}: a redirect (to a host not in the allowlist) is refused, and its target is never contacted`, async () => {
+  await open("net-redirect", { network: { allow: ALLOW, perMinute: 50 } });
+  const m = marker("redirect");
+  const target = `${EXTERNAL}/api/${m}-target`;
+  const same = `${BASE}/api/json?m=${m}-same`;
+  const r = await run(
+    "net-redirect",
+    fetchCode(`${BASE}/api/redirect?to=${encodeURIComponent(target)}`) + fetchCode(`${BASE}/api/redirect?to=${encodeURIComponent(same)}`),
+  );
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  const lines = r.stdout.trim().split("\n");
+  assert.equal(lines.length, 2);
+  for (const l of lines) assert.match(l, /^refused redirect \| foxden\.fetch refused \(redirect\): http:\/\/127\.0\.0\.1:\d+\/api\/redirect\?to=\S+ answered with a redirect, which foxden does not follow/);
+  assert.deepEqual(
+    r.requests.map((q) => q.refusedBecause),
+    ["redirect", "redirect"],
+  );
+  await sleep(800);
+  const server = readLog("server");
+  assert.ok(server.includes("/api/redirect?to="), "the redirecting request itself was made");
+  assert.ok(!readLog("proxy").includes(`${m}-target`), "the redirect's target never reached the proxy");
+  assert.ok(!server.includes(`GET /api/json?m=${m}-same`), "a redirect is not followed even to an allowed URL");
+  await close("net-redirect");
+});
+
+test(`${B}: an answer over maxResponseBytes is cut with a clear error (announced or streamed); one at the cap is delivered`, async () => {
+  await open("net-big", { network: { allow: ALLOW, perMinute: 50, maxResponseBytes: 100000 } });
+  const r = await run(
+    "net-big",
+    fetchCode(`${BASE}/api/big?n=100000`) + fetchCode(`${BASE}/api/big?n=100001`) + fetchCode(`${BASE}/api/stream?n=5000000`),
+  );
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  const lines = r.stdout.trim().split("\n");
+  assert.equal(lines[0], "status 200 100000");
+  assert.match(lines[1], /^refused too-large \| foxden\.fetch refused \(too-large\): the answer is larger than network\.maxResponseBytes \(100000 bytes\): the server announced 100001 bytes; it was cut and not delivered$/);
+  assert.match(lines[2], /^refused too-large \| .*network\.maxResponseBytes \(100000 bytes\): \d+ bytes read so far; it was cut and not delivered$/);
+  assert.deepEqual(
+    r.requests.map((q) => [q.status, q.refusedBecause, q.bytes]),
+    [
+      [200, null, 100000],
+      [200, "too-large", 0],
+      [200, "too-large", 0],
+    ],
+  );
+  await close("net-big");
+});
+
+test(`${B}: without the network option foxden.fetch is refused (network-off); js.fetch and XHR from Python stay blocked by the CSP`, async () => {
+  await open("net-off", {});
+  const m = marker("off");
+  const r = await run(
+    "net-off",
+    fetchCode(`${BASE}/api/json?m=${m}-broker`) +
+      `
+import js
+try:
+    await js.fetch("${BASE}/api/json?m=${m}-jsfetch")
+    print("js.fetch WORKED")
+except Exception as e:
+    print("js.fetch blocked")
+try:
+    x = js.XMLHttpRequest.new(); x.open("GET", "${BASE}/api/json?m=${m}-xhr", False); x.send()
+    print("xhr WORKED", x.status)
+except Exception as e:
+    print("xhr blocked")
+`,
+  );
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  const lines = r.stdout.trim().split("\n");
+  assert.match(lines[0], /^refused network-off \| foxden\.fetch refused \(network-off\): this den has no network: open it with openDen\(\{ network: \{ allow: \[\.\.\.\] \} \}\)/);
+  assert.deepEqual(lines.slice(1), ["js.fetch blocked", "xhr blocked"]);
+  assert.deepEqual(
+    r.requests.map((q) => q.refusedBecause),
+    ["network-off"],
+  );
+  // A den with network keeps the CSP too.
+  await open("net-csp", { network: { allow: ALLOW } });
+  const r2 = await run("net-csp", `import js\ntry:\n    await js.fetch("${BASE}/api/json?m=${m}-csp")\n    print("WORKED")\nexcept Exception:\n    print("blocked")`);
+  assert.equal(r2.stdout, "blocked\n");
+  await sleep(500);
+  const leaked = (readLog("server") + readLog("proxy")).split("\n").filter((l) => l.includes(m));
+  assert.deepEqual(leaked, [], "a request from the sandbox reached a server");
+  await close("net-off");
+  await close("net-csp");
+});
+
+test(`${B}: bad network options are refused with DenError bad-option naming the option`, async () => {
+  const out = await page.evaluate(async () => {
+    const { openDen, memoryStore } = window.foxden;
+    const res = [];
+    for (const network of [{ allow: [] }, { allow: ["api.example.com/*"] }, { allow: ["https://a.b"] }, { allow: ["http://a.b/*"], methods: ["CONNECT"] }, { allow: ["http://a.b/*"], perMinute: 0 }, { allow: ["http://a.b/*"], maxResponseBytes: -1 }, { allow: "http://a.b/*" }, "yes"]) {
+      try {
+        const d = await openDen({ name: "bad-net", store: memoryStore(), network });
+        await d.close();
+        res.push("opened");
+      } catch (e) {
+        res.push(`${e.name}:${e.code}:${e.option}`);
+      }
+    }
+    return res;
+  });
+  assert.deepEqual(out, [
+    "DenError:bad-option:network.allow",
+    "DenError:bad-option:network.allow",
+    "DenError:bad-option:network.allow",
+    "DenError:bad-option:network.methods",
+    "DenError:bad-option:perMinute",
+    "DenError:bad-option:maxResponseBytes",
+    "DenError:bad-option:network.allow",
+    "DenError:bad-option:network",
+  ]);
+});
+
+test(`${B}: <foxden-den network="…">: the attribute allows, the request event reports, bad attributes are refused`, async () => {
+  const m = marker("el");
+  const out = await page.evaluate(
+    async (base, m) => {
+      const el = document.createElement("foxden-den");
+      el.setAttribute("name", "net-el");
+      el.setAttribute("den-url", "/den/den.html");
+      el.setAttribute("pyodide-url", "/pyodide/");
+      el.setAttribute("network", "https://api.example.com/v1/*   http://127.0.0.1:*/api/*");
+      el.setAttribute("network-methods", "get, post");
+      el.setAttribute("network-per-minute", "7");
+      const events = [];
+      el.addEventListener("request", (e) => events.push(e.detail));
+      document.body.append(el);
+      await el.ready;
+      const props = [el.network, el.networkMethods, el.networkPerMinute, el.networkMaxResponseBytes];
+      const r = await el.run(`import foxden\nr = await foxden.fetch("${base}/api/json?m=${m}", method="POST", body="hi")\nr.status`);
+      const errs = [];
+      const bad = document.createElement("foxden-den");
+      bad.setAttribute("name", "net-bad");
+      bad.setAttribute("network", "ftp://x/*");
+      bad.addEventListener("error", (e) => errs.push(e.detail.attribute));
+      document.body.append(bad);
+      await bad.ready.catch(() => {});
+      bad.remove();
+      el.remove();
+      return { props, result: r.result, requests: r.requests.map((q) => [q.method, q.status]), events: events.map((d) => [d.runId > 0, d.method, d.status, d.url]), errs };
+    },
+    BASE,
+    m,
+  );
+  assert.deepEqual(out.props, ["https://api.example.com/v1/*   http://127.0.0.1:*/api/*", "get, post", 7, 1048576]);
+  assert.equal(out.result, "200");
+  assert.deepEqual(out.requests, [["POST", 200]]);
+  assert.deepEqual(out.events, [[true, "POST", 200, `${BASE}/api/json?m=${m}`]]);
+  assert.deepEqual(out.errs, ["network"]);
+});
+
+test(`${B}: a hostile den page cannot make the host fetch what the allowlist refuses, nor flood it`, async () => {
+  const m = marker("hostile");
+  const out = await page.evaluate(
+    async (base, ext, m) => {
+      const { openDen, iframeRuntime, memoryStore } = window.foxden;
+      const den = await openDen({ name: "net-hostile", store: memoryStore(), network: { allow: ["http://127.0.0.1:*/api/*"], perMinute: 3 }, runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html", pyodideUrl: "/pyodide/" }) });
+      const seen = [];
+      // The scenario forges fetch messages on the host's port and collects the host's answers.
+      const r = await den.run(
+        `
+        const answers = [];
+        port.addEventListener("message", (e) => { if (e.data && e.data.t === "fetch-reply") answers.push(e.data); });
+        const f = (req, url, extra) => post({ t: "fetch", id: msg.id, req, url, method: "GET", headers: [], body: null, ...extra });
+        f(1, "${ext}/api/${m}-ext");
+        f(2, "http://127.0.0.1.evil.example/api/${m}-suffix");
+        f(3, 42);
+        f(4, "${base}/api/json?m=${m}-ok", { headers: { length: 5 } });
+        f(5, "${base}/api/json?m=${m}-ok", { body: "not bytes" });
+        f(6, "${base}/api/json?m=${m}-ok", { method: 42 });
+        f(2000, "${base}/api/json?m=${m}-good");
+        post({ t: "fetch", id: msg.id + 1, req: 7, url: "${base}/api/json?m=${m}-otherrun", method: "GET", headers: [], body: null });
+        post({ t: "fetch", id: msg.id, req: -1, url: "${base}/api/json?m=${m}-badreq", method: "GET", headers: [], body: null });
+        for (let i = 0; i < 1500; i++) f(100 + i, "${ext}/api/${m}-flood");
+        const t0 = Date.now();
+        while (answers.length < 1507 && Date.now() - t0 < 10000) await sleep(50);
+        await sleep(300);
+        const by = {};
+        for (const a of answers) by[a.refused || a.status] = (by[a.refused || a.status] || 0) + 1;
+        post(honest({ result: JSON.stringify({ n: answers.length, by, last: answers.find((a) => a.req === 2000)?.status ?? null }) }));`,
+        { timeoutMs: 20000, onRequest: (c) => seen.push(c.refusedBecause) },
+      );
+      await den.close();
+      return { result: r.result, error: r.error, requests: r.requests.length, seen: seen.length };
+    },
+    BASE,
+    EXTERNAL,
+    m,
+  );
+  assert.equal(out.error, null, JSON.stringify(out.error));
+  const res = JSON.parse(out.result);
+  // Every forged request with a valid number is answered; the other run's and the bad number are not.
+  assert.equal(res.n, 1507, JSON.stringify(res));
+  assert.equal(res.last, 200, "an honest request after the flood is made");
+  assert.equal(res.by["not-allowed"] + res.by["rate"] + res.by["bad-url"] + res.by["bad-request"] + res.by["method"] + (res.by["200"] || 0), 1507, JSON.stringify(res.by));
+  assert.ok(out.requests <= 1000, `records are capped: ${out.requests}`);
+  assert.equal(out.seen, out.requests);
+  await sleep(800);
+  const leaked = (readLog("server") + readLog("proxy")).split("\n").filter((l) => l.includes(m) && !l.includes(`${m}-good`));
+  assert.deepEqual(leaked, [], "a forged request reached a server");
+  assert.ok(readLog("server").includes(`${m}-good`));
+});

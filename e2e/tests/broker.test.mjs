@@ -237,6 +237,27 @@ test(`${B}: an answer over maxResponseBytes is cut with a clear error (announced
   await close("net-big");
 });
 
+test(`${B}: a request still pending when the run times out is aborted and recorded as such`, async () => {
+  await open("net-abort", { network: { allow: ALLOW, perMinute: 50 } });
+  const m = marker("abort");
+  const r = await run("net-abort", fetchCode(`${BASE}/api/slow?ms=6000&m=${m}`), { timeoutMs: 1500 });
+  assert.equal(r.error?.kind, "timeout", JSON.stringify(r.error));
+  assert.deepEqual(
+    r.requests.map((q) => [q.method, q.status, q.refusedBecause]),
+    [["GET", null, "aborted"]],
+  );
+  assert.match(r.requests[0].message, /the run ended before the answer came/);
+  assert.deepEqual(
+    r.seen.map((c) => c.refusedBecause),
+    ["aborted"],
+    "onRequest reports it before run() resolves",
+  );
+  // The den goes on: the next run fetches normally.
+  const next = await run("net-abort", fetchCode(`${BASE}/api/json?m=${m}-next`));
+  assert.equal(next.stdout.split(" ")[0], "status");
+  await close("net-abort");
+});
+
 test(`${B}: without the network option foxden.fetch is refused (network-off); js.fetch and XHR from Python stay blocked by the CSP`, async () => {
   await open("net-off", {});
   const m = marker("off");

@@ -167,7 +167,8 @@ fn query_param(query: &str, key: &str) -> Option<String> {
 /// - `json`: `{"ok": true, "method", "path"}` as JSON;
 /// - `echo` (any method): the request body back, as `application/octet-stream`;
 /// - `big?n=N`: N bytes with a `Content-Length`; `stream?n=N`: N bytes, chunked, no length;
-/// - `redirect?to=URL`: 302 to URL.
+/// - `redirect?to=URL`: 302 to URL;
+/// - `slow?ms=T`: `{"ok": true}` after T ms (at most 30 s).
 fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8], headers: &str) {
     let name = rest.split('/').next().unwrap_or("");
     let n = query_param(query, "n")
@@ -190,7 +191,13 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
                 "{{\"ok\": true, \"method\": {method:?}, \"path\": {:?}}}",
                 format!("/api/{rest}")
             );
-            send(stream, "200 OK", "application/json", "X-Foxden-Test: yes\r\n", text.as_bytes());
+            send(
+                stream,
+                "200 OK",
+                "application/json",
+                "X-Foxden-Test: yes\r\n",
+                text.as_bytes(),
+            );
         }
         "echo" => send(stream, "200 OK", "application/octet-stream", "", body),
         "big" => send(stream, "200 OK", "text/plain", "", &vec![b'x'; n]),
@@ -215,12 +222,26 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
             }
             let _ = stream.write_all(b"0\r\n\r\n");
         }
+        "slow" => {
+            let ms = query_param(query, "ms")
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+                .min(30_000);
+            thread::sleep(std::time::Duration::from_millis(ms));
+            send(stream, "200 OK", "application/json", "", b"{\"ok\": true}");
+        }
         "redirect" => {
             let to = query_param(query, "to").unwrap_or_else(|| "/".into());
             let extra = format!("Location: {to}\r\n");
             send(stream, "302 Found", "text/plain", &extra, b"");
         }
-        _ => send(stream, "404 Not Found", "text/plain", "", b"no such endpoint"),
+        _ => send(
+            stream,
+            "404 Not Found",
+            "text/plain",
+            "",
+            b"no such endpoint",
+        ),
     }
 }
 

@@ -85,23 +85,27 @@ impl RunFetches {
     /// Ends the run's requests: the pending ones are aborted and recorded as `aborted`. Returns
     /// the run's records, in order.
     pub(crate) fn finish(this: &Rc<RefCell<Self>>) -> Vec<RequestRecord> {
-        let mut me = this.borrow_mut();
-        me.closed = true;
-        let mut pending: Vec<(u32, Pending)> = me.pending.drain().collect();
+        let mut pending: Vec<(u32, Pending)> = this.borrow_mut().pending.drain().collect();
         pending.sort_by_key(|(req, _)| *req);
         let now = js::now_ms();
         for (_, p) in pending {
             drop(p.abort);
-            me.records.push(RequestRecord {
-                url: p.url,
-                method: p.method.into(),
-                status: None,
-                refused: Some(Refusal::Aborted),
-                message: "the run ended before the answer came; the request was aborted".into(),
-                bytes: 0,
-                duration_ms: now - p.started,
-            });
+            RunFetches::record(
+                this,
+                RequestRecord {
+                    url: p.url,
+                    method: p.method.into(),
+                    status: None,
+                    refused: Some(Refusal::Aborted),
+                    message: "the run ended before the answer came; the request was aborted"
+                        .into(),
+                    bytes: 0,
+                    duration_ms: now - p.started,
+                },
+            );
         }
+        let mut me = this.borrow_mut();
+        me.closed = true;
         std::mem::take(&mut me.records)
     }
 

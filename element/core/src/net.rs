@@ -1187,6 +1187,24 @@ mod tests {
         assert!(ResponseCap::new(0).add(0).is_ok());
     }
 
+    proptest::proptest! {
+        /// Whatever the text, the parser does not panic, and what it accepts is a fixed point
+        /// whose canonical form has no user info, backslash, fragment or dot segment.
+        #[test]
+        fn parse_is_a_fixed_point(s in "(?i)(https?://)?[a-z0-9.@:%/\\\\?#*&=+\\-_~ \\[\\]]{0,40}") {
+            if let Ok(u) = Url::parse(&s) {
+                let href = u.href();
+                proptest::prop_assert_eq!(Url::parse(&href), Ok(u.clone()));
+                let authority = href.split('/').nth(2).unwrap_or("");
+                proptest::prop_assert!(!authority.contains('@'));
+                proptest::prop_assert!(!href.contains('\\') && !href.contains('#') && !href.contains(' '));
+                let path = u.path.split('?').next().unwrap_or("");
+                proptest::prop_assert!(!path.split('/').any(|seg| seg == ".." || seg == "."));
+            }
+            let _ = Pattern::parse(&s);
+        }
+    }
+
     #[test]
     fn records_and_reasons() {
         let r = RequestRecord::refused(

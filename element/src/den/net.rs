@@ -97,8 +97,7 @@ impl RunFetches {
                     method: p.method.into(),
                     status: None,
                     refused: Some(Refusal::Aborted),
-                    message: "the run ended before the answer came; the request was aborted"
-                        .into(),
+                    message: "the run ended before the answer came; the request was aborted".into(),
                     bytes: 0,
                     duration_ms: now - p.started,
                 },

@@ -96,7 +96,7 @@ export type RefusedBecause =
   | "redirect" | "too-large" | "failed" | "aborted";
 
 /** One `foxden.fetch` of a run, allowed or refused (`run.requests`, the `request` event). */
-export interface RequestInfo {
+export interface NetworkRequest {
   /** The URL (canonical: lower-case host, no default port, no fragment). */
   url: string;
   method: string;
@@ -112,7 +112,7 @@ export interface RequestInfo {
 }
 
 /** A request as it is reported during a run (`onRequest`, the `request` event). */
-export interface RequestChunk extends RequestInfo { runId: number }
+export interface NetworkRequestChunk extends NetworkRequest { runId: number }
 
 export interface OutputChunk { runId: number; stream: "stdout" | "stderr"; text: string }
 
@@ -137,7 +137,7 @@ export interface RunOptions {
   /** Called with each display (`foxden.display(obj)`, or a last expression with `_repr_*_`). */
   onDisplay?: (chunk: DisplayChunk) => void;
   /** Called with each `foxden.fetch` request as it ends (allowed or refused). */
-  onRequest?: (chunk: RequestChunk) => void;
+  onRequest?: (chunk: NetworkRequestChunk) => void;
   /** What `input()` and `sys.stdin` read, line by line, then EOF (up to 16 MiB). Without it,
    * reading stdin raises `EOFError` saying how to give some. */
   stdin?: string;
@@ -178,7 +178,7 @@ export interface RunResult {
    * `truncated` is set). */
   displays: DisplayBundle[];
   /** The run's `foxden.fetch` requests, allowed or refused, in order (at most 1000). */
-  requests: RequestInfo[];
+  requests: NetworkRequest[];
 }
 
 export interface ShellResult { stdout: string; stderr: string; code: number; truncated: boolean }
@@ -290,7 +290,7 @@ export type FoxdenDisplayEventDetail = DisplayChunk;
 export interface FoxdenInputEventDetail extends InputRequest { respond(text: string | null): void }
 
 /** `detail` of the `request` event: one `foxden.fetch`, allowed or refused, as it ends. */
-export type FoxdenRequestEventDetail = RequestChunk;
+export type FoxdenRequestEventDetail = NetworkRequestChunk;
 
 /** `detail` of the `file-change` event. */
 export interface FoxdenFileChangeEventDetail extends FileChanges {

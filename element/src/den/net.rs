@@ -428,7 +428,7 @@ fn response_headers(h: &web_sys::Headers) -> Array {
     out
 }
 
-/// A `RequestInfo` (`run.requests`).
+/// A `NetworkRequest` (`run.requests`).
 pub(crate) fn request_info(r: &RequestRecord) -> JsValue {
     obj(&[
         ("url", r.url.as_str().into()),
@@ -445,7 +445,7 @@ pub(crate) fn request_info(r: &RequestRecord) -> JsValue {
     .into()
 }
 
-/// A `RequestChunk` (`onRequest`, the `request` event): the info with the run's number.
+/// A `NetworkRequestChunk` (`onRequest`, the `request` event): the info with the run's number.
 pub(crate) fn request_chunk(run_id: u32, r: &RequestRecord) -> JsValue {
     let o = request_info(r);
     let _ = js_sys::Reflect::set(&o, &"runId".into(), &run_id.into());

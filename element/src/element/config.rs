@@ -230,12 +230,16 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         return Err(errors);
     };
     let key = format!(
-        "{env:?}\n{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}\n{packages_attr}\n{network:?}",
+        "{env:?}\n{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}\n{packages_attr}\n{}",
         runtime.den_url,
         runtime.pyodide_url,
         runtime.isolation.as_str(),
         runtime.warm_start,
-        runtime.standby
+        runtime.standby,
+        // The network attributes as written (a change reopens the den).
+        ["network", "network-methods", "network-per-minute", "network-max-response-bytes"]
+            .map(|a| attr(el, a).unwrap_or_default())
+            .join("\n")
     );
     Ok(Config {
         key,

@@ -117,7 +117,8 @@ impl Router {
             // answers, so it is end of input).
             DenEvent::Output { run_id, .. }
             | DenEvent::Display { run_id, .. }
-            | DenEvent::Input { run_id, .. } => self.routes.borrow().route(*run_id),
+            | DenEvent::Input { run_id, .. }
+            | DenEvent::Request { run_id, .. } => self.routes.borrow().route(*run_id),
             DenEvent::FileChange { .. } => Route::All,
         };
         // Collected first: a listener may remove an element (and so change the members).

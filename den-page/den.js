@@ -71,7 +71,7 @@
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
   const MAX_PATH = 1024;
   const STREAMS = ["stdout", "stderr"];
-  const ERROR_KINDS = ["python", "timeout", "crashed", "storage"];
+  const ERROR_KINDS = ["python", "timeout", "crashed", "storage", "javascript"];
 
   /** @type {MessagePort | null} */
   let port = null;
@@ -614,7 +614,7 @@
     const kill = () => {
       if (!inflight || inflight.id !== msg.id) return;
       restartWorker();
-      finish(failedReply(msg.id, "timeout", "TimeoutError", `the run took longer than ${msg.timeoutMs} ms; the worker was restarted (files kept, Python variables lost)`, performance.now() - started));
+      finish(failedReply(msg.id, "timeout", "TimeoutError", `the run took longer than ${msg.timeoutMs} ms; the worker was restarted (files kept, Python and JavaScript variables lost)`, performance.now() - started));
     };
     inflight.onTimeout = () => {
       if (!inflight || inflight.id !== msg.id) return;

@@ -25,6 +25,18 @@ export interface PutFile {
   mtime: number;
 }
 
+/** A JavaScript run's code, as prepared by the host (`code` holds the rewritten text). */
+export interface JsCode {
+  /** Names bound by top-level `var`/`let`/`const`/`class` declarations. */
+  names: string[];
+  /** Names of top-level function declarations. */
+  functions: string[];
+  /** UTF-16 offsets in `code` where a top-level statement may start, ascending. */
+  splits: number[];
+  /** A `return` statement at the top level. */
+  topReturn: boolean;
+}
+
 /** One HTTP header (`foxden.fetch`). */
 export interface HttpHeader {
   /** The header name. */
@@ -46,12 +58,12 @@ export interface DisplayItem {
 /** Why a run failed (`run.error` of the API). */
 export interface RunError {
   /** What kind of failure. */
-  kind: "python" | "timeout" | "crashed" | "storage";
+  kind: "python" | "timeout" | "crashed" | "storage" | "javascript";
   /** The exception or error type name (at most 256 bytes). */
   type: string;
   /** The message. */
   message: string;
-  /** The Python traceback, or empty. */
+  /** The Python traceback, or the JavaScript stack, or empty. */
   traceback: string;
 }
 
@@ -102,7 +114,7 @@ export interface HostToDenRun {
   t: "run";
   /** The run id (the host's counter). */
   id: number;
-  /** The Python code. */
+  /** The code (Python, or JavaScript as prepared by the host). */
   code: string;
   /** The run's timeout. */
   timeoutMs: number;
@@ -118,6 +130,10 @@ export interface HostToDenRun {
   stdin: string | null;
   /** Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); only a cross-origin isolated den can ask. */
   interactive: boolean;
+  /** The language of `code`. */
+  lang: "python" | "javascript";
+  /** For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null. */
+  js: JsCode | null;
 }
 
 /** reset: `den.reset()`. On the host's MessagePort. */
@@ -330,7 +346,7 @@ export interface DenToWorkerRun {
   t: "run";
   /** The run id (the host's counter). */
   id: number;
-  /** The Python code. */
+  /** The code (Python, or JavaScript as prepared by the host). */
   code: string;
   /** The run's timeout. */
   timeoutMs: number;
@@ -346,6 +362,10 @@ export interface DenToWorkerRun {
   stdin: string | null;
   /** Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); only a cross-origin isolated den can ask. */
   interactive: boolean;
+  /** The language of `code`. */
+  lang: "python" | "javascript";
+  /** For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null. */
+  js: JsCode | null;
 }
 
 /** fetch-reply: the host's `fetch-reply` for the run in flight, forwarded as it came. On the private `ctl` port. */

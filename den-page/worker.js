@@ -1030,7 +1030,352 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, ma
   }
   installTracking();
   installFsTracking();
+  installConsole();
+  installFs();
   return { ms: performance.now() - started, packagesMs, installed: wrote };
+}
+
+// --- JavaScript runs ---
+// JavaScript code runs in this worker's global scope, beside Python, on the same Emscripten
+// file system: its writes are tracked like Python's (run.files), and the den page's timeout,
+// output cap and restarts apply unchanged. The host prepares the code
+// (foxden_core::javascript::prepare): top-level let/const/class come as `var`, so that they
+// persist like `var` and function declarations do. It runs
+// - without top-level await or return: by indirect eval (the global scope); the result is the
+//   script's completion value (the last expression statement's value);
+// - with them: as the body of an async function inside `with (scope)`, where `scope` sends the
+//   names the host found declared at top level to the global object, so that they persist too;
+//   the result is the value of the last expression statement (its text is the longest tail,
+//   from a top-level statement start, that the engine parses as an expression, with a head that
+//   still parses), or of a top-level `return`.
+// Eval needs 'unsafe-eval' in the den page's CSP: docs/architecture.md says why that opens no
+// way out (Python reaches every JS global already; connect-src, script-src and worker-src stay).
+const indirectEval = self.eval;
+const RealFunction = Function;
+const AsyncFunction = /** @type {FunctionConstructor} */ (Object.getPrototypeOf(async () => {}).constructor);
+const fnToString = Function.prototype.toString;
+/**
+ * True if `source` parses as the body of a function made by `Ctor`.
+ * @param {FunctionConstructor} Ctor
+ * @param {string[]} args
+ */
+function parses(Ctor, ...args) {
+  try {
+    new Ctor(...args);
+    return true;
+  } catch (_) {
+    return false;
+  }
+}
+
+/**
+ * A JS value as text for `result` and console output: strings quoted as JSON, containers to
+ * depth 2 and 100 entries, cycles as [Circular]. Never throws.
+ * @param {unknown} v
+ * @param {number} [depth]
+ * @param {Set<object>} [seen]
+ * @returns {string}
+ */
+function inspect(v, depth = 0, seen = new Set()) {
+  try {
+    switch (typeof v) {
+      case "string":
+        return JSON.stringify(v);
+      case "number":
+        return Object.is(v, -0) ? "-0" : String(v);
+      case "bigint":
+        return `${v}n`;
+      case "undefined":
+      case "boolean":
+        return String(v);
+      case "symbol":
+        return v.toString();
+      case "function": {
+        const name = v.name || "(anonymous)";
+        return /^class\b/.test(apply(fnToString, v, [])) ? `[class ${name}]` : `[Function: ${name}]`;
+      }
+    }
+    if (v === null) return "null";
+    const o = /** @type {any} */ (v);
+    if (seen.has(o)) return "[Circular]";
+    if (o instanceof Error) return `${o.name}: ${o.message}`;
+    if (o instanceof Date) return isNaN(o.getTime()) ? "Invalid Date" : o.toISOString();
+    if (o instanceof RegExp) return String(o);
+    if (o instanceof Promise) return "Promise {…}";
+    if (o instanceof ArrayBuffer) return `ArrayBuffer { byteLength: ${o.byteLength} }`;
+    const isArray = Array.isArray(o);
+    if (depth > 2) return isArray ? "[Array]" : "[Object]";
+    seen.add(o);
+    try {
+      /** @param {string[]} parts @param {number} total */
+      const list = (parts, total) => parts.join(", ") + (total > parts.length ? `, … ${total - parts.length} more` : "");
+      /** @param {unknown} x */
+      const sub = (x) => inspect(x, depth + 1, seen);
+      if (isArray) return `[${list(o.slice(0, 100).map(sub), o.length)}]`;
+      if (ArrayBuffer.isView(o) && !(o instanceof DataView)) {
+        const a = /** @type {any} */ (o);
+        return `${a.constructor.name}(${a.length}) [${list(Array.from(a.subarray(0, 100), sub), a.length)}]`;
+      }
+      if (o instanceof Map) return `Map(${o.size}) {${list([...o].slice(0, 100).map(([k, x]) => `${sub(k)} => ${sub(x)}`), o.size)}}`;
+      if (o instanceof Set) return `Set(${o.size}) {${list([...o].slice(0, 100).map(sub), o.size)}}`;
+      const keys = Object.keys(o);
+      const proto = Object.getPrototypeOf(o);
+      const ctor = proto && proto !== Object.prototype && typeof proto.constructor === "function" ? `${proto.constructor.name} ` : "";
+      if (!keys.length) return `${ctor}{}`;
+      const key = (/** @type {string} */ k) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k));
+      return `${ctor}{ ${list(keys.slice(0, 100).map((k) => `${key(k)}: ${sub(o[k])}`), keys.length)} }`;
+    } finally {
+      seen.delete(o);
+    }
+  } catch (_) {
+    return "[object]"; // a getter or proxy trap threw
+  }
+}
+
+/**
+ * console arguments as one line: strings as they are, other values through inspect.
+ * @param {unknown[]} args
+ */
+const consoleLine = (args) => args.map((a) => (typeof a === "string" ? a : inspect(a))).join(" ") + "\n";
+
+/** @param {unknown} e what the code threw @returns {import("./protocol").RunError} */
+function jsError(e) {
+  const err = /** @type {any} */ (e);
+  const isError = err instanceof Error || (err !== null && typeof err === "object" && typeof err.name === "string" && typeof err.message === "string");
+  const type = isError ? String(err.name).slice(0, 256) : "Uncaught";
+  const message = isError ? String(err.message) : inspect(e);
+  return { kind: "javascript", type, message, traceback: isError ? jsTraceback(err, type, message) : "" };
+}
+
+// The lines the async-function wrapper adds before the body (differs between engines).
+let headerLines = -1;
+/** @param {string} stack @returns {{name: string, line: number, col: number}[]} */
+function userFrames(stack) {
+  const frames = [];
+  for (const l of String(stack).split("\n")) {
+    // Chromium: "at f (eval at runJavascript (blob:…), <anonymous>:2:9)"; Firefox:
+    // "f@blob:… line 9 > eval:2:9" (or "> Function", "> AsyncFunction").
+    const m = /<anonymous>:(\d+):(\d+)\)?$/.exec(l) || /> (?:eval|Function|AsyncFunction):(\d+):(\d+)$/.exec(l);
+    if (!m) continue;
+    const name = (/^\s*at (?:async )?([^\s(]+) \(/.exec(l) || /^([^@]*)@/.exec(l) || [])[1] || "";
+    frames.push({ name: name === "eval" || name === "anonymous" ? "" : name, line: Number(m[1]), col: Number(m[2]) });
+  }
+  return frames;
+}
+/** @param {any} err @param {string} type @param {string} message */
+function jsTraceback(err, type, message) {
+  const inAsync = err && err[ASYNC_MARK] === true;
+  const lines = userFrames(err.stack).map((f) => {
+    const line = inAsync && headerLines > 0 ? f.line - headerLines : f.line;
+    return `  at ${f.name || "<js>"} (line ${line}, column ${f.col})`;
+  });
+  return [`${type}: ${message}`, ...lines].join("\n");
+}
+const ASYNC_MARK = Symbol("foxden async run");
+
+/**
+ * Runs a JavaScript run's code. Never throws: the code's errors become `error`.
+ * @param {DenToWorkerRun} msg
+ * @returns {Promise<{result: string | null, error: import("./protocol").RunError | null}>}
+ */
+async function runJavascript(msg) {
+  const code = msg.code;
+  const prep = msg.js || { names: [], functions: [], splits: [0], topReturn: false };
+  // A top-level declaration becomes a global property: one the worker's global scope keeps
+  // read-only (`name`, `location`, `undefined`, …) would silently keep its old value.
+  const stuck = prep.names.find(readOnlyGlobal);
+  if (stuck !== undefined) {
+    const message = `${stuck} is a read-only global of the den's worker: a top-level declaration cannot change it; pick another name (or declare it inside a block)`;
+    return { result: null, error: { kind: "javascript", type: "SyntaxError", message, traceback: `SyntaxError: ${message}` } };
+  }
+  let value;
+  try {
+    if (!prep.topReturn && parses(RealFunction, code)) {
+      value = indirectEval(code);
+    } else if (parses(AsyncFunction, code)) {
+      value = await runAsyncBody(code, prep);
+    } else {
+      value = indirectEval(code); // throws the SyntaxError, with the engine's message
+    }
+  } catch (e) {
+    return { result: null, error: jsError(e) };
+  }
+  if (value === undefined) return { result: null, error: null };
+  return { result: inspect(value).slice(0, msg.maxOutputBytes), error: null };
+}
+
+/** @param {string} k true if assigning the global `k` would not change it */
+function readOnlyGlobal(k) {
+  for (let o = /** @type {object | null} */ (self); o; o = Object.getPrototypeOf(o)) {
+    const d = Object.getOwnPropertyDescriptor(o, k);
+    if (d) return d.get ? !d.set : d.writable === false;
+  }
+  return false;
+}
+
+/**
+ * Code with top-level await or return, as an async function body (see above).
+ * @param {string} code
+ * @param {import("./protocol").JsCode} prep
+ */
+async function runAsyncBody(code, prep) {
+  if (headerLines < 0) {
+    // Where the body's first line lands in the engine's line numbers.
+    const probe = await new AsyncFunction("a", "b", "with (a) { throw new Error() }")({}, null).catch((/** @type {any} */ e) => e);
+    headerLines = (userFrames(probe && probe.stack)[0] || { line: 1 }).line - 1;
+  }
+  // The last expression statement: the longest tail that is an expression (among the last 64
+  // statement starts, so that a long script is not parsed again and again).
+  let body = code;
+  let best = -1;
+  for (let i = prep.splits.length - 1; i >= 0 && i >= prep.splits.length - 64; i--) {
+    const tail = code.slice(prep.splits[i]).replace(/[\s;]+$/, "");
+    if (!tail || /^(?:function|class|async\s+function|var|let|const|import|export|if|for|while|do|try|switch|return|throw|break|continue)\b|^\{/.test(tail)) {
+      if (best >= 0) break;
+      continue;
+    }
+    if (parses(AsyncFunction, `return (${tail}\n);`)) best = i;
+    else if (best >= 0) break;
+  }
+  if (best >= 0) {
+    const split = prep.splits[best];
+    const withReturn = `${code.slice(0, split)}return (${code.slice(split).replace(/[\s;]+$/, "")}\n);`;
+    if (parses(AsyncFunction, withReturn)) body = withReturn;
+  }
+  const names = new Set(prep.names);
+  const scope = new Proxy(Object.create(null), {
+    has: (_, k) => typeof k === "string" && names.has(k),
+    get: (_, k) => (k === Symbol.unscopables ? undefined : /** @type {any} */ (self)[k]),
+    set: (_, k, v) => {
+      /** @type {any} */ (self)[k] = v;
+      return true;
+    },
+  });
+  // Top-level function declarations are hoisted to the start of the block: publish them there.
+  const publish = prep.functions.filter((f) => /^[A-Za-z_$][\w$]*$/.test(f)).map((f) => `__foxden_global.${f} = ${f};`).join(" ");
+  const fn = new AsyncFunction("__foxden_scope", "__foxden_global", `with (__foxden_scope) { ${publish} ${body}\n}`);
+  try {
+    return await fn(scope, self);
+  } catch (e) {
+    if (e !== null && typeof e === "object") {
+      try {
+        Object.defineProperty(e, ASYNC_MARK, { value: true });
+      } catch (_) {
+        /* frozen */
+      }
+    }
+    throw e;
+  }
+}
+
+// console.log/info/debug/dir → stdout, console.warn/error/trace → stderr, during a run (also
+// Python's js.console). Installed once after boot; outside a run the output is dropped.
+function installConsole() {
+  const c = /** @type {any} */ (self.console);
+  /** @type {[string, StreamName][]} */
+  const routes = [["log", "stdout"], ["info", "stdout"], ["debug", "stdout"], ["dir", "stdout"], ["warn", "stderr"], ["error", "stderr"], ["trace", "stderr"]];
+  for (const [name, stream] of routes) {
+    c[name] = (/** @type {unknown[]} */ ...args) => {
+      if (current) capture(stream, encoder.encode(consoleLine(args)));
+    };
+  }
+}
+
+// The `fs` global of JavaScript runs: the den's files (/drop, /out, /work; relative paths are
+// under /work), through the same file system Python uses. Every function returns a promise.
+class FsError extends Error {
+  /** @param {string} message @param {string} code */
+  constructor(message, code) {
+    super(message);
+    this.name = "FsError";
+    this.code = code;
+  }
+}
+const ERRNO = /** @type {Record<number, [string, string]>} */ ({ 20: ["EEXIST", "it exists"], 31: ["EISDIR", "it is a folder"], 44: ["ENOENT", "no such file or folder"], 54: ["ENOTDIR", "not a folder"], 55: ["ENOTEMPTY", "the folder is not empty"] });
+/**
+ * The absolute den path of `p`, or an FsError.
+ * @param {string} op @param {unknown} p
+ */
+function denPath(op, p) {
+  if (typeof p !== "string" || p === "") throw new TypeError(`fs.${op}: the path must be a non-empty string`);
+  const parts = [];
+  for (const seg of (p.startsWith("/") ? p : `/work/${p}`).split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === "..") parts.pop();
+    else parts.push(seg);
+  }
+  const abs = "/" + parts.join("/");
+  if (!underRoots(abs)) throw new FsError(`fs.${op}: ${p} is not a den path (the den's files are under /drop, /out and /work)`, "EPERM");
+  return abs;
+}
+/**
+ * Runs one file system call; Emscripten's errors become FsErrors that name the path.
+ * @template T @param {string} op @param {string} path @param {() => T} fn @returns {T}
+ */
+function fsCall(op, path, fn) {
+  try {
+    return fn();
+  } catch (e) {
+    const err = /** @type {any} */ (e);
+    if (err instanceof FsError || err instanceof TypeError) throw err;
+    const [code, why] = ERRNO[err && err.errno] || ["EIO", String(err && err.message ? err.message : err)];
+    throw new FsError(`fs.${op}: ${path}: ${why}`, code);
+  }
+}
+function installFs() {
+  const FS = /** @type {PyodideAPI} */ (py).FS;
+  const fs = {
+    /** @param {string} path @param {string} [encoding] */
+    async readFile(path, encoding) {
+      const abs = denPath("readFile", path);
+      if (encoding !== undefined && encoding !== "utf-8" && encoding !== "utf8") throw new TypeError(`fs.readFile: encoding must be "utf-8" or absent (bytes), not ${inspect(encoding)}`);
+      const data = fsCall("readFile", abs, () => FS.readFile(abs));
+      return encoding ? new TextDecoder().decode(data) : data;
+    },
+    /** @param {string} path @param {string | ArrayBuffer | ArrayBufferView} data */
+    async writeFile(path, data) {
+      const abs = denPath("writeFile", path);
+      /** @type {Uint8Array} */
+      let bytes;
+      if (typeof data === "string") bytes = encoder.encode(data);
+      else if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
+      else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      else throw new TypeError("fs.writeFile: data must be a string, an ArrayBuffer or a typed array");
+      if (ROOTS.includes(abs)) throw new FsError(`fs.writeFile: ${abs}: it is a folder`, "EISDIR");
+      fsCall("writeFile", abs, () => {
+        FS.mkdirTree(abs.slice(0, abs.lastIndexOf("/")));
+        FS.writeFile(abs, bytes);
+      });
+    },
+    /** @param {string} [dir] */
+    async list(dir = "/work") {
+      const abs = denPath("list", dir);
+      return fsCall("list", abs, () => FS.readdir(abs).filter((n) => n !== "." && n !== "..").sort());
+    },
+    /** @param {string} path */
+    async exists(path) {
+      return lstatOrNull(denPath("exists", path)) !== null;
+    },
+    /** @param {string} path */
+    async stat(path) {
+      const abs = denPath("stat", path);
+      const st = fsCall("stat", abs, () => FS.stat(abs));
+      return { size: st.size, mtimeMs: statInfo(st).mtime, isFile: FS.isFile(st.mode), isDirectory: FS.isDir(st.mode) };
+    },
+    /** @param {string} path */
+    async mkdir(path) {
+      const abs = denPath("mkdir", path);
+      fsCall("mkdir", abs, () => FS.mkdirTree(abs));
+    },
+    /** @param {string} path */
+    async remove(path) {
+      const abs = denPath("remove", path);
+      if (ROOTS.includes(abs)) throw new FsError(`fs.remove: ${abs} is a root of the den and cannot be removed`, "EPERM");
+      if (!lstatOrNull(abs)) throw new FsError(`fs.remove: ${abs}: no such file or folder`, "ENOENT");
+      fsCall("remove", abs, () => removeTree(abs));
+    },
+  };
+  Object.defineProperty(self, "fs", { value: Object.freeze(fs), writable: true, configurable: true, enumerable: false });
 }
 
 // --- run ---
@@ -1067,7 +1412,14 @@ async function run(msg) {
   current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, pending: { stdout: "", stderr: "" }, last: 0, displayed: 0 };
   decoders.stdout = new TextDecoder();
   decoders.stderr = new TextDecoder();
-  try {
+  if (msg.lang === "javascript") {
+    // JavaScript runs in this worker's global scope, on the same files (see runJavascript); it
+    // catches everything the code throws. Everything after this (leftovers, output, files) is
+    // the same for both languages.
+    const js = await runJavascript(msg);
+    reply.result = js.result;
+    reply.error = js.error;
+  } else try {
     // undefined, not null: Pyodide passes JS null to Python as JsNull, not None.
     const stdin = typeof msg.stdin === "string" ? msg.stdin : undefined;
     const interactive = msg.interactive === true;

@@ -149,3 +149,70 @@ export async function assertNoNetwork({ page, runInPage, targets, packagedOnly =
   }
   console.log(`# ${label} probe outcomes:\n${names.map((n) => `#   ${n}: ${results[n]}`).join("\n")}`);
 }
+
+/**
+ * The probe set again, as JavaScript run in the den (`runInPage(code, timeoutMs)` runs it with
+ * lang "javascript" and returns the run result): every way out a script has, against each target.
+ * Asserts what assertNoNetwork does: no marker in the server or proxy log (with the host's
+ * control requests in both), and the requests themselves fail.
+ */
+export async function assertNoNetworkFromJs({ page, runInPage, targets, label }) {
+  const m = marker("jsnet");
+  const results = {};
+  for (const [where, base] of Object.entries(targets)) {
+    const u = (kind) => `${base}/probe/${m}-${where}-${kind}`;
+    const ws = u("ws").replace("http://", "ws://");
+    const nested = (tag) =>
+      `fetch('${u(tag + "-fetch")}').catch(() => {}); try { importScripts('${u(tag + "-import")}') } catch (e) {} ` +
+      `try { WorkerGlobalScope.prototype.importScripts.call(self, '${u(tag + "-proto")}') } catch (e) {} import('${u(tag + "-dynimport")}').catch(() => {});`;
+    const probes = {
+      fetch: `await fetch('${u("fetch")}')`,
+      "xhr-sync": `const x = new XMLHttpRequest(); x.open('GET', '${u("xhr-sync")}', false); x.send(); x.status`,
+      "xhr-async": `const x = new XMLHttpRequest(); x.open('GET', '${u("xhr-async")}'); x.send(); await new Promise((r) => { x.onloadend = r; setTimeout(r, 2000) }); x.status`,
+      websocket: `const w = new WebSocket('${ws}'); await new Promise((r) => { w.onerror = w.onopen = w.onclose = r; setTimeout(r, 2000) }); w.readyState`,
+      eventsource: `const e = new EventSource('${u("eventsource")}'); await new Promise((r) => { e.onerror = e.onopen = r; setTimeout(r, 2000) }); const s = e.readyState; e.close(); s`,
+      importScripts: `importScripts('${u("importscripts")}')`,
+      "importScripts(prototype)": `WorkerGlobalScope.prototype.importScripts.call(self, '${u("importscripts-p")}')`,
+      "import()": `await import('${u("import")}')`,
+      "eval fetch": `await eval("fetch('${u("eval")}')")`,
+      "new Function fetch": `await new Function("return fetch('${u("function")}')")()`,
+      "Worker(url)": `const w = new Worker('${u("worker")}'); await new Promise((r) => { w.onerror = r; setTimeout(r, 1000) }); 'made'`,
+      "Worker(url, module)": `const w = new Worker('${u("worker-module")}', { type: 'module' }); await new Promise((r) => { w.onerror = r; setTimeout(r, 1000) }); 'made'`,
+      "blob Worker": `const w = new Worker(URL.createObjectURL(new Blob([${JSON.stringify(nested("blobworker"))}], { type: 'text/javascript' }))); await new Promise((r) => setTimeout(r, 1000)); 'made'`,
+      "data: Worker": `const w = new Worker('data:text/javascript,' + encodeURIComponent(${JSON.stringify(nested("dataworker"))})); await new Promise((r) => setTimeout(r, 1000)); 'made'`,
+      sendBeacon: `typeof navigator.sendBeacon === 'function' ? navigator.sendBeacon('${u("beacon")}', 'x') : 'absent'`,
+      "Image / FontFace": `typeof Image === 'function' ? new Image().src = '${u("image")}' : await new FontFace('x', "url('${u("font")}')").load()`,
+      "createImageBitmap(fetch)": `await createImageBitmap(await (await fetch('${u("bitmap")}')).blob())`,
+      "SharedWorker": `typeof SharedWorker === 'function' ? new SharedWorker('${u("shared")}') : 'absent'`,
+      "WebTransport": `typeof WebTransport === 'function' ? await new WebTransport('https://foxden-probe.example:4433/${m}-${where}-wt').ready : 'absent'`,
+      "RTCPeerConnection": `typeof RTCPeerConnection === 'function' ? 'present' : 'absent'`,
+      "caches": `typeof caches === 'object' ? await caches.open('x') : 'absent'`,
+    };
+    for (const [name, code] of Object.entries(probes)) {
+      const r = await runInPage(code, 10000);
+      results[`${where}:${name}`] = r.error ? `${r.error.kind} ${r.error.type}: ${r.error.message.slice(0, 100)}` : `NO ERROR: ${r.result}`;
+    }
+  }
+  await sleep(1500);
+  const control = marker("control");
+  await page.evaluate(
+    async (same, ext) => {
+      await fetch(same).catch(() => {});
+      await fetch(ext).catch(() => {});
+    },
+    `${targets.same}/probe/${control}-same`,
+    `${EXTERNAL}/probe/${control}-ext`,
+  );
+  await sleep(500);
+  const server = readLog("server");
+  const proxy = readLog("proxy");
+  assert.ok(server.includes(`${control}-same`), "the host's control request reached the static server log");
+  assert.ok(proxy.includes(`${control}-ext`), "the host's control request reached the proxy log");
+  const leaked = (server + proxy).split("\n").filter((l) => l.includes(m));
+  assert.deepEqual(leaked, [], `sandbox requests reached a server:\n${leaked.join("\n")}\n${JSON.stringify(results, null, 1)}`);
+  // The requests themselves fail (constructors that merely make an object are judged by the logs).
+  for (const name of ["fetch", "xhr-sync", "importScripts", "importScripts(prototype)", "import()", "eval fetch", "new Function fetch", "createImageBitmap(fetch)"]) {
+    for (const where of Object.keys(targets)) assert.doesNotMatch(results[`${where}:${name}`], /^NO ERROR/, `${where}:${name}: ${results[`${where}:${name}`]}`);
+  }
+  console.log(`# ${label} JavaScript probe outcomes:\n${Object.entries(results).map(([n, o]) => `#   ${n}: ${o}`).join("\n")}`);
+}

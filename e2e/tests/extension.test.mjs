@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { BROWSER, BASE, sleep, launch } from "../lib.mjs";
-import { assertNoNetwork, EXTERNAL } from "../probes.mjs";
+import { assertNoNetwork, assertNoNetworkFromJs, EXTERNAL } from "../probes.mjs";
 
 const EXT_ROOT = process.env.FOXDEN_EXT_DIR;
 const EXT_DIR = EXT_ROOT && join(EXT_ROOT, BROWSER === "firefox" ? "firefox" : "chromium");
@@ -206,6 +206,20 @@ test(`${BROWSER}: every network probe from the extension's den fails and reaches
       targets: { same: BASE, ext: EXTERNAL, self: origin },
       packagedOnly: ["self"],
       minProbes: 40,
+      label: `${BROWSER} extension`,
+    });
+  } finally {
+    probing = false;
+  }
+});
+
+test(`${BROWSER}: every network probe run from JavaScript in the extension's den fails and reaches no server`, async () => {
+  probing = true;
+  try {
+    await assertNoNetworkFromJs({
+      page: space,
+      runInPage: (code, timeoutMs) => space.evaluate((code, timeoutMs) => window.spaceDen.run(code, { timeoutMs, lang: "javascript" }), code, timeoutMs),
+      targets: { same: BASE, ext: EXTERNAL, self: origin },
       label: `${BROWSER} extension`,
     });
   } finally {

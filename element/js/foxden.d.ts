@@ -147,16 +147,24 @@ export interface RunOptions {
    * a message. The run's timeout does not count the time spent waiting for the answer. Without
    * isolation, `input()` raises `EOFError` saying how to enable it. */
   onInput?: (request: InputRequest) => string | null | Promise<string | null>;
+  /** The language of the code. Default "python". "javascript" runs it in the same sandbox (the
+   * den's worker, never the host page), on the same files and limits: the `fs` global reads and
+   * writes the den's files, `console.log`/`console.error` stream as stdout/stderr, the last
+   * expression (or a top-level `return`) is `result`. See the README, "JavaScript". */
+  lang?: "python" | "javascript";
 }
 
-export type RunErrorKind = "python" | "timeout" | "crashed" | "storage";
+export type RunErrorKind = "python" | "timeout" | "crashed" | "storage" | "javascript";
 
 export interface RunError {
   kind: RunErrorKind;
-  /** Python exception class name for kind "python" (e.g. "ZeroDivisionError"). */
+  /** Python exception class name for kind "python" (e.g. "ZeroDivisionError"), the error's
+   * name for kind "javascript" (e.g. "TypeError", "SyntaxError"; "Uncaught" for a thrown
+   * non-Error value). */
   type: string;
   message: string;
-  /** Python traceback text (kind "python"), else "". */
+  /** Python traceback text (kind "python"), or "Name: message" and the frames of the run's own
+   * code (kind "javascript"), else "". */
   traceback: string;
 }
 

@@ -145,9 +145,16 @@ fn check_manifest(manifest: &str, target: &str) -> Result<(), String> {
             return Err(format!("extension/manifest.{target}.json lacks {n}"));
         }
     }
-    if manifest.contains("unsafe-inline") || manifest.contains("'unsafe-eval'") {
+    // The sandbox page may eval (JavaScript runs, see docs/architecture.md); extension pages
+    // may not, and nothing may run inline script.
+    let pages = manifest
+        .split("\"extension_pages\":")
+        .nth(1)
+        .and_then(|rest| rest.split('"').nth(1))
+        .unwrap_or("");
+    if manifest.contains("unsafe-inline") || pages.contains("'unsafe-eval'") {
         return Err(format!(
-            "extension/manifest.{target}.json allows inline or eval'd script"
+            "extension/manifest.{target}.json allows inline script, or eval'd script in extension pages"
         ));
     }
     Ok(())
@@ -173,6 +180,15 @@ mod tests {
             let m = read(&root().join(format!("extension/manifest.{t}.json")))
                 .expect("manifest exists");
             check_manifest(&m, t).expect("policy");
+            // Eval is for the sandbox page (JavaScript runs) only, never for extension pages.
+            let pages_eval = m.replacen(
+                "\"extension_pages\": \"script-src 'self'",
+                "\"extension_pages\": \"script-src 'self' 'unsafe-eval'",
+                1,
+            );
+            assert_ne!(pages_eval, m);
+            assert!(check_manifest(&pages_eval, t).is_err());
+            assert!(check_manifest(&m.replace("'unsafe-eval'", "'unsafe-inline'"), t).is_err());
         }
     }
 }

@@ -13,6 +13,9 @@ use crate::protocol::{ErrorKind, RunError};
 pub enum ScriptRole {
     /// The reader's code (no role attribute): shown, edited, run.
     Main,
+    /// The reader's code in JavaScript (`type="text/x-foxden-javascript"`, no role attribute):
+    /// runs with `lang: "javascript"`. Setup, check and solution scripts are Python only.
+    JavaScript,
     /// `setup`: runs once per interpreter before the first run, hidden.
     Setup,
     /// `check`: runs after the reader's code; passes when it raises nothing. Hidden.
@@ -28,17 +31,22 @@ impl ScriptRole {
     /// The role of a script child: `None` when it is not Python (`type` is not
     /// `text/x-python`); the first role attribute present wins, none makes it the reader's code.
     pub fn of(ty: Option<&str>, has_attribute: impl Fn(&str) -> bool) -> Option<ScriptRole> {
+        let role = Self::ATTRIBUTES.into_iter().find(|a| has_attribute(a));
+        if ty.is_some_and(|t| {
+            t.trim()
+                .eq_ignore_ascii_case(crate::javascript::SCRIPT_TYPE)
+        }) {
+            return role.is_none().then_some(ScriptRole::JavaScript);
+        }
         if !ty.is_some_and(|t| t.trim().eq_ignore_ascii_case("text/x-python")) {
             return None;
         }
-        Some(
-            match Self::ATTRIBUTES.into_iter().find(|a| has_attribute(a)) {
-                Some("setup") => ScriptRole::Setup,
-                Some("check") => ScriptRole::Check,
-                Some("solution") => ScriptRole::Solution,
-                _ => ScriptRole::Main,
-            },
-        )
+        Some(match role {
+            Some("setup") => ScriptRole::Setup,
+            Some("check") => ScriptRole::Check,
+            Some("solution") => ScriptRole::Solution,
+            _ => ScriptRole::Main,
+        })
     }
 }
 
@@ -53,6 +61,8 @@ pub struct LessonScripts {
     pub check: Option<String>,
     /// The solution.
     pub solution: Option<String>,
+    /// The reader's code is JavaScript.
+    pub main_is_javascript: bool,
 }
 
 impl LessonScripts {
@@ -62,6 +72,12 @@ impl LessonScripts {
         for (role, code) in scripts {
             let slot = match role {
                 ScriptRole::Main => &mut out.main,
+                ScriptRole::JavaScript => {
+                    if out.main.is_none() {
+                        out.main_is_javascript = true;
+                    }
+                    &mut out.main
+                }
                 ScriptRole::Setup => &mut out.setup,
                 ScriptRole::Check => &mut out.check,
                 ScriptRole::Solution => &mut out.solution,
@@ -283,6 +299,11 @@ mod tests {
         );
         assert_eq!(ScriptRole::of(Some("module"), attrs(&[])), None);
         assert_eq!(ScriptRole::of(None, attrs(&["setup"])), None);
+        // JavaScript is the reader's code only; setup, check and solution are Python.
+        let js = Some(crate::javascript::SCRIPT_TYPE);
+        assert_eq!(ScriptRole::of(js, attrs(&[])), Some(ScriptRole::JavaScript));
+        assert_eq!(ScriptRole::of(js, attrs(&["check"])), None);
+        assert_eq!(ScriptRole::of(Some("text/javascript"), attrs(&[])), None);
     }
 
     #[test]
@@ -298,6 +319,23 @@ mod tests {
         assert_eq!(s.check.as_deref(), Some("assert x == 1"));
         assert_eq!(s.solution, None);
         assert_eq!(LessonScripts::collect([]), LessonScripts::default());
+        // The first reader's script decides the language.
+        let js = LessonScripts::collect([
+            (ScriptRole::JavaScript, "1 + 1".to_string()),
+            (ScriptRole::Main, "x = 2".to_string()),
+        ]);
+        assert_eq!(
+            (js.main.as_deref(), js.main_is_javascript),
+            (Some("1 + 1"), true)
+        );
+        let py = LessonScripts::collect([
+            (ScriptRole::Main, "x = 2".to_string()),
+            (ScriptRole::JavaScript, "1 + 1".to_string()),
+        ]);
+        assert_eq!(
+            (py.main.as_deref(), py.main_is_javascript),
+            (Some("x = 2"), false)
+        );
     }
 
     #[test]

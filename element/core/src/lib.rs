@@ -4,6 +4,7 @@
 //! - [`codes`]: the stable `DenError.code` and `DenLoadError.stage` values.
 //! - [`paths`]: the one path normalizer every entry point uses.
 //! - [`files`]: the den's file map (the memory store), atomic batches and the size cap.
+//! - [`javascript`]: JavaScript runs: top-level declarations made to persist, statement starts.
 //! - [`sync`]: what the sandbox already has, so a run ships only differences.
 //! - [`limits`]: defaults and name rules from the product sheet.
 //! - [`net`]: the network broker's rules (URL parser, allowlist, methods, rate, sizes).
@@ -16,6 +17,7 @@
 pub mod codes;
 pub mod files;
 pub mod input;
+pub mod javascript;
 pub mod lesson;
 pub mod limits;
 pub mod net;

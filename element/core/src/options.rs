@@ -340,6 +340,12 @@ pub const OPTIONS: &[Opt] = &[
     },
     // Library only.
     Opt {
+        api: Some((Api::Run, "lang")),
+        choices: &crate::protocol::schema::LANGS,
+        default: Default::Text("python"),
+        ..base()
+    },
+    Opt {
         api: Some((Api::OpenDen, "killGraceMs")),
         ty: Type::Number,
         default: Default::Number(limits::DEFAULT_KILL_GRACE_MS as u64),

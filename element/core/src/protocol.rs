@@ -169,6 +169,8 @@ impl Stream {
 pub enum ErrorKind {
     /// The code raised.
     Python,
+    /// JavaScript code threw (or did not parse).
+    Javascript,
     /// The run passed its timeout.
     Timeout,
     /// The worker or den page failed, or was closed or reset during the run.
@@ -179,13 +181,19 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: &'static [ErrorKind] =
-        &[Self::Python, Self::Timeout, Self::Crashed, Self::Storage];
+    pub const ALL: &'static [ErrorKind] = &[
+        Self::Python,
+        Self::Timeout,
+        Self::Crashed,
+        Self::Storage,
+        Self::Javascript,
+    ];
 
     /// Parses a kind; `None` for anything else.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "python" => Self::Python,
+            "javascript" => Self::Javascript,
             "timeout" => Self::Timeout,
             "crashed" => Self::Crashed,
             "storage" => Self::Storage,
@@ -196,6 +204,7 @@ impl ErrorKind {
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Python => "python",
+            Self::Javascript => "javascript",
             Self::Timeout => "timeout",
             Self::Crashed => "crashed",
             Self::Storage => "storage",

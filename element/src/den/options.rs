@@ -158,10 +158,38 @@ pub(crate) struct RunOptions {
     pub(crate) stdin: Option<String>,
     /// Who started the run (the element's event router; 0 for `run()` on a den).
     pub(crate) tag: u32,
+    /// The code is JavaScript (`lang: "javascript"`), not Python.
+    pub(crate) javascript: bool,
+}
+
+/// Reads the run option `lang`: `"python"` (default) or `"javascript"`.
+fn lang(v: &JsValue) -> Result<bool, JsValue> {
+    let raw = get(v, "lang");
+    if is_absent(&raw) {
+        return Ok(false);
+    }
+    match raw.as_string().as_deref() {
+        Some("python") => Ok(false),
+        Some("javascript") => Ok(true),
+        _ => Err(option_error(
+            "lang",
+            "lang must be \"python\" or \"javascript\"",
+        )),
+    }
 }
 
 pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
+    let javascript = lang(v)?;
+    for key in ["stdin", "onInput"] {
+        if javascript && !is_absent(&get(v, key)) {
+            return Err(option_error(
+                key,
+                &format!("{key} is for Python runs: JavaScript runs have no stdin"),
+            ));
+        }
+    }
     Ok(RunOptions {
+        javascript,
         timeout_ms: number(v, Api::Run, "timeoutMs")?,
         max_output_bytes: number(v, Api::Run, "maxOutputBytes")?,
         on_output: get(v, "onOutput").dyn_into::<Function>().ok(),

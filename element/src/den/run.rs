@@ -46,9 +46,27 @@ impl Den {
             .borrow_mut()
             .delivered(&plan, &inner.files.borrow());
         let on_input = self.input_handler(seq, &ro);
+        // JavaScript: top-level let/const/class rewritten to persist, and what the worker needs
+        // for code with top-level await (foxden_core::javascript).
+        let (sent, js) = if ro.javascript {
+            let p = foxden_core::javascript::prepare(&code);
+            let splits = Array::new();
+            for s in &p.splits {
+                splits.push(&(*s).into());
+            }
+            let js = obj(&[
+                ("names", str_array(&p.names).into()),
+                ("functions", str_array(&p.functions).into()),
+                ("splits", splits.into()),
+                ("topReturn", p.top_return.into()),
+            ]);
+            (p.code, JsValue::from(js))
+        } else {
+            (code.clone(), JsValue::NULL)
+        };
         let msg = obj(&[
             ("t", HostToDen::Run.as_str().into()),
-            ("code", code.as_str().into()),
+            ("code", sent.as_str().into()),
             ("timeoutMs", ro.timeout_ms.into()),
             ("maxOutputBytes", ro.max_output_bytes.into()),
             ("killGraceMs", inner.opts.kill_grace_ms.into()),
@@ -59,6 +77,16 @@ impl Den {
                 ro.stdin.as_deref().map_or(JsValue::NULL, JsValue::from),
             ),
             ("interactive", on_input.is_some().into()),
+            (
+                "lang",
+                if ro.javascript {
+                    "javascript"
+                } else {
+                    "python"
+                }
+                .into(),
+            ),
+            ("js", js),
         ]);
         let output = Rc::new(RefCell::new(OutputBuffer::new(
             ro.max_output_bytes as usize,
@@ -199,7 +227,7 @@ impl Den {
     /// Who answers this run's `input()`: the run's `onInput`, else the element (its `input`
     /// event), else nobody (`None`: the run is not interactive). Scripted stdin comes first.
     fn input_handler(&self, seq: u32, ro: &RunOptions) -> Option<InputHandler> {
-        if ro.stdin.is_some() {
+        if ro.stdin.is_some() || ro.javascript {
             return None;
         }
         if let Some(f) = ro.on_input.clone() {

@@ -326,12 +326,14 @@ pub(crate) async fn lesson_run(
         (lease.router.clone(), lease.tag(false), lease.tag(true))
     };
     let opts = run_opts(&state, &opts);
+    // Setup and check are Python whatever the reader's code is.
+    let python_opts = with_lang(&opts, None);
     // Every element's setup in a shared environment: a cell may use what another's setup made.
     for setup in router.setup_scripts() {
         let setup = setup.as_str();
         if router.setup.borrow_mut().claim(setup) {
             let r = den
-                .run_tagged(setup.to_owned(), opts.clone(), hidden)
+                .run_tagged(setup.to_owned(), python_opts.clone(), hidden)
                 .await?;
             if let Some(e) = run_error(&r) {
                 router.setup.borrow_mut().undo(setup);
@@ -350,21 +352,27 @@ pub(crate) async fn lesson_run(
         None => current_code(&state).ok_or_else(|| {
             crate::errors::den_error(
                 crate::errors::DenErrorCode::BadData,
-                "nothing to run: give run() some code, or add a <script type=\"text/x-python\"> child",
+                "nothing to run: give run() some code, or add a <script type=\"text/x-python\"> (or type=\"text/x-foxden-javascript\") child",
             )
         })?,
     };
     if let Some(ui) = state.ui() {
         ui.show_check(None);
     }
-    let result = den.run_tagged(code, opts.clone(), visible).await?;
+    // The element's own code runs in its script's language; run(code, opts) as opts say.
+    let main_opts = if own && scripts.main_is_javascript {
+        with_lang(&opts, Some("javascript"))
+    } else {
+        opts.clone()
+    };
+    let result = den.run_tagged(code, main_opts, visible).await?;
     let Some(check) = scripts.check.filter(|_| own) else {
         return Ok(result);
     };
     let verdict = match run_error(&result) {
         Some(e) => CheckResult::code_failed(&e),
         None => {
-            let c = den.run_tagged(check, opts, hidden).await?;
+            let c = den.run_tagged(check, python_opts, hidden).await?;
             CheckResult::of_check(run_error(&c).as_ref())
         }
     };
@@ -380,6 +388,24 @@ pub(crate) async fn lesson_run(
         .into(),
     );
     Ok(result)
+}
+
+/// A copy of run options with `lang` set (`None`: removed, Python). Non-object options are
+/// returned as they are (the den refuses them).
+fn with_lang(opts: &JsValue, lang: Option<&str>) -> JsValue {
+    if !opts.is_object() {
+        return opts.clone();
+    }
+    let out = js_sys::Object::assign(&js_sys::Object::new(), opts.unchecked_ref());
+    match lang {
+        Some(l) => {
+            let _ = js_sys::Reflect::set(&out, &"lang".into(), &l.into());
+        }
+        None => {
+            let _ = js_sys::Reflect::delete_property(&out, &"lang".into());
+        }
+    }
+    out.into()
 }
 
 /// The code the Run button and `run()` without code execute: the editor's text, else the

@@ -435,7 +435,7 @@ pub(crate) fn script_code(host: &Element) -> Option<String> {
 /// check if it is an exercise.
 pub(crate) fn run_script(state: &Rc<State>) {
     if super::lesson::current_code(state).is_none() {
-        state.ui_status("Nothing to run: add a <script type=\"text/x-python\"> child");
+        state.ui_status("Nothing to run: add a <script type=\"text/x-python\"> (or type=\"text/x-foxden-javascript\") child");
         return;
     }
     if state.den().is_none() {

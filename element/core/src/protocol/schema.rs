@@ -162,12 +162,15 @@ const fn run_id(doc: &'static str) -> Field {
 }
 
 const STREAMS: [&str; 2] = [Stream::ALL[0].as_str(), Stream::ALL[1].as_str()];
-const ERROR_KINDS: [&str; 4] = [
+const ERROR_KINDS: [&str; 5] = [
     ErrorKind::ALL[0].as_str(),
     ErrorKind::ALL[1].as_str(),
     ErrorKind::ALL[2].as_str(),
     ErrorKind::ALL[3].as_str(),
+    ErrorKind::ALL[4].as_str(),
 ];
+/// The languages a run's code can be in.
+pub const LANGS: [&str; 2] = ["python", "javascript"];
 /// How an interpreter booted.
 const BOOTED_FROM: [&str; 2] = ["scratch", "snapshot"];
 /// The `DenLoadError` stages a den page itself reports (a subset of [`LoadStage`]).
@@ -209,7 +212,11 @@ pub const RUN_ERROR: Shape = Shape {
             "The exception or error type name (at most 256 bytes).",
         ),
         f("message", Ty::Str, "The message."),
-        f("traceback", Ty::Str, "The Python traceback, or empty."),
+        f(
+            "traceback",
+            Ty::Str,
+            "The Python traceback, or the JavaScript stack, or empty.",
+        ),
     ],
 };
 
@@ -244,7 +251,11 @@ pub const CHANGED_FILE: Shape = Shape {
 
 const RUN_FIELDS: &[Field] = &[
     run_id("The run id (the host's counter)."),
-    f("code", Ty::Str, "The Python code."),
+    f(
+        "code",
+        Ty::Str,
+        "The code (Python, or JavaScript as prepared by the host).",
+    ),
     f("timeoutMs", Ty::Num, "The run's timeout."),
     f("maxOutputBytes", Ty::Num, "Cap on stdout + stderr."),
     f(
@@ -269,6 +280,12 @@ const RUN_FIELDS: &[Field] = &[
         "Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); \
          only a cross-origin isolated den can ask.",
     ),
+    f("lang", Ty::OneOf(&LANGS), "The language of `code`."),
+    f(
+        "js",
+        Ty::OrNull(&Ty::Shape(&JS_CODE)),
+        "For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null.",
+    ),
 ];
 
 /// `input` from the worker to the den page and from the den page to the host.
@@ -280,6 +297,34 @@ const INPUT_FIELDS: &[Field] = &[
         "The prompt `input()` was given (already printed to stdout), cut to 4096 chars.",
     ),
 ];
+
+/// What the host found in a JavaScript run's code (`foxden_core::javascript::Prepared`).
+pub const JS_CODE: Shape = Shape {
+    name: "JsCode",
+    doc: "A JavaScript run's code, as prepared by the host (`code` holds the rewritten text).",
+    fields: &[
+        f(
+            "names",
+            Ty::List(&Ty::Str),
+            "Names bound by top-level `var`/`let`/`const`/`class` declarations.",
+        ),
+        f(
+            "functions",
+            Ty::List(&Ty::Str),
+            "Names of top-level function declarations.",
+        ),
+        f(
+            "splits",
+            Ty::List(&Ty::Num),
+            "UTF-16 offsets in `code` where a top-level statement may start, ascending.",
+        ),
+        f(
+            "topReturn",
+            Ty::Bool,
+            "A `return` statement at the top level.",
+        ),
+    ],
+};
 
 /// One representation of a display (a MIME bundle is a list of them).
 pub const DISPLAY_ITEM: Shape = Shape {
@@ -1111,6 +1156,7 @@ mod tests {
             [
                 "Wheel",
                 "PutFile",
+                "JsCode",
                 "HttpHeader",
                 "DisplayItem",
                 "RunError",

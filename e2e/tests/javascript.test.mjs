@@ -111,11 +111,13 @@ test(`${BROWSER}: errors have Python's shape: syntax errors, thrown errors and v
     return {
       lang: await err(window.dens.js.run("1", { lang: "ruby" })),
       stdin: await err(window.dens.js.run("1", { lang: "javascript", stdin: "x" })),
+      onInput: await err(window.dens.js.run("1", { lang: "javascript", onInput: () => "x" })),
     };
   });
   assert.deepEqual([refused.lang?.code, refused.lang?.option], ["bad-option", "lang"]);
   assert.match(refused.lang.message, /lang must be "python" or "javascript"/);
   assert.deepEqual([refused.stdin?.code, refused.stdin?.option], ["bad-option", "stdin"]);
+  assert.deepEqual([refused.onInput?.code, refused.onInput?.option], ["bad-option", "onInput"]);
   // The den keeps working.
   assert.equal((await js("'ok'")).result, '"ok"');
 });

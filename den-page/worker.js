@@ -1181,8 +1181,8 @@ const ASYNC_MARK = Symbol("foxden async run");
 async function runJavascript(msg) {
   const code = msg.code;
   const prep = msg.js || { names: [], functions: [], splits: [0], topReturn: false };
-  // A top-level declaration becomes a global property: one the worker's global scope keeps
-  // read-only (`name`, `location`, `undefined`, …) would silently keep its old value.
+  // A top-level declaration becomes a global property: one the worker's global object keeps
+  // read-only (`undefined`, `NaN`, `Infinity`, …) would silently keep its old value.
   const stuck = prep.names.find(readOnlyGlobal);
   if (stuck !== undefined) {
     const message = `${stuck} is a read-only global of the den's worker: a top-level declaration cannot change it; pick another name (or declare it inside a block)`;
@@ -1204,13 +1204,15 @@ async function runJavascript(msg) {
   return { result: inspect(value).slice(0, msg.maxOutputBytes), error: null };
 }
 
-/** @param {string} k true if assigning the global `k` would not change it */
+/**
+ * True if a global `var k = …` would not change `k`: an own read-only property of the global
+ * object (`undefined`, `NaN`, `Infinity`, …). One on a prototype (`name`, `location`) is shadowed
+ * by the declaration, as in a browser.
+ * @param {string} k
+ */
 function readOnlyGlobal(k) {
-  for (let o = /** @type {object | null} */ (self); o; o = Object.getPrototypeOf(o)) {
-    const d = Object.getOwnPropertyDescriptor(o, k);
-    if (d) return d.get ? !d.set : d.writable === false;
-  }
-  return false;
+  const d = Object.getOwnPropertyDescriptor(self, k);
+  return d !== undefined && (d.get ? !d.set : d.writable === false);
 }
 
 /**

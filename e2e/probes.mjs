@@ -1,4 +1,5 @@
-// The network probe set, shared by the website and extension suites. Python code, run inside a
+// The network probe set, shared by the website and extension suites. Python code (and, in
+// assertNoNetworkFromJs, JavaScript code: den.run(code, { lang: "javascript" })), run inside a
 // den, tries every way out we know of against each target; the caller then checks that no
 // server log holds the probes' marker (judge by markers: browsers have background traffic too),
 // with a positive control proving the logs would have seen such requests.

@@ -1138,13 +1138,19 @@ function inspect(v, depth = 0, seen = new Set()) {
  */
 const consoleLine = (args) => args.map((a) => (typeof a === "string" ? a : inspect(a))).join(" ") + "\n";
 
-/** @param {unknown} e what the code threw @returns {import("./protocol").RunError} */
-function jsError(e) {
+/**
+ * The run's error for what the code threw; texts cut at the run's output cap (the den page
+ * refuses longer ones).
+ * @param {unknown} e
+ * @param {number} cap
+ * @returns {import("./protocol").RunError}
+ */
+function jsError(e, cap) {
   const err = /** @type {any} */ (e);
   const isError = err instanceof Error || (err !== null && typeof err === "object" && typeof err.name === "string" && typeof err.message === "string");
   const type = isError ? String(err.name).slice(0, 256) : "Uncaught";
-  const message = isError ? String(err.message) : inspect(e);
-  return { kind: "javascript", type, message, traceback: isError ? jsTraceback(err, type, message) : "" };
+  const message = (isError ? String(err.message) : inspect(e)).slice(0, cap);
+  return { kind: "javascript", type, message, traceback: isError ? jsTraceback(err, type, message).slice(0, cap) : "" };
 }
 
 // The lines the async-function wrapper adds before the body (differs between engines).
@@ -1198,7 +1204,7 @@ async function runJavascript(msg) {
       value = indirectEval(code); // throws the SyntaxError, with the engine's message
     }
   } catch (e) {
-    return { result: null, error: jsError(e) };
+    return { result: null, error: jsError(e, msg.maxOutputBytes) };
   }
   if (value === undefined) return { result: null, error: null };
   return { result: inspect(value).slice(0, msg.maxOutputBytes), error: null };

@@ -120,6 +120,9 @@ test(`${BROWSER}: errors have Python's shape: syntax errors, thrown errors and v
   assert.match(refused.lang.message, /lang must be "python" or "javascript"/);
   assert.deepEqual([refused.stdin?.code, refused.stdin?.option], ["bad-option", "stdin"]);
   assert.deepEqual([refused.onInput?.code, refused.onInput?.option], ["bad-option", "onInput"]);
+  // A huge message is cut at the output cap; the run is not treated as a broken reply.
+  const huge = await js("throw new Error('x'.repeat(5000000))", { maxOutputBytes: 1000 });
+  assert.deepEqual([huge.error?.kind, huge.error?.message.length, huge.restarted], ["javascript", 1000, false]);
   // The den keeps working.
   assert.equal((await js("'ok'")).result, '"ok"');
 });

@@ -128,6 +128,44 @@ test(`${BROWSER}: the element asks through a cancelable input event; unanswered 
   assert.equal(r.after, "'still here'");
 });
 
+test(`${BROWSER}: with controls and no listener, the input line asks the reader; Enter answers`, async () => {
+  await page.evaluate(async () => {
+    const el = document.createElement("foxden-den");
+    el.setAttribute("name", "ask-ui");
+    el.setAttribute("controls", "");
+    el.setAttribute("readonly", "");
+    el.setAttribute("den-url", "/den/den.html");
+    el.setAttribute("pyodide-url", "/pyodide/");
+    const script = document.createElement("script");
+    script.type = "text/x-python";
+    script.textContent = "name = input('Your name? ')\nprint('hi', name)";
+    el.append(script);
+    document.body.append(el);
+    await el.ready;
+    window.uiRun = el.run();
+  });
+  // The status line shows the prompt and the input line has the focus.
+  await page.waitForFunction(() => {
+    const root = document.querySelector('foxden-den[name="ask-ui"]').shadowRoot;
+    return root.getElementById("status").textContent.includes("Your name?") && root.activeElement === root.getElementById("stdin");
+  }, { timeout: 20000 });
+  const label = await page.evaluate(() => document.querySelector('foxden-den[name="ask-ui"]').shadowRoot.getElementById("stdin").getAttribute("aria-label"));
+  assert.equal(label, "Answer to: Your name?");
+  await page.keyboard.type("Ada");
+  await page.keyboard.press("Enter");
+  const r = await page.evaluate(async () => {
+    const run = await window.uiRun;
+    const root = document.querySelector('foxden-den[name="ask-ui"]').shadowRoot;
+    const out = { stdout: run.stdout, error: run.error, line: root.getElementById("stdin").value, output: root.getElementById("output").textContent };
+    document.querySelector('foxden-den[name="ask-ui"]').remove();
+    return out;
+  });
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.stdout, "Your name? Ada\nhi Ada\n");
+  assert.equal(r.line, "", "the line is cleared after answering");
+  assert.match(r.output, /hi Ada/);
+});
+
 test(`${BROWSER}: without cross-origin isolation, input() says how to enable it and onInput is never called`, async () => {
   const { page: plain } = await openPage(ctx.browser);
   const info = await openQuickDen(plain, "plain");

@@ -98,6 +98,11 @@ impl InputReply {
         self.deferred.set(true);
     }
 
+    /// Whether an answer was given.
+    pub fn answered(&self) -> bool {
+        self.tx.borrow().is_none()
+    }
+
     /// Answers now unless someone promised to answer later.
     pub fn answer_unless_deferred(&self, a: Answer) {
         if !self.deferred.get() {

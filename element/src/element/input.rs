@@ -26,6 +26,25 @@ pub(crate) struct InputDesk {
 }
 
 impl InputDesk {
+    /// Answers the waiting request (the controls' input line); false when none waits.
+    pub(crate) fn answer_pending(&self, text: &JsValue) -> bool {
+        match self.pending.borrow_mut().take() {
+            Some((_, reply)) if !reply.answered() => {
+                reply.answer(answer_from_js(text));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether a request waits for its answer.
+    pub(crate) fn waiting(&self) -> bool {
+        self.pending
+            .borrow()
+            .as_ref()
+            .is_some_and(|(_, r)| !r.answered())
+    }
+
     /// Takes a request; returns the `respond` function for its event's detail.
     pub(crate) fn take(&self, reply: &Rc<InputReply>) -> JsValue {
         let n = self.seq.get().wrapping_add(1);

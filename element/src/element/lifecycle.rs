@@ -367,12 +367,16 @@ fn opened(s: &Rc<State>, key: String, result: Result<Den, JsValue>) {
 
 /// Den events ("run", "output", "file-change") become DOM events and UI updates.
 pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
-    if let DenEvent::Input { reply, .. } = event {
+    if let DenEvent::Input { reply, prompt, .. } = event {
         // Cancelable: preventDefault() promises an answer later through detail.respond.
         let detail = event.detail();
         let _ = Reflect::set(&detail, &"respond".into(), &state.input.take(reply));
         if state.dispatch(event.kind(), &detail, true) {
             reply.defer();
+        } else if let (false, Some(ui)) = (reply.answered(), state.ui()) {
+            // Nobody on the page answered: the controls ask the reader in the input line.
+            reply.defer();
+            ui.ask_input(prompt);
         }
         return;
     }

@@ -74,7 +74,7 @@ button.secondary { background: transparent; color: var(--foxden-secondary-fg, va
 <div id="check" class="check" part="check" role="status" aria-live="polite" hidden></div>
 <div class="bar"><button type="button" id="solution-button" class="secondary" part="solution-button" aria-expanded="false" aria-controls="solution" hidden>Show solution</button></div>
 <pre id="solution" class="code" part="solution" aria-label="Solution" tabindex="0" hidden></pre>
-<label class="stdin" part="stdin-label">Input for the next run (what <code>input()</code> reads): <input id="stdin" type="text" part="stdin" autocomplete="off" spellcheck="false"></label>
+<label class="stdin" part="stdin-label">Input (what <code>input()</code> reads; Enter answers a waiting <code>input()</code>): <input id="stdin" type="text" part="stdin" autocomplete="off" spellcheck="false"></label>
 <div id="drop" class="drop" part="dropzone"><label part="file-label">Add files to /drop: <input id="file" type="file" multiple part="file-input"></label> <span>or drop them here</span></div>
 <pre id="output" class="output" part="output" role="log" aria-live="polite" aria-label="Output" tabindex="0"></pre>
 <ul id="files" part="files" aria-label="Files"></ul>
@@ -147,6 +147,18 @@ impl Ui {
     /// The editor's text, if an editor is shown.
     pub(crate) fn editor_text(&self) -> Option<String> {
         self.editor.borrow().as_ref().and_then(|e| e.text())
+    }
+
+    /// A run's `input()` waits: the input line asks the reader (Enter answers).
+    pub(crate) fn ask_input(&self, prompt: &str) {
+        let shown = if prompt.trim().is_empty() { "input()" } else { prompt.trim_end() };
+        self.status.set_text_content(Some(&format!(
+            "Waiting for input: {shown} (type the answer in the input line, then Enter)"
+        )));
+        if let Some(line) = by_id(&self.root, "stdin") {
+            let _ = line.set_attribute("aria-label", &format!("Answer to: {shown}"));
+            let _ = line.focus();
+        }
     }
 
     /// The input line's text as stdin (with a final newline), if it is not empty.
@@ -334,6 +346,24 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
             let _ = z.class_list().remove_1("over");
             if let Some(s) = w.upgrade() {
                 add_files(&s, get(&get(&e, "dataTransfer"), "files"));
+            }
+        }));
+    }
+    if let Some(line) = by_id(&ui.root, "stdin") {
+        // Enter in the input line answers a waiting input() (interactive runs).
+        let w = weak.clone();
+        let l = line.clone();
+        ls.push(Listener::new(line.as_ref(), "keydown", move |e| {
+            let Some(s) = w.upgrade() else { return };
+            if get_str(&e, "key").as_deref() != Some("Enter") || !s.input.waiting() {
+                return;
+            }
+            e.prevent_default();
+            let text = get(&l, "value");
+            if s.input.answer_pending(&text) {
+                let _ = Reflect::set(&l, &"value".into(), &"".into());
+                let _ = l.remove_attribute("aria-label");
+                s.ui_status("Running…");
             }
         }));
     }

@@ -151,7 +151,11 @@ impl Ui {
 
     /// A run's `input()` waits: the input line asks the reader (Enter answers).
     pub(crate) fn ask_input(&self, prompt: &str) {
-        let shown = if prompt.trim().is_empty() { "input()" } else { prompt.trim_end() };
+        let shown = if prompt.trim().is_empty() {
+            "input()"
+        } else {
+            prompt.trim_end()
+        };
         self.status.set_text_content(Some(&format!(
             "Waiting for input: {shown} (type the answer in the input line, then Enter)"
         )));

@@ -29,7 +29,7 @@
  */
 /**
  * The run the worker is executing.
- * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, interactive?: boolean}} Inflight
+ * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, interactive?: boolean, stopping?: boolean}} Inflight
  */
 /** A `done` for the host, before the den page acts on the worker's `leftover`. @typedef {DenToHostDone & {leftover?: boolean}} CheckedDone */
 (() => {
@@ -592,6 +592,30 @@
     Atomics.notify(buf, 0);
   }
 
+  /**
+   * Stop (the element's Stop button). An isolated den interrupts Python (KeyboardInterrupt,
+   * variables kept) and restarts the worker only if the run still goes on 1 s later; otherwise
+   * (and while the run waits for input(), which a signal cannot wake) the worker is restarted.
+   * @param {import("./protocol").HostToDenStop} msg
+   */
+  function onStop(msg) {
+    const run = inflight;
+    if (!run || !run.started || run.id !== msg.id || run.stopping || run.interrupted) return;
+    run.stopping = true;
+    const restart = () => {
+      if (inflight !== run) return;
+      restartWorker();
+      finish(failedReply(run.id, "crashed", "Stopped", "the run was stopped; the worker was restarted (files kept, Python and JavaScript variables lost)"));
+    };
+    clearTimeout(run.timer);
+    if (interrupt && !run.asking) {
+      Atomics.store(interrupt, 0, 2); // SIGINT
+      run.timer = setTimeout(restart, INTERRUPT_GRACE_MS);
+    } else {
+      restart();
+    }
+  }
+
   async function pump() {
     if (inflight || queue.length === 0) return;
     const msg = /** @type {HostToDenRun} */ (queue.shift());
@@ -683,6 +707,8 @@
       pump();
     } else if (msg.t === "input-reply") {
       onInputReply(msg);
+    } else if (msg.t === "stop") {
+      onStop(msg);
     } else if (msg.t === "fetch-reply") {
       // The host's answer to a fetch of the run in flight goes to its worker; a late one (the
       // run ended, or its worker was replaced) is dropped.

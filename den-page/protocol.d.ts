@@ -143,6 +143,13 @@ export interface HostToDenReset {
   id: number;
 }
 
+/** stop: the element's Stop button: on an isolated den Python gets KeyboardInterrupt (the worker is killed if it is still running 1 s later), else the worker is restarted. On the host's MessagePort. */
+export interface HostToDenStop {
+  t: "stop";
+  /** The run to stop (ignored unless it is the one running). */
+  id: number;
+}
+
 /** input-reply: the answer to an `input` request. On the host's MessagePort. */
 export interface HostToDenInputReply {
   t: "input-reply";
@@ -174,7 +181,7 @@ export interface HostToDenFetchReply {
 }
 
 /** Every message host → den page. */
-export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenInputReply | HostToDenFetchReply;
+export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;
 
 // --- den page → host ---
 

@@ -126,3 +126,39 @@ test(`${BROWSER}: write limits (maxFileBytes, maxFiles, maxWritesPerMinute) hold
   assert.match(r.rateHost.message, /maxWritesPerMinute/);
   assert.deepEqual(r.rateFiles, ["/work/1", "/work/2", "/work/3"]);
 });
+
+test(`${BROWSER}: on a cross-origin isolated page the Stop button interrupts Python and keeps variables; code that swallows the interrupt is restarted`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = document.createElement("foxden-den");
+    el.setAttribute("name", "stopper");
+    el.setAttribute("controls", "");
+    el.setAttribute("readonly", "");
+    el.setAttribute("den-url", "/den/den.html");
+    el.setAttribute("pyodide-url", "/pyodide/");
+    document.body.append(el);
+    await el.ready;
+    const root = el.shadowRoot;
+    const stop = root.querySelector('[part~="stop-button"]');
+    const status = () => root.querySelector('[part~="status"]').textContent;
+    const stopWhile = async (code) => {
+      const running = el.run(code);
+      const t0 = Date.now();
+      while (stop.disabled && Date.now() - t0 < 10000) await new Promise((res) => setTimeout(res, 20));
+      await new Promise((res) => setTimeout(res, 300));
+      stop.click();
+      const res = await running;
+      return { type: res.error && res.error.type, kind: res.error && res.error.kind, restarted: res.restarted, status: status() };
+    };
+    await el.run("kept = 'yes'");
+    const soft = await stopWhile("n = 0\nwhile True:\n    n += 1");
+    const after = (await el.run("kept, n > 0")).result;
+    const hard = await stopWhile("while True:\n    try:\n        while True: pass\n    except KeyboardInterrupt:\n        pass");
+    const gone = (await el.run("'kept' in globals()")).result;
+    el.remove();
+    return { soft, after, hard, gone };
+  });
+  assert.deepEqual(r.soft, { type: "KeyboardInterrupt", kind: "python", restarted: false, status: "Stopped: Python was interrupted (KeyboardInterrupt); variables are kept" });
+  assert.equal(r.after, "('yes', True)");
+  assert.deepEqual(r.hard, { type: "Stopped", kind: "crashed", restarted: true, status: "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)" });
+  assert.equal(r.gone, "False");
+});

@@ -35,6 +35,8 @@ pub enum HostToDen {
     InputReply,
     /// The answer to a den's `fetch`: `{id, req, status, headers, body, refused, message}`.
     FetchReply,
+    /// Stop run `{id}`: interrupt Python when the den is isolated, else restart the worker.
+    Stop,
 }
 
 impl HostToDen {
@@ -45,6 +47,7 @@ impl HostToDen {
         Self::Reset,
         Self::InputReply,
         Self::FetchReply,
+        Self::Stop,
     ];
 
     /// The `t` field.
@@ -55,6 +58,7 @@ impl HostToDen {
             Self::Reset => "reset",
             Self::InputReply => "input-reply",
             Self::FetchReply => "fetch-reply",
+            Self::Stop => "stop",
         }
     }
 }

@@ -304,18 +304,13 @@ impl Den {
         self.run_outcome(code, ro).await
     }
 
-    /// Stops the run in progress (the element's Stop button): its den page is dropped and a new
-    /// one opened, as when the host's watchdog gives up; the run ends with `error.kind`
-    /// "crashed" and `restarted`, Python variables are lost, files are kept. `false` when no
-    /// den page is up.
+    /// Stops the run in progress (the element's Stop button). On a cross-origin isolated den
+    /// Python gets `KeyboardInterrupt` and keeps its variables (the worker is restarted if the
+    /// run goes on 1 s later); otherwise the worker is restarted: the run ends with
+    /// `error.kind` "crashed", type "Stopped" and `restarted`, files kept. `false` when no run
+    /// has started.
     pub(crate) fn stop_impl(&self) -> bool {
-        match self.inner.connection() {
-            Some(conn) => {
-                conn.cancel_pending();
-                true
-            }
-            None => false,
-        }
+        self.inner.connection().is_some_and(|conn| conn.stop_runs())
     }
 
     /// Shares the den (for the element, which keeps its own handle).

@@ -415,7 +415,11 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
                     };
                     ui.append_output(&text, "stderr");
                     if state.stopped.replace(false) {
-                        state.ui_status("Stopped: the interpreter was restarted, so Python variables were lost (files are kept)");
+                        state.ui_status(if outcome.restarted {
+                            "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)"
+                        } else {
+                            "Stopped: Python was interrupted (KeyboardInterrupt); variables are kept"
+                        });
                     } else {
                         state.ui_status(&format!("Failed ({}): {}", err.kind.as_str(), err.ty));
                     }

@@ -282,6 +282,26 @@ impl Connection {
         self.port.clone()
     }
 
+    /// Asks the den page to stop the run in progress (interrupt, or restart the worker);
+    /// `false` when no run has started.
+    pub fn stop_runs(&self) -> bool {
+        let ids: Vec<u32> = self
+            .shared
+            .borrow()
+            .runs
+            .iter()
+            .filter(|(_, s)| s.clock.is_some())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &ids {
+            let _ = self.port.post_message(&obj(&[
+                ("t", HostToDen::Stop.as_str().into()),
+                ("id", (*id).into()),
+            ]));
+        }
+        !ids.is_empty()
+    }
+
     /// Ends every pending run and reset at once (their futures see the channel closed).
     pub fn cancel_pending(&self) {
         let mut shared = self.shared.borrow_mut();

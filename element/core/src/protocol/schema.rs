@@ -522,6 +522,17 @@ pub static HOST_TO_DEN: Hop = Hop {
             fields: &[run_id("The reset's id (same counter as runs).")],
         },
         Message {
+            name: "Stop",
+            t: Some(HostToDen::Stop.as_str()),
+            channel: Channel::HostPort,
+            when: "the element's Stop button: on an isolated den Python gets KeyboardInterrupt \
+                   (the worker is killed if it is still running 1 s later), else the worker is \
+                   restarted",
+            fields: &[run_id(
+                "The run to stop (ignored unless it is the one running).",
+            )],
+        },
+        Message {
             name: "InputReply",
             t: Some(HostToDen::InputReply.as_str()),
             channel: Channel::HostPort,
@@ -1145,7 +1156,7 @@ mod tests {
     fn typescript_shapes() {
         let ts = typescript();
         assert!(
-            ts.contains("export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenInputReply | HostToDenFetchReply;\n")
+            ts.contains("export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;\n")
         );
         assert!(ts.contains("  error: RunError | null;\n"));
         assert!(ts.contains("  put: PutFile[];\n"));

@@ -328,16 +328,14 @@ test(`${B}: <foxden-den network="…">: the attribute allows, the request event 
   const m = marker("el");
   const out = await page.evaluate(
     async (base, m) => {
-      const el = document.createElement("foxden-den");
-      el.setAttribute("name", "net-el");
-      el.setAttribute("den-url", "/den/den.html");
-      el.setAttribute("pyodide-url", "/pyodide/");
-      el.setAttribute("network", "https://api.example.com/v1/*   http://127.0.0.1:*/api/*");
-      el.setAttribute("network-methods", "get, post");
-      el.setAttribute("network-per-minute", "7");
+      const el = window.makeElement({
+        name: "net-el",
+        network: "https://api.example.com/v1/*   http://127.0.0.1:*/api/*",
+        "network-methods": "get, post",
+        "network-per-minute": "7",
+      });
       const events = [];
       el.addEventListener("request", (e) => events.push(e.detail));
-      document.body.append(el);
       await el.ready;
       const props = [el.network, el.networkMethods, el.networkPerMinute, el.networkMaxResponseBytes];
       const r = await el.run(`import foxden\nr = await foxden.fetch("${base}/api/json?m=${m}", method="POST", body="hi")\nr.status`);

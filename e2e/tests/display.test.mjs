@@ -95,12 +95,7 @@ test(`${BROWSER}: bad displays get a clear error and the den keeps working`, asy
 test(`${BROWSER}: the element shows displays, and hostile SVG and HTML run nothing in the host page`, async () => {
   const r = await page.evaluate(async (setup) => {
     window.pwned = [];
-    const el = document.createElement("foxden-den");
-    el.setAttribute("name", "disp-el");
-    el.setAttribute("controls", "");
-    el.setAttribute("den-url", "/den/den.html");
-    el.setAttribute("pyodide-url", "/pyodide/");
-    document.body.append(el);
+    const el = window.makeElement({ name: "disp-el", controls: "" });
     await el.ready;
     await el.run(setup);
     const hostile =

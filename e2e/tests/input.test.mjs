@@ -90,11 +90,7 @@ test(`${BROWSER}: end of input, a failing or wrong handler, and multi-line answe
 
 test(`${BROWSER}: the element asks through a cancelable input event; unanswered means EOFError`, async () => {
   const r = await page.evaluate(async () => {
-    const el = document.createElement("foxden-den");
-    el.setAttribute("name", "ask-el");
-    el.setAttribute("den-url", "/den/den.html");
-    el.setAttribute("pyodide-url", "/pyodide/");
-    document.body.append(el);
+    const el = window.makeElement({ name: "ask-el" });
     await el.ready;
     const prompts = [];
     // 1. answered during the event
@@ -130,17 +126,7 @@ test(`${BROWSER}: the element asks through a cancelable input event; unanswered 
 
 test(`${BROWSER}: with controls and no listener, the input line asks the reader; Enter answers`, async () => {
   await page.evaluate(async () => {
-    const el = document.createElement("foxden-den");
-    el.setAttribute("name", "ask-ui");
-    el.setAttribute("controls", "");
-    el.setAttribute("readonly", "");
-    el.setAttribute("den-url", "/den/den.html");
-    el.setAttribute("pyodide-url", "/pyodide/");
-    const script = document.createElement("script");
-    script.type = "text/x-python";
-    script.textContent = "name = input('Your name? ')\nprint('hi', name)";
-    el.append(script);
-    document.body.append(el);
+    const el = window.makeElement({ name: "ask-ui", controls: "", readonly: "" }, "name = input('Your name? ')\nprint('hi', name)");
     await el.ready;
     window.uiRun = el.run();
   });

@@ -129,13 +129,7 @@ test(`${BROWSER}: write limits (maxFileBytes, maxFiles, maxWritesPerMinute) hold
 
 test(`${BROWSER}: on a cross-origin isolated page the Stop button interrupts Python and keeps variables; code that swallows the interrupt is restarted`, async () => {
   const r = await page.evaluate(async () => {
-    const el = document.createElement("foxden-den");
-    el.setAttribute("name", "stopper");
-    el.setAttribute("controls", "");
-    el.setAttribute("readonly", "");
-    el.setAttribute("den-url", "/den/den.html");
-    el.setAttribute("pyodide-url", "/pyodide/");
-    document.body.append(el);
+    const el = window.makeElement({ name: "stopper", controls: "", readonly: "" });
     await el.ready;
     const root = el.shadowRoot;
     const stop = root.querySelector('[part~="stop-button"]');

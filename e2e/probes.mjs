@@ -107,6 +107,30 @@ else:
 }
 
 /**
+ * After a probe set: the host page's own control requests must reach the static server's and
+ * the proxy's logs (so the logs work), and no request carrying the probes' marker `m` may.
+ */
+async function assertNoMarkerLogged(page, targets, m, outcomes) {
+  await sleep(1500);
+  const control = marker("control");
+  await page.evaluate(
+    async (same, ext) => {
+      await fetch(same).catch(() => {});
+      await fetch(ext).catch(() => {});
+    },
+    `${targets.same}/probe/${control}-same`,
+    `${EXTERNAL}/probe/${control}-ext`,
+  );
+  await sleep(500);
+  const server = readLog("server");
+  const proxy = readLog("proxy");
+  assert.ok(server.includes(`${control}-same`), "the host's control request reached the static server log");
+  assert.ok(proxy.includes(`${control}-ext`), "the host's control request reached the proxy log");
+  const leaked = (server + proxy).split("\n").filter((l) => l.includes(m));
+  assert.deepEqual(leaked, [], `sandbox requests reached a server:\n${leaked.join("\n")}\n${outcomes}`);
+}
+
+/**
  * Runs the probe set in a den through `runInPage(code, timeoutMs)` (which returns the run result) and
  * asserts: no marker in the server or proxy log, the host's own control requests are in both
  * logs, and every probe failed (those that merely construct an object are judged by the logs).
@@ -124,23 +148,7 @@ export async function assertNoNetwork({ page, runInPage, targets, packagedOnly =
     else if (r.error) results[name] = `run error: ${r.error.kind} ${r.error.message}`;
     else Object.assign(results, JSON.parse(r.stdout.trim().split("\n").pop()));
   }
-  await sleep(1500);
-  const control = marker("control");
-  await page.evaluate(
-    async (same, ext) => {
-      await fetch(same).catch(() => {});
-      await fetch(ext).catch(() => {});
-    },
-    `${targets.same}/probe/${control}-same`,
-    `${EXTERNAL}/probe/${control}-ext`,
-  );
-  await sleep(500);
-  const server = readLog("server");
-  const proxy = readLog("proxy");
-  assert.ok(server.includes(`${control}-same`), "the host's control request reached the static server log");
-  assert.ok(proxy.includes(`${control}-ext`), "the host's control request reached the proxy log");
-  const leaked = (server + proxy).split("\n").filter((l) => l.includes(m));
-  assert.deepEqual(leaked, [], `sandbox requests reached a server:\n${leaked.join("\n")}\nprobe outcomes: ${JSON.stringify(results, null, 1)}`);
+  await assertNoMarkerLogged(page, targets, m, `probe outcomes: ${JSON.stringify(results, null, 1)}`);
   const names = Object.keys(results);
   assert.ok(names.length >= minProbes, `ran ${names.length} probes`);
   for (const [name, outcome] of Object.entries(results)) {
@@ -194,23 +202,7 @@ export async function assertNoNetworkFromJs({ page, runInPage, targets, label })
       results[`${where}:${name}`] = r.error ? `${r.error.kind} ${r.error.type}: ${r.error.message.slice(0, 100)}` : `NO ERROR: ${r.result}`;
     }
   }
-  await sleep(1500);
-  const control = marker("control");
-  await page.evaluate(
-    async (same, ext) => {
-      await fetch(same).catch(() => {});
-      await fetch(ext).catch(() => {});
-    },
-    `${targets.same}/probe/${control}-same`,
-    `${EXTERNAL}/probe/${control}-ext`,
-  );
-  await sleep(500);
-  const server = readLog("server");
-  const proxy = readLog("proxy");
-  assert.ok(server.includes(`${control}-same`), "the host's control request reached the static server log");
-  assert.ok(proxy.includes(`${control}-ext`), "the host's control request reached the proxy log");
-  const leaked = (server + proxy).split("\n").filter((l) => l.includes(m));
-  assert.deepEqual(leaked, [], `sandbox requests reached a server:\n${leaked.join("\n")}\n${JSON.stringify(results, null, 1)}`);
+  await assertNoMarkerLogged(page, targets, m, JSON.stringify(results, null, 1));
   // The requests themselves fail (constructors that merely make an object are judged by the logs).
   for (const name of ["fetch", "xhr-sync", "importScripts", "importScripts(prototype)", "import()", "eval fetch", "new Function fetch", "createImageBitmap(fetch)"]) {
     for (const where of Object.keys(targets)) assert.doesNotMatch(results[`${where}:${name}`], /^NO ERROR/, `${where}:${name}: ${results[`${where}:${name}`]}`);

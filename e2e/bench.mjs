@@ -4,8 +4,9 @@
 // - run("pass") with 1 MiB of files vs 200 MiB of unchanged files (sync that scales)
 // - snapshot encode + decode throughput for 100 MiB
 // - restart (reset, standby off) with sympy + mpmath installed vs none: the packages' re-install
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { launch, openPage, BROWSER } from "./lib.mjs";
 
 const median = (xs) => {
@@ -150,6 +151,20 @@ try {
 } finally {
   await ctx.close();
 }
+// What a page downloads to get foxden (Pyodide and the den page excluded), gzip -9 per file:
+// the module, wasm-bindgen's glue, the wasm, and any snippets. The editor loads only with an editor.
+const dist = process.env.FOXDEN_DIST;
+if (dist) {
+  const gz = (p) => gzipSync(readFileSync(p), { level: 9 }).length;
+  const walk = (d) => readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : [join(d, f)]));
+  const files = ["foxden.js", "foxden_wasm.js", "foxden_wasm_bg.wasm"].map((f) => join(dist, f));
+  try { files.push(...walk(join(dist, "snippets"))); } catch { /* release builds bundle them into foxden_wasm.js */ }
+  const parts = files.map((f) => [f.slice(dist.length + 1), gz(f)]);
+  const total = parts.reduce((s, [, n]) => s + n, 0);
+  rows.push(["foxden JS + wasm, gzip -9 (KiB)", total / 1024, parts.map(([f, n]) => `${f} ${n}`).join(", ")]);
+  rows.push(["  the editor, loaded only when an editor is shown (KiB)", gz(join(dist, "editor.js")) / 1024, ""]);
+}
 console.log(`\nfoxden benchmark, ${BROWSER}`);
-console.log("figure".padEnd(62) + "foxden".padStart(12) + "baseline".padStart(16));
-for (const [name, a, b] of rows) console.log(name.padEnd(62) + String(fmt(a)).padStart(12) + String(fmt(b)).padStart(16));
+const w = Math.max(...rows.map(([n]) => n.length), 6) + 2;
+console.log("figure".padEnd(w) + "foxden".padStart(10) + "  baseline");
+for (const [name, a, b] of rows) console.log(name.padEnd(w) + String(fmt(a)).padStart(10) + "  " + String(fmt(b)));

@@ -90,6 +90,8 @@ export function defineFoxdenElement(Handle, spec) {
       configurable: true,
     });
   }
+  // The release build minifies this file; the class keeps its name for devtools and users.
+  Object.defineProperty(FoxdenDenElement, "name", { value: "FoxdenDenElement" });
   customElements.define(spec.tag, FoxdenDenElement);
   return true;
 }

@@ -14,6 +14,10 @@ export class DenError extends FoxdenError {}
 export class DenLoadError extends FoxdenError {}
 
 const classes = { PathError, SnapshotError, DenError, DenLoadError };
+// The release build minifies this file: the class names are set here so that they survive it.
+for (const [name, Class] of Object.entries({ FoxdenError, ...classes })) {
+  Object.defineProperty(Class, "name", { value: name });
+}
 
 export function makeError(kind, message, fields) {
   const Class = classes[kind] || FoxdenError;

@@ -1,7 +1,31 @@
 //! Small helpers for building and reading plain JavaScript objects.
 
-use js_sys::{Array, Object, Reflect, Uint8Array};
+use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
+use std::future::Future;
+use std::pin::Pin;
 use wasm_bindgen::{JsCast, JsValue};
+
+/// The future every async method hands to JavaScript.
+type JsFut = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
+
+/// A promise for an async method's result. The future is boxed so that the whole crate has one
+/// copy of wasm-bindgen's promise glue instead of one per method (about 20 KB of wasm).
+pub fn promise(f: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    boxed_promise(Box::pin(f))
+}
+
+#[inline(never)]
+fn boxed_promise(f: JsFut) -> Promise {
+    wasm_bindgen_futures::future_to_promise(f)
+}
+
+/// A promise already settled with `r` (for methods whose work is synchronous).
+pub fn settled(r: Result<JsValue, JsValue>) -> Promise {
+    match r {
+        Ok(v) => Promise::resolve(&v),
+        Err(e) => Promise::reject(&e),
+    }
+}
 
 /// Builds a plain object from key/value pairs.
 pub fn obj(pairs: &[(&str, JsValue)]) -> Object {

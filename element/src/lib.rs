@@ -49,14 +49,18 @@ pub fn live_counts() -> JsValue {
 
 /// Deletes the warm cache (the snapshot of a fresh interpreter the host page keeps between
 /// visits, in Cache Storage `foxden-warm-v1`). Resolves true if there was one.
-#[wasm_bindgen(js_name = clearWarmCache)]
-pub async fn clear_warm_cache() -> bool {
-    runtime::warm::clear().await
+#[wasm_bindgen(js_name = clearWarmCache, unchecked_return_type = "Promise<boolean>")]
+pub fn clear_warm_cache() -> js_sys::Promise {
+    js::promise(async { Ok(runtime::warm::clear().await.into()) })
 }
 
 /// Opens a den: `openDen({ name, runtime, store?, snapshot?, maxDenBytes?, killGraceMs?, onProgress? })`.
-#[wasm_bindgen(js_name = openDen)]
-pub async fn open_den(opts: JsValue) -> Result<Den, JsValue> {
+#[wasm_bindgen(js_name = openDen, unchecked_return_type = "Promise<Den>")]
+pub fn open_den(opts: JsValue) -> js_sys::Promise {
+    js::promise(async move { open_den_impl(opts).await.map(JsValue::from) })
+}
+
+async fn open_den_impl(opts: JsValue) -> Result<Den, JsValue> {
     let o = DenOptions::from_js(&opts)?;
     let snap = get(&opts, "snapshot");
     let snapshot = if js::is_absent(&snap) {

@@ -126,6 +126,7 @@ fn with_servers(
             .env("FOXDEN_ARTIFACTS", &art)
             .env("FOXDEN_EXT_DIR", crate::ext::ext_dir())
             .env("FOXDEN_WHEELS", crate::wheels::wheels_dir())
+            .env("FOXDEN_DIST", dist_dir())
             .args(node_args);
         if let Err(e) = run(&mut cmd) {
             failures.push(format!("{b}: {e}"));

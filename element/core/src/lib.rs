@@ -22,6 +22,7 @@ pub mod lesson;
 pub mod limits;
 pub mod net;
 pub mod options;
+pub mod order;
 pub mod outcome;
 pub mod packages;
 pub mod paths;

@@ -57,7 +57,7 @@ pub fn normalize_name(name: &str) -> String {
             out.push('-');
         }
         sep = false;
-        out.extend(c.to_lowercase());
+        out.push(c.to_ascii_lowercase());
     }
     out
 }

@@ -136,7 +136,7 @@ impl SyncState {
                 plan.delete.push(path.clone());
             }
         }
-        plan.delete.sort();
+        crate::order::sort(&mut plan.delete);
         plan
     }
 

@@ -27,27 +27,27 @@ impl Den {
     /// Runs Python. Resolves `{ stdout, stderr, result, error, truncated, files, durationMs, restarted }`.
     pub fn run(&self, code: String, opts: JsValue) -> Promise {
         let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move { d.run_impl(code, opts).await })
+        crate::js::promise(async move { d.run_impl(code, opts).await })
     }
 
     /// Runs the read-only shell over the den's files: `{ stdout, stderr, code, truncated }`.
     pub fn sh(&self, command: String) -> Promise {
         let r = self.sh_impl(command);
-        wasm_bindgen_futures::future_to_promise(async move { r })
+        crate::js::settled(r)
     }
 
     /// Writes a file (string, Uint8Array or ArrayBuffer).
     #[wasm_bindgen(js_name = writeFile)]
     pub fn write_file(&self, path: String, data: JsValue) -> Promise {
         let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move { d.write_impl(path, data).await })
+        crate::js::promise(async move { d.write_impl(path, data).await })
     }
 
     /// Reads a file: bytes, or text with `{ encoding: "utf-8" }` (or the string "utf-8").
     #[wasm_bindgen(js_name = readFile)]
     pub fn read_file(&self, path: String, opts: JsValue) -> Promise {
         let r = self.read_impl(path, opts);
-        wasm_bindgen_futures::future_to_promise(async move { r })
+        crate::js::settled(r)
     }
 
     /// Reads a file as UTF-8 text.
@@ -60,40 +60,38 @@ impl Den {
     #[wasm_bindgen(js_name = deleteFile)]
     pub fn delete_file(&self, path: String) -> Promise {
         let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move { d.delete_impl(path).await })
+        crate::js::promise(async move { d.delete_impl(path).await })
     }
 
     /// Lists files: `[{ path, size, sha256, mtime }]`, sorted by path.
     pub fn list(&self) -> Promise {
         let r = self.list_impl();
-        wasm_bindgen_futures::future_to_promise(async move { r })
+        crate::js::settled(r)
     }
 
     /// Packs every file into snapshot bytes (a tar archive with a manifest of SHA-256s).
     pub fn snapshot(&self) -> Promise {
         let r = self.snapshot_impl();
-        wasm_bindgen_futures::future_to_promise(async move { r })
+        crate::js::settled(r)
     }
 
     /// Replaces all files with a snapshot's, after checking all of it.
     pub fn restore(&self, bytes: JsValue) -> Promise {
         let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move { d.restore_impl(bytes).await })
+        crate::js::promise(async move { d.restore_impl(bytes).await })
     }
 
     /// Opens a new den with a copy of the files.
     pub fn fork(&self, opts: JsValue) -> Promise {
         let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move {
-            d.fork_impl(opts).await.map(JsValue::from)
-        })
+        crate::js::promise(async move { d.fork_impl(opts).await.map(JsValue::from) })
     }
 
     /// New interpreter (Python variables gone), files kept. Resolves `{ from, bootMs }`: whether
     /// it resumed from the memory snapshot of a fresh interpreter or booted from scratch.
     pub fn reset(&self) -> Promise {
         let d = self.share();
-        wasm_bindgen_futures::future_to_promise(async move { d.reset_impl().await })
+        crate::js::promise(async move { d.reset_impl().await })
     }
 
     /// Removes the iframe and frees the name.

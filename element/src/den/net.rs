@@ -86,7 +86,7 @@ impl RunFetches {
     /// the run's records, in order.
     pub(crate) fn finish(this: &Rc<RefCell<Self>>) -> Vec<RequestRecord> {
         let mut pending: Vec<(u32, Pending)> = this.borrow_mut().pending.drain().collect();
-        pending.sort_by_key(|(req, _)| *req);
+        foxden_core::order::sort_by_key(&mut pending, |(req, _)| *req);
         let now = js::now_ms();
         for (_, p) in pending {
             drop(p.abort);

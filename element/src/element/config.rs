@@ -226,7 +226,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             let a = get_str(e, "attribute");
             attrs().position(|o| o.attribute == a.as_deref())
         };
-        errors.sort_by_key(order);
+        foxden_core::order::sort_by_key(&mut errors, order);
         return Err(errors);
     };
     let key = format!(

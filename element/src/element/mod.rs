@@ -29,6 +29,7 @@ mod ui;
 
 use crate::den::Den;
 use crate::js;
+use crate::js::promise;
 use config::*;
 use foxden_core::limits;
 use js_sys::{Array, Promise};
@@ -37,7 +38,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use ui::*;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::HtmlElement;
 
 /// The tag name.
@@ -162,7 +163,7 @@ impl ElementHandle {
     /// exercise's check. Setup code runs first, once per interpreter.
     pub fn run(&self, code: JsValue, opts: JsValue) -> Promise {
         let s = self.state.clone();
-        future_to_promise(async move {
+        promise(async move {
             let code = if js::is_absent(&code) {
                 None
             } else {
@@ -186,19 +187,19 @@ impl ElementHandle {
 
     pub fn sh(&self, command: String) -> Promise {
         let s = self.state.clone();
-        future_to_promise(async move { live_den(s).await?.sh_impl(command) })
+        promise(async move { live_den(s).await?.sh_impl(command) })
     }
 
     #[wasm_bindgen(js_name = writeFile)]
     pub fn write_file(&self, path: String, data: JsValue) -> Promise {
         let s = self.state.clone();
-        future_to_promise(async move { live_den(s).await?.write_impl(path, data).await })
+        promise(async move { live_den(s).await?.write_impl(path, data).await })
     }
 
     #[wasm_bindgen(js_name = readFile)]
     pub fn read_file(&self, path: String, opts: JsValue) -> Promise {
         let s = self.state.clone();
-        future_to_promise(async move { live_den(s).await?.read_impl(path, opts) })
+        promise(async move { live_den(s).await?.read_impl(path, opts) })
     }
 
     #[wasm_bindgen(js_name = readText)]
@@ -209,34 +210,32 @@ impl ElementHandle {
     #[wasm_bindgen(js_name = deleteFile)]
     pub fn delete_file(&self, path: String) -> Promise {
         let s = self.state.clone();
-        future_to_promise(async move { live_den(s).await?.delete_impl(path).await })
+        promise(async move { live_den(s).await?.delete_impl(path).await })
     }
 
     pub fn list(&self) -> Promise {
         let s = self.state.clone();
-        future_to_promise(async move { live_den(s).await?.list_impl() })
+        promise(async move { live_den(s).await?.list_impl() })
     }
 
     pub fn snapshot(&self) -> Promise {
         let s = self.state.clone();
-        future_to_promise(async move { live_den(s).await?.snapshot_impl() })
+        promise(async move { live_den(s).await?.snapshot_impl() })
     }
 
     pub fn restore(&self, bytes: JsValue) -> Promise {
         let s = self.state.clone();
-        future_to_promise(async move { live_den(s).await?.restore_impl(bytes).await })
+        promise(async move { live_den(s).await?.restore_impl(bytes).await })
     }
 
     pub fn fork(&self, opts: JsValue) -> Promise {
         let s = self.state.clone();
-        future_to_promise(
-            async move { live_den(s).await?.fork_impl(opts).await.map(JsValue::from) },
-        )
+        promise(async move { live_den(s).await?.fork_impl(opts).await.map(JsValue::from) })
     }
 
     pub fn reset(&self) -> Promise {
         let s = self.state.clone();
-        future_to_promise(async move {
+        promise(async move {
             let r = live_den(s.clone()).await?.reset_impl().await;
             editor::clear_setup(&s);
             r

@@ -58,8 +58,8 @@ pub(super) fn run(o: &Opts, fs: &Fs, io: &mut Io) -> i32 {
             }
         }
     }
-    files.sort();
-    dirs.sort_by(|a, b| a.0.cmp(b.0));
+    crate::order::sort(&mut files);
+    crate::order::sort_by(&mut dirs, &|a, b| a.0.cmp(b.0));
     for f in &files {
         io.out(f.as_bytes());
         io.out(b"\n");
@@ -86,7 +86,7 @@ pub(super) fn run(o: &Opts, fs: &Fs, io: &mut Io) -> i32 {
         if o.all == Some(true) {
             entries.push(".".into());
             entries.push("..".into());
-            entries.sort();
+            crate::order::sort(&mut entries);
         }
         for e in entries {
             io.out(e.as_bytes());

@@ -12,7 +12,9 @@
 // message this page sends and receives; `tsc -p den-page/tsconfig.json` checks this file with it.
 /** @typedef {import("./protocol").HostToDen} HostToDen */
 /** @typedef {import("./protocol").HostToDenBoot} HostToDenBoot */
+/** @typedef {import("./protocol").HostToDenWarm} HostToDenWarm */
 /** @typedef {import("./protocol").HostToDenRun} HostToDenRun */
+/** @typedef {import("./protocol").HostToDenArm} HostToDenArm */
 /** @typedef {import("./protocol").DenToHost} DenToHost */
 /** @typedef {import("./protocol").DenToHostDone} DenToHostDone */
 /** @typedef {import("./protocol").DenToWorkerBoot} DenToWorkerBoot */
@@ -22,7 +24,7 @@
 /** @typedef {import("./protocol").DisplayItem} DisplayItem */
 /** @typedef {import("./protocol").Wheel} Wheel */
 /** @typedef {{ms: number, from: "scratch" | "snapshot", packagesMs?: number}} Booted How a worker booted. */
-/** @typedef {{w: Worker, ctl: MessagePort, input: Int32Array | null}} Spawned A started worker, our end of its port, and its input buffer (isolated dens). */
+/** @typedef {{w: Worker, ctl: MessagePort, input: Int32Array | null, direct: MessagePort | null}} Spawned A started worker, our end of its port, its input buffer (isolated dens), and the host's end of its run port until handed over. */
 /**
  * A "run" worker.
  * @typedef {Spawned & {ready: Promise<Booted>, booting: {resolve: (b: Booted) => void, reject: (e: Error) => void} | null, booted: boolean}} RunWorker
@@ -67,7 +69,7 @@
   // Limits on what a worker may send (it runs user code: every message is hostile). The host
   // checks all of these again (and the bytes of the files, which pass through here by transfer,
   // without a copy); here they keep the den page itself bounded.
-  const PROTOCOL = 3;
+  const PROTOCOL = 4;
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
   const MAX_PATH = 1024;
   const STREAMS = ["stdout", "stderr"];
@@ -107,8 +109,21 @@
   let workerReady = null; // promise: resolves when the current worker booted
   /** @type {Inflight | null} */
   let inflight = null; // {id, timer, timeoutMs, cap, used, truncated, started, interrupted} of the run the worker is executing
-  /** @type {HostToDenRun[]} */
-  const queue = []; // runs waiting for the worker
+  /** @type {(HostToDenRun | HostToDenArm)[]} */
+  const queue = []; // runs waiting for the worker (`arm`: the host posted the run to the worker itself)
+  // One hop fewer: every run worker gets a run port whose other end goes to the host (`worker`),
+  // and the host posts its runs straight to the worker on it, telling this page with `arm` (the
+  // limits, from the host: never from the worker). This page still times each run, kills and
+  // restarts the worker, and checks and forwards everything the worker sends (on ctl). The
+  // worker only reads its run port; the host ignores anything posted on it. `workerGen` counts
+  // the run workers handed over; an `arm` for an older one (replaced before the run started)
+  // ends the run as crashed.
+  let workerGen = 0;
+  // What the current worker sent before its run was armed (the run may reach the worker before
+  // its `arm` reaches this page): replayed once the run starts, then dropped. Bounded.
+  /** @type {WorkerToDen[]} */
+  let ahead = [];
+  const MAX_AHEAD = 64;
   // When this page is cross-origin isolated (host page with COOP + COEP, iframe allowed
   // "cross-origin-isolated"), a SharedArrayBuffer lets a timeout interrupt Python (SIGINT ->
   // KeyboardInterrupt) without killing the worker, so Python variables survive. The worker is
@@ -179,6 +194,26 @@
     return dataUrl;
   }
 
+  /** A new worker (its script starts loading at once; it waits for its boot message). */
+  function newWorker() {
+    const url = workerUrl();
+    const w = new Worker(url); // classic: Chromium refuses module workers from blob: in an opaque origin
+    if (url.startsWith("blob:")) URL.revokeObjectURL(url);
+    return w;
+  }
+  // The first run worker, started when the assets come so that its script loads while the wasm
+  // compiles and the host reads its warm cache; spawn() boots it. An error before then is kept.
+  /** @type {{w: Worker, error: string | null} | null} */
+  let early = null;
+  function startEarly() {
+    const rec = { w: newWorker(), error: /** @type {string | null} */ (null) };
+    rec.w.onerror = (e) => {
+      e.preventDefault();
+      rec.error = `worker error: ${e.message || "unknown"}`;
+    };
+    early = rec;
+  }
+
   /**
    * Starts a worker: role "run" (runs code) or "maker" (makes the snapshot, then ends).
    * @param {DenToWorkerBoot["role"]} role
@@ -187,9 +222,10 @@
    * @returns {Spawned}
    */
   function spawn(role, onMessage, onError) {
-    const url = workerUrl();
-    const w = new Worker(url); // classic: Chromium refuses module workers from blob: in an opaque origin
-    if (url.startsWith("blob:")) URL.revokeObjectURL(url);
+    // The first run worker was started ahead of its boot message (see onBoot).
+    const pre = role === "run" ? early : null;
+    early = null;
+    const w = pre ? pre.w : newWorker();
     // The worker's global channel is where user code can post (js.postMessage): after the boot
     // message nothing from it is read. Replies come on the private port handed over at boot.
     const channel = new MessageChannel();
@@ -199,11 +235,18 @@
       e.preventDefault();
       onError(`worker error: ${e.message || "unknown"}`);
     };
+    if (pre && pre.error) queueMicrotask(() => onError(/** @type {string} */ (pre.error)));
     const input = role === "run" && interrupt ? new Int32Array(new SharedArrayBuffer(INPUT_HEADER_BYTES + MAX_ANSWER_BYTES)) : null;
+    const direct = role === "run" ? new MessageChannel() : null;
     /** @type {DenToWorkerBoot} */
-    const boot = { t: "boot", role, ctl: channel.port2, module: /** @type {WebAssembly.Module} */ (module), stdlib: /** @type {ArrayBuffer} */ (stdlib).slice(0), lock: /** @type {string} */ (lock), interrupt, input, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null, packages: role === "run" ? packages : [], verified: packagesVerified, installed: role === "run" ? installedImage : null };
-    w.postMessage(boot, [channel.port2]);
-    return { w, ctl: channel.port1, input };
+    const boot = { t: "boot", role, ctl: channel.port2, direct: direct ? direct.port2 : null, module: /** @type {WebAssembly.Module} */ (module), stdlib: /** @type {ArrayBuffer} */ (stdlib).slice(0), lock: /** @type {string} */ (lock), interrupt, input, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null, packages: role === "run" ? packages : [], verified: packagesVerified, installed: role === "run" ? installedImage : null };
+    // The copies of the stdlib and the snapshot are transferred, not copied a second time.
+    /** @type {Transferable[]} */
+    const transfer = [channel.port2, boot.stdlib];
+    if (direct) transfer.push(direct.port2);
+    if (boot.snapshot) transfer.push(boot.snapshot.buffer);
+    w.postMessage(boot, transfer);
+    return { w, ctl: channel.port1, input, direct: direct ? direct.port1 : null };
   }
 
   /**
@@ -211,7 +254,7 @@
    * current worker's messages reach fromWorker; a standby's are ignored until it is swapped in.
    */
   function bootWorker() {
-    const rec = /** @type {RunWorker} */ (/** @type {unknown} */ ({ w: null, ctl: null, input: null, ready: null, booting: null, booted: false }));
+    const rec = /** @type {RunWorker} */ (/** @type {unknown} */ ({ w: null, ctl: null, input: null, direct: null, ready: null, booting: null, booted: false }));
     rec.ready = new Promise((resolve, reject) => {
       rec.booting = { resolve, reject };
     });
@@ -278,6 +321,21 @@
   function startWorker() {
     worker = bootWorker();
     workerReady = worker.ready;
+    handOver(worker);
+  }
+
+  /**
+   * The worker is now the current one: the host gets its run port (before any reply that
+   * reports the restart, on the same port, so the host never posts a run to a worker gone).
+   * @param {RunWorker} rec
+   */
+  function handOver(rec) {
+    ahead = [];
+    const direct = rec.direct;
+    if (!direct || !port) return;
+    rec.direct = null;
+    workerGen += 1;
+    send({ t: "worker", gen: workerGen, port: direct }, [direct]);
   }
 
   /** @param {RunWorker} rec */
@@ -338,6 +396,7 @@
       worker = standby;
       standby = null;
       workerReady = worker.ready;
+      handOver(worker);
     } else {
       startWorker();
     }
@@ -485,7 +544,11 @@
 
   /** @param {WorkerToDen} msg what the current worker posted (unchecked) */
   function fromWorker(msg) {
-    if (!inflight || !inflight.started || /** @type {{id?: unknown}} */ (msg).id !== inflight.id) return;
+    if (!inflight || !inflight.started) {
+      if (ahead.length < MAX_AHEAD) ahead.push(msg);
+      return;
+    }
+    if (/** @type {{id?: unknown}} */ (msg).id !== inflight.id) return;
     if (msg.t === "out") {
       // Output is capped here too: a worker that ignores the cap cannot flood the host.
       if (!STREAMS.includes(msg.stream) || typeof msg.text !== "string" || inflight.truncated) return;
@@ -618,7 +681,7 @@
 
   async function pump() {
     if (inflight || queue.length === 0) return;
-    const msg = /** @type {HostToDenRun} */ (queue.shift());
+    const msg = /** @type {HostToDenRun | HostToDenArm} */ (queue.shift());
     inflight = { id: msg.id, timer: 0, timeoutMs: msg.timeoutMs, cap: msg.maxOutputBytes, used: 0, truncated: false, started: false, interactive: msg.interactive === true };
     for (;;) {
       const ready = workerReady;
@@ -631,6 +694,11 @@
         crashInflight(`the Python worker failed to start: ${e.message}`);
         return;
       }
+    }
+    if (msg.t === "arm" && msg.gen !== workerGen) {
+      // Posted to a worker that was replaced before the run started (it never ran there).
+      finish(failedReply(msg.id, "crashed", "WorkerError", "the run was posted to an interpreter that was replaced before it started; run it again (files kept, Python and JavaScript variables lost)"));
+      return;
     }
     const started = performance.now();
     inflight.started = true;
@@ -654,29 +722,49 @@
     inflight.timer = setTimeout(inflight.onTimeout, msg.timeoutMs);
     // The host's watchdog counts from here: the run now has timeoutMs (+ the interrupt grace).
     send({ t: "started", id: msg.id });
-    /** @type {RunWorker} */ (worker).ctl.postMessage(msg, msg.put.map((f) => f.data.buffer));
+    if (msg.t === "run") /** @type {RunWorker} */ (worker).ctl.postMessage(msg, msg.put.map((f) => f.data.buffer));
+    // What the worker sent before this page armed the run, in order.
+    const early = ahead;
+    ahead = [];
+    for (const m of early) if (inflight && inflight.id === msg.id) fromWorker(m);
   }
+
+  // The host's `warm` (its warm cache's snapshot, or null) comes after `boot`, once it read
+  // that cache; the wasm compiles and the first worker's script loads meanwhile.
+  /** @type {(msg: HostToDenWarm) => void} */
+  let onWarm = () => {};
+  /** @type {Promise<HostToDenWarm>} */
+  const warmed = new Promise((resolve) => {
+    onWarm = (msg) => {
+      onWarm = () => {};
+      resolve(msg);
+    };
+  });
 
   /** @param {HostToDenBoot} msg */
   async function onBoot(msg) {
     const started = performance.now();
-    if (module) return; // booted once already
-    try {
-      module = await WebAssembly.compile(msg.wasm);
-    } catch (e) {
-      send({ t: "load-error", stage: "wasm", message: `pyodide.asm.wasm did not compile: ${e.message}` });
-      return;
-    }
+    if (module || stdlib) return; // booted once already
     stdlib = msg.stdlib;
     lock = msg.lock;
     maxMemoryBytes = msg.maxMemoryBytes;
     packages = Array.isArray(msg.packages) ? msg.packages : [];
+    standbyWanted = msg.standby !== false;
+    const compiling = WebAssembly.compile(msg.wasm);
+    compiling.catch(() => {});
     await probeBlob;
+    startEarly();
+    try {
+      module = await compiling;
+    } catch (e) {
+      send({ t: "load-error", stage: "wasm", message: `pyodide.asm.wasm did not compile: ${e.message}` });
+      return;
+    }
+    const warm = await warmed;
     // A snapshot from the host's warm cache (made by a maker worker on an earlier visit, checked
     // by the host against its SHA-256): the first worker resumes from it instead of booting.
-    if (msg.snapshot instanceof Uint8Array) snapshot = msg.snapshot;
-    offerSnapshot = msg.wantSnapshot === true;
-    standbyWanted = msg.standby !== false;
+    if (warm.snapshot instanceof Uint8Array) snapshot = warm.snapshot;
+    offerSnapshot = warm.wantSnapshot === true;
     startWorker();
     /** @type {Booted} */
     let booted;
@@ -689,9 +777,9 @@
     }
     packagesVerified = true;
     // worker.js falls back to a normal boot when a snapshot does not load: then it is not used again.
-    const warm = snapshot ? (booted.from === "snapshot" ? "hit" : "rejected") : "miss";
-    if (warm === "rejected") snapshot = null;
-    send({ t: "ready", bootMs: booted.ms, denMs: performance.now() - started, interruptible: interrupt !== null, warm, packagesMs: booted.packagesMs });
+    const warmth = snapshot ? (booted.from === "snapshot" ? "hit" : "rejected") : "miss";
+    if (warmth === "rejected") snapshot = null;
+    send({ t: "ready", bootMs: booted.ms, denMs: performance.now() - started, interruptible: interrupt !== null, warm: warmth, packagesMs: booted.packagesMs });
     // The snapshot for fast restarts is made now, off the critical path, by a separate worker
     // (or came from the host's warm cache); then the standby boots from it.
     makeSnapshot();
@@ -702,7 +790,8 @@
   function onHostMessage(event) {
     const msg = event.data;
     if (msg.t === "boot") onBoot(msg);
-    else if (msg.t === "run") {
+    else if (msg.t === "warm") onWarm(msg);
+    else if (msg.t === "run" || msg.t === "arm") {
       queue.push(msg);
       pump();
     } else if (msg.t === "input-reply") {

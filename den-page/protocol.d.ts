@@ -5,7 +5,7 @@
 // what an honest sender posts; the reader of a den page or worker message checks it anyway.
 
 /** The protocol version a den page announces in `hello`. */
-export type ProtocolVersion = 3;
+export type ProtocolVersion = 4;
 
 /** A pure-Python wheel to install, checked by the host against its SHA-256 pin. */
 export interface Wheel {
@@ -88,7 +88,7 @@ export type HostToDenWindow = HostToDenWindowConnect;
 
 // --- host → den page ---
 
-/** boot: after `hello`. On the host's MessagePort. */
+/** boot: after `hello`, as soon as the assets are fetched. On the host's MessagePort. */
 export interface HostToDenBoot {
   t: "boot";
   /** pyodide.asm.wasm. Transferred. */
@@ -99,14 +99,19 @@ export interface HostToDenBoot {
   lock: string;
   /** Cap on each worker's WebAssembly memory (0: none). */
   maxMemoryBytes: number;
-  /** The host's warm cache wants the snapshot. */
-  wantSnapshot: boolean;
   /** Keep a standby interpreter booted. */
   standby: boolean;
-  /** The warm cache's snapshot, or null. Transferred. */
-  snapshot: Uint8Array | null;
   /** Wheels every run worker installs after it boots (empty: none). */
   packages: Wheel[];
+}
+
+/** warm: after `boot`, once the warm cache was read (the den page compiles the wasm and starts its first worker meanwhile; that worker boots now). On the host's MessagePort. */
+export interface HostToDenWarm {
+  t: "warm";
+  /** The warm cache's snapshot (its SHA-256 checked by the host), or null. Transferred. */
+  snapshot: Uint8Array | null;
+  /** The host's warm cache wants the snapshot. */
+  wantSnapshot: boolean;
 }
 
 /** run: each run. On the host's MessagePort. */
@@ -134,6 +139,23 @@ export interface HostToDenRun {
   lang: "python" | "javascript";
   /** For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null. */
   js: JsCode | null;
+}
+
+/** arm: each run, once the den page handed over a worker port (`worker`): the run itself goes straight to that worker; the den page times it (`started`, timeout, kill) and checks its replies. On the host's MessagePort. */
+export interface HostToDenArm {
+  t: "arm";
+  /** The run (the id of the `run` posted to the worker). */
+  id: number;
+  /** The `gen` of the worker port the run was posted on. */
+  gen: number;
+  /** The run's timeout. */
+  timeoutMs: number;
+  /** Cap on stdout + stderr (UTF-8 bytes). */
+  maxOutputBytes: number;
+  /** How long JS timers and tasks left by the run may live. */
+  killGraceMs: number;
+  /** The run may ask for input (`input` messages). */
+  interactive: boolean;
 }
 
 /** reset: `den.reset()`. On the host's MessagePort. */
@@ -181,7 +203,7 @@ export interface HostToDenFetchReply {
 }
 
 /** Every message host → den page. */
-export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;
+export type HostToDen = HostToDenBoot | HostToDenWarm | HostToDenRun | HostToDenArm | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;
 
 // --- den page → host ---
 
@@ -230,6 +252,15 @@ export interface DenToHostStarted {
   t: "started";
   /** The run. */
   id: number;
+}
+
+/** worker: a run worker became the current one: before `ready`, and on a restart before the reply that reports it. On the host's MessagePort. */
+export interface DenToHostWorker {
+  t: "worker";
+  /** Counts the den page's run workers (the host echoes it in `arm`). */
+  gen: number;
+  /** The host's end of that worker's run port: runs go straight to it. Transferred. */
+  port: MessagePort;
 }
 
 /** out: streamed, batched ≤ 15 ms / 8 KiB. On the host's MessagePort. */
@@ -315,7 +346,7 @@ export interface DenToHostFetch {
 }
 
 /** Every message den page → host. */
-export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostOut | DenToHostDisplay | DenToHostInput | DenToHostDone | DenToHostResetDone | DenToHostFetch;
+export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostWorker | DenToHostOut | DenToHostDisplay | DenToHostInput | DenToHostDone | DenToHostResetDone | DenToHostFetch;
 
 // --- den page → worker ---
 
@@ -326,9 +357,11 @@ export interface DenToWorkerBoot {
   role: "run" | "maker";
   /** The private port for everything after boot. Transferred. */
   ctl: MessagePort;
+  /** Role `run`: the worker's end of its run port (the host gets the other in `worker` and posts runs on it, which the worker only reads); else null. Transferred. */
+  direct: MessagePort | null;
   /** The compiled pyodide.asm.wasm. */
   module: WebAssembly.Module;
-  /** A copy of python_stdlib.zip. */
+  /** A copy of python_stdlib.zip. Transferred. */
   stdlib: ArrayBuffer;
   /** pyodide-lock.json. */
   lock: string;
@@ -338,7 +371,7 @@ export interface DenToWorkerBoot {
   input: Int32Array | null;
   /** Cap on the WebAssembly memory (0: none). */
   maxMemoryBytes: number;
-  /** A snapshot to resume from (role `run`), or null. */
+  /** A copy of the snapshot to resume from (role `run`), or null. Transferred. */
   snapshot: Uint8Array | null;
   /** Wheels to install before any run (role `run`; the maker gets none). */
   packages: Wheel[];
@@ -499,3 +532,35 @@ export interface WorkerToDenFetch {
 
 /** Every message worker → den page. */
 export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDisplay | WorkerToDenInput | WorkerToDenDone | WorkerToDenFetch;
+
+// --- host → worker ---
+
+/** run: each run after `arm` (one hop fewer than through the den page). On the worker's run port (handed to the host in `worker`). */
+export interface HostToWorkerRun {
+  t: "run";
+  /** The run id (the host's counter). */
+  id: number;
+  /** The code (Python, or JavaScript as prepared by the host). */
+  code: string;
+  /** The run's timeout. */
+  timeoutMs: number;
+  /** Cap on stdout + stderr. */
+  maxOutputBytes: number;
+  /** How long JS left behind by the run may live. */
+  killGraceMs: number;
+  /** Files the worker lacks. Transferred. */
+  put: PutFile[];
+  /** Paths the worker must delete. */
+  del: string[];
+  /** What `input()` and `sys.stdin` read, then EOF; null: no scripted input. */
+  stdin: string | null;
+  /** Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); only a cross-origin isolated den can ask. */
+  interactive: boolean;
+  /** The language of `code`. */
+  lang: "python" | "javascript";
+  /** For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null. */
+  js: JsCode | null;
+}
+
+/** Every message host → worker. */
+export type HostToWorker = HostToWorkerRun;

@@ -17,6 +17,7 @@
 // is checked against them (`tsc -p den-page/tsconfig.json`):
 //   den page -> worker, global channel, once: DenToWorkerBoot  (boot: role, ctl, module, stdlib, lock, interrupt, maxMemoryBytes, snapshot)
 //   den page -> worker, ctl:                  DenToWorkerRun   (run: the host's run as it came)
+//   host -> worker, run port (boot.direct):    HostToWorkerRun  (run: the host's run, straight; read only)
 //   den page -> worker, ctl:                  DenToWorkerFetchReply (fetch-reply: the host's answer to a fetch)
 //   worker -> den page, ctl:                  WorkerToDen      (booted, boot-error, snapshot, out, display, done, fetch)
 //
@@ -170,8 +171,8 @@ const leftoverCount = () => liveTimers.size + pendingTasks.size;
 
 // Python helpers, defined once after boot. Variables of user code live in _foxden_ns and persist.
 const PY_HELPERS = `
-import ast, asyncio, inspect, io, sys, traceback, os
-from pyodide.code import eval_code, eval_code_async
+import ast, asyncio, inspect, io, sys, textwrap, traceback, os
+from pyodide.code import should_quiet
 
 class _FoxdenNoStdin(io.TextIOBase):
     """sys.stdin of a run given no stdin: reading it says how to give some."""
@@ -382,12 +383,24 @@ def _foxden_format(exc):
 def _foxden_error(exc):
     return [type(exc).__name__, str(exc), _foxden_format(exc)]
 
-def _foxden_parse(code):
-    """(is_expr, uses_await), or a SyntaxError result."""
-    tree = compile(code, "<exec>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    is_expr = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
-    co = compile(tree, "<exec>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    return is_expr, bool(co.co_flags & inspect.CO_COROUTINE)
+_FOXDEN_TLA = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+
+def _foxden_compile(code):
+    """(body, last, is_expr): the code parsed once and compiled with top-level await allowed,
+    run as pyodide.code.eval_code runs it (dedented; the value of a last expression statement is
+    returned unless a trailing ';' quiets it). eval_code copies an AST template and compiles the
+    whole module on every call (most of a short run's time); here the last expression is
+    compiled on its own instead (last, mode "eval"; None when there is no value to return)."""
+    tree = compile(textwrap.dedent(code), "<exec>", "exec", ast.PyCF_ONLY_AST | _FOXDEN_TLA)
+    body = tree.body
+    is_expr = bool(body) and isinstance(body[-1], ast.Expr)
+    last = None
+    if is_expr and not (";" in code and should_quiet(code)):
+        last = compile(ast.Expression(body.pop().value), "<exec>", "eval", _FOXDEN_TLA)
+    return compile(tree, "<exec>", "exec", _FOXDEN_TLA), last, is_expr
+
+def _foxden_is_async(code):
+    return bool(code is not None and code.co_flags & inspect.CO_COROUTINE)
 
 def _foxden_failed(e):
     if isinstance(e, SystemExit) and (e.code is None or e.code == 0):
@@ -401,18 +414,16 @@ def _foxden_flush():
     except BaseException:
         pass
 
-def _foxden_uses_await(code):
-    try:
-        return _foxden_parse(code)[1]
-    except BaseException:
-        return False
-
 def _foxden_run_sync(code, stdin=None, interactive=False):
-    # Code without top-level await runs synchronously, on the JS stack (no promise machinery).
+    # Code without top-level await runs synchronously, on the JS stack (no promise machinery);
+    # for code with it this returns None and JS calls _foxden_run.
     _foxden_stdin(stdin, interactive)
     try:
-        is_expr, _ = _foxden_parse(code)
-        value = eval_code(code, _foxden_ns, filename="<exec>", return_mode="last_expr")
+        body, last, is_expr = _foxden_compile(code)
+        if _foxden_is_async(body) or _foxden_is_async(last):
+            return None
+        eval(body, _foxden_ns)
+        value = None if last is None else eval(last, _foxden_ns)
         _foxden_auto_display(value, is_expr)
         return [repr(value) if is_expr else None, None]
     except BaseException as e:
@@ -423,8 +434,13 @@ def _foxden_run_sync(code, stdin=None, interactive=False):
 async def _foxden_run(code, stdin=None, interactive=False):
     _foxden_stdin(stdin, interactive)
     try:
-        is_expr, _ = _foxden_parse(code)
-        value = await eval_code_async(code, _foxden_ns, filename="<exec>", return_mode="last_expr")
+        body, last, is_expr = _foxden_compile(code)
+        ran = eval(body, _foxden_ns)
+        if _foxden_is_async(body):
+            await ran
+        value = None if last is None else eval(last, _foxden_ns)
+        if _foxden_is_async(last):
+            value = await value
         _foxden_auto_display(value, is_expr)
         return [repr(value) if is_expr else None, None]
     except BaseException as e:
@@ -458,7 +474,6 @@ let bootedFrom = ""; // "scratch" or "snapshot"
 // Python callables (PyProxy) of PY_HELPERS.
 /** @type {any} */ let pyRun;
 /** @type {any} */ let pyRunSync;
-/** @type {any} */ let pyUsesAwait;
 /** @type {any} */ let pyPending;
 /** @type {string | null} */
 let fatal = null; // set when Pyodide failed fatally: every later run reports "crashed"
@@ -1016,7 +1031,6 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, ma
   py.runPython(PY_HELPERS, { filename: "<foxden>" });
   pyRun = py.globals.get("_foxden_run");
   pyRunSync = py.globals.get("_foxden_run_sync");
-  pyUsesAwait = py.globals.get("_foxden_uses_await");
   pyPending = py.globals.get("_foxden_pending_tasks");
   // The den's wheels, before any user code (and before file tracking: they are not den files).
   let packagesMs;
@@ -1431,7 +1445,7 @@ async function run(msg) {
     // undefined, not null: Pyodide passes JS null to Python as JsNull, not None.
     const stdin = typeof msg.stdin === "string" ? msg.stdin : undefined;
     const interactive = msg.interactive === true;
-    const out = pyUsesAwait(msg.code) ? await pyRun(msg.code, stdin, interactive) : pyRunSync(msg.code, stdin, interactive);
+    const out = pyRunSync(msg.code, stdin, interactive) ?? (await pyRun(msg.code, stdin, interactive));
     const [result, err] = out.toJs();
     out.destroy();
     reply.result = result ?? null;
@@ -1489,12 +1503,8 @@ self.onmessage = (event) => {
   if (ctl || !msg || msg.t !== "boot" || !(msg.ctl instanceof MessagePort)) return;
   self.onmessage = null;
   ctl = msg.ctl;
-  ctl.onmessage = (e) => {
-    /** @type {DenToWorkerRun | import("./protocol").DenToWorkerFetchReply} */
-    const m = apply(eventData, e, []);
-    // Answers to foxden.fetch are handled at once (the run that asked is waiting for them).
-    if (m && m.t === "fetch-reply") return onFetchReply(m);
-    if (!m || m.t !== "run") return;
+  /** @param {DenToWorkerRun} m */
+  const enqueue = (m) => {
     queue = queue
       .then(() => run(m))
       .catch((e) => {
@@ -1502,6 +1512,24 @@ self.onmessage = (event) => {
         post({ t: "done", id: m.id, result: null, error: { kind: "crashed", type: "WorkerError", message: String(e), traceback: "" }, truncated: false, changed: [], deleted: [], leftover: true, durationMs: 0 });
       });
   };
+  ctl.onmessage = (e) => {
+    /** @type {DenToWorkerRun | import("./protocol").DenToWorkerFetchReply} */
+    const m = apply(eventData, e, []);
+    // Answers to foxden.fetch are handled at once (the run that asked is waiting for them).
+    if (m && m.t === "fetch-reply") return onFetchReply(m);
+    if (!m || m.t !== "run") return;
+    enqueue(m);
+  };
+  // The run port: the host posts runs here itself (one hop fewer than through the den page,
+  // which still times them). Only read: everything this worker sends goes on ctl. Like ctl, it
+  // lives in this closure only.
+  if (msg.direct instanceof MessagePort) {
+    msg.direct.onmessage = (e) => {
+      /** @type {import("./protocol").HostToWorkerRun} */
+      const m = apply(eventData, e, []);
+      if (m && m.t === "run") enqueue(m);
+    };
+  }
   queue = queue.then(async () => {
     try {
       const booted = await boot(msg);

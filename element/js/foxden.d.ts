@@ -202,11 +202,13 @@ export interface DenInfo {
   /** "hit": resumed from the warm cache; "miss": booted (the snapshot is made and kept now);
    * "rejected": a cached snapshot did not load and is replaced; "off": warmStart is false. */
   warmStart: "hit" | "miss" | "rejected" | "off";
-  /** Where `loadMs` went (ms). `assets` (fetching the Pyodide files, then `warm`: hashing them
-   * and reading and verifying the warm cache's snapshot) runs side by side with `hello` (the den
-   * page loading and checking its isolation); then `ready`: from handing over the assets until
-   * Python is ready, of which `den` passed in the den page (compiling the wasm, starting the
-   * worker) and `boot` in the worker (booting Pyodide, or resuming it from the snapshot). */
+  /** Where `loadMs` went (ms). `assets` (fetching the Pyodide files) runs side by side with
+   * `hello` (the den page loading and checking its isolation) and with reading and verifying the
+   * warm cache's snapshot; then `ready`: from handing over the assets until Python is ready, of
+   * which `warm` was still spent on the warm cache (hashing the assets for its key, the read),
+   * `den` passed in the den page (compiling the wasm and starting the worker, which overlap
+   * `warm`, then booting) and `boot` in the worker (booting Pyodide, or resuming it from the
+   * snapshot). */
   stages: { assets: number; warm: number; hello: number; ready: number; den: number; boot: number };
 }
 

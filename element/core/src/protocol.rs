@@ -12,7 +12,7 @@
 use std::fmt;
 
 /// The protocol version a den page announces in `hello`; the host refuses any other.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Longest path a den page may name (the path rules' own limit).
 pub const MAX_PATH_BYTES: usize = crate::paths::MAX_PATH_BYTES;
@@ -25,10 +25,18 @@ pub mod schema;
 /// [`schema::HOST_TO_DEN`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostToDen {
-    /// The Pyodide assets and the den's settings, once, after `hello`.
+    /// The Pyodide assets and the den's settings, once, after `hello` (as soon as the assets
+    /// are fetched: the den page compiles the wasm while the host reads its warm cache).
     Boot,
-    /// A run: code, limits and the files the worker lacks.
+    /// The warm cache's answer, once, after `boot`: `{snapshot, wantSnapshot}`; the den page's
+    /// first worker boots then.
+    Warm,
+    /// A run: code, limits and the files the worker lacks (when the den page handed over no
+    /// worker port; else the run goes to the worker on that port and the den page gets `arm`).
     Run,
+    /// A run posted straight to the worker (on the port of `worker`): `{id, gen, timeoutMs,
+    /// maxOutputBytes, killGraceMs, interactive}`; the den page times and watches it.
+    Arm,
     /// A new interpreter: `{id}`.
     Reset,
     /// The answer to a run's `input` request: `{id, text | null | error}`.
@@ -43,7 +51,9 @@ impl HostToDen {
     /// Every kind, in declaration order.
     pub const ALL: &'static [HostToDen] = &[
         Self::Boot,
+        Self::Warm,
         Self::Run,
+        Self::Arm,
         Self::Reset,
         Self::InputReply,
         Self::FetchReply,
@@ -54,7 +64,9 @@ impl HostToDen {
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Boot => "boot",
+            Self::Warm => "warm",
             Self::Run => "run",
+            Self::Arm => "arm",
             Self::Reset => "reset",
             Self::InputReply => "input-reply",
             Self::FetchReply => "fetch-reply",
@@ -75,6 +87,9 @@ pub enum DenToHost {
     LoadError,
     /// A run was handed to the worker: `{id}`; the host's watchdog counts from here.
     Started,
+    /// A run worker became the current one (first boot, every restart): `{gen, port}`, the
+    /// port the host posts its runs on, straight to that worker.
+    Worker,
     /// Streamed output of a run: `{id, stream, text}`.
     Out,
     /// A rich display of a run (MIME bundle): `{id, bundle}`.
@@ -87,7 +102,7 @@ pub enum DenToHost {
     /// A reset ended: `{id, from, bootMs}` or `{id, error}`.
     ResetDone,
     /// The memory snapshot of a fresh interpreter, for the host's warm cache: `{snapshot}`,
-    /// offered once when the host asked for it (`boot.wantSnapshot`).
+    /// offered once when the host asked for it (`warm.wantSnapshot`).
     Snapshot,
     /// A run asks the host to make an HTTP request (`foxden.fetch`):
     /// `{id, req, url, method, headers, body}`.
@@ -101,6 +116,7 @@ impl DenToHost {
         Self::Ready,
         Self::LoadError,
         Self::Started,
+        Self::Worker,
         Self::Out,
         Self::Display,
         Self::Input,
@@ -117,6 +133,7 @@ impl DenToHost {
             Self::Ready => "ready",
             Self::LoadError => "load-error",
             Self::Started => "started",
+            Self::Worker => "worker",
             Self::Out => "out",
             Self::Display => "display",
             Self::Input => "input",

@@ -26,31 +26,58 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
     let isolation = opts.effective_isolation()?;
     let deadline = opts.load_timeout_ms;
     let hello_seen = Rc::new(std::cell::Cell::new(false));
+    let warm_on = opts.warm_start && warm::available();
     let work = async {
-        // The assets, then the warm cache's snapshot for them (if any), while the den page loads.
-        let assets_and_warm = async {
-            let (wasm, stdlib, lock) = fetch_assets(opts, &progress).await?;
-            let fetched = js::now_ms();
-            let (warm_key, snapshot) = if opts.warm_start {
-                let key = warm::key(&wasm, &stdlib, &lock).await;
-                let snap = warm::load(&key).await;
-                (Some(key), snap)
+        // Three things at once: the den page loads and says hello; the host fetches the assets;
+        // the warm cache's entry is read and verified (reading it does not need its key).
+        let cached = async {
+            if warm_on {
+                warm::read_current().await
             } else {
-                (None, None)
+                warm::Current::Nothing
+            }
+        };
+        let handed_over = async {
+            let assets = async {
+                let (wasm, stdlib, lock) = fetch_assets(opts, &progress).await?;
+                // The key's digests start now: they copy the bytes, which can then be handed over.
+                let digests = warm_on.then(|| {
+                    (
+                        warm::Digest::start(&Uint8Array::new(&wasm)),
+                        warm::Digest::start(&Uint8Array::new(&stdlib)),
+                    )
+                });
+                Ok::<_, JsValue>((wasm, stdlib, lock, digests, js::now_ms() - started))
             };
-            let times = (fetched - started, js::now_ms() - fetched);
-            Ok::<_, JsValue>((wasm, stdlib, lock, warm_key, snapshot, times))
+            let handshake = async {
+                let conn = handshake(opts, isolation, hello_seen.clone()).await;
+                (conn, js::now_ms() - started)
+            };
+            let (assets, (conn, hello_ms)) = futures::future::join(assets, handshake).await;
+            let (wasm, stdlib, lock, digests, assets_ms) = assets?;
+            let conn = conn?;
+            // The den page compiles the wasm and starts its first worker while the warm cache
+            // is read; that worker boots when `warm` comes.
+            let booting = js::now_ms();
+            let ready = send_boot(&conn, wasm, stdlib, &lock, opts)?;
+            Ok::<_, JsValue>((conn, ready, lock, digests, assets_ms, hello_ms, booting))
         };
-        let handshake = async {
-            let conn = handshake(opts, isolation, hello_seen.clone()).await;
-            (conn, js::now_ms() - started)
+        let (handed, cached) = futures::future::join(handed_over, cached).await;
+        let (mut conn, ready, lock, digests, assets_ms, hello_ms, booting) = handed?;
+        let key = match digests {
+            Some((w, z)) => warm::key(w, z, &lock).await,
+            None => None,
         };
-        let (assets, (conn, hello_ms)) = futures::future::join(assets_and_warm, handshake).await;
-        let (wasm, stdlib, lock, warm_key, snapshot, (assets_ms, warm_ms)) = assets?;
-        let mut conn = conn?;
-        conn.shared.borrow_mut().warm_key = warm_key;
-        let booting = js::now_ms();
-        let (den_ms, boot_ms) = boot(&conn, wasm, stdlib, lock, snapshot, opts).await?;
+        // Only an entry made for exactly these assets (and this foxden) is handed over.
+        let snapshot = match (&key, cached) {
+            (Some(k), warm::Current::One(url, bytes)) if url == warm::url_for(k) => Some(bytes),
+            (Some(k), warm::Current::Several) => warm::load(k).await,
+            _ => None,
+        };
+        let want_snapshot = key.is_some();
+        conn.shared.borrow_mut().warm_key = key;
+        let warm_ms = js::now_ms() - booting;
+        let (den_ms, boot_ms) = send_warm(&conn, ready, snapshot, want_snapshot).await?;
         conn.stages = LoadStages {
             assets_ms,
             warm_ms,
@@ -146,38 +173,28 @@ pub(super) fn check_protocol(hello: &JsValue) -> Result<(), JsValue> {
     ))
 }
 
-/// Hands the assets to the den page and waits until Pyodide is ready.
-pub(super) async fn boot(
+/// Hands the assets to the den page (it compiles the wasm at once); the receiver gets its
+/// `ready` (or `load-error`).
+pub(super) fn send_boot(
     conn: &Connection,
     wasm: ArrayBuffer,
     stdlib: ArrayBuffer,
-    lock: String,
-    snapshot: Option<Uint8Array>,
+    lock: &str,
     opts: &RuntimeOptions,
-) -> Result<(f64, f64), JsValue> {
+) -> Result<oneshot::Receiver<JsValue>, JsValue> {
     let (tx, rx) = oneshot::channel();
     conn.shared.borrow_mut().loader = Some(tx);
-    let want_snapshot = conn.shared.borrow().warm_key.is_some();
     let msg = obj(&[
         ("t", HostToDen::Boot.as_str().into()),
         ("wasm", wasm.clone().into()),
         ("stdlib", stdlib.clone().into()),
         ("lock", lock.into()),
         ("maxMemoryBytes", opts.max_memory_bytes.into()),
-        ("wantSnapshot", want_snapshot.into()),
         ("standby", opts.standby.into()),
-        (
-            "snapshot",
-            snapshot.as_ref().map_or(JsValue::NULL, JsValue::from),
-        ),
         ("packages", super::packages::to_js(&opts.packages).into()),
     ]);
-    let transfer = Array::of2(&wasm, &stdlib);
-    if let Some(s) = &snapshot {
-        transfer.push(&s.buffer());
-    }
     conn.port
-        .post_message_with_transferable(&msg, &transfer)
+        .post_message_with_transferable(&msg, &Array::of2(&wasm, &stdlib))
         .map_err(|e| {
             load_error(
                 crate::errors::LoadStage::Message,
@@ -187,7 +204,41 @@ pub(super) async fn boot(
                 ),
             )
         })?;
-    let ready = rx.await.unwrap_or(JsValue::UNDEFINED);
+    Ok(rx)
+}
+
+/// Hands the warm cache's snapshot (or null) to the den page and waits until Pyodide is ready:
+/// (the den page's boot-to-ready ms, the worker's boot ms).
+pub(super) async fn send_warm(
+    conn: &Connection,
+    ready: oneshot::Receiver<JsValue>,
+    snapshot: Option<Uint8Array>,
+    want_snapshot: bool,
+) -> Result<(f64, f64), JsValue> {
+    let msg = obj(&[
+        ("t", HostToDen::Warm.as_str().into()),
+        (
+            "snapshot",
+            snapshot.as_ref().map_or(JsValue::NULL, JsValue::from),
+        ),
+        ("wantSnapshot", want_snapshot.into()),
+    ]);
+    let transfer = Array::new();
+    if let Some(s) = &snapshot {
+        transfer.push(&s.buffer());
+    }
+    conn.port
+        .post_message_with_transferable(&msg, &transfer)
+        .map_err(|e| {
+            load_error(
+                crate::errors::LoadStage::Message,
+                &format!(
+                    "could not hand the snapshot to the den page: {}",
+                    js::describe(&e)
+                ),
+            )
+        })?;
+    let ready = ready.await.unwrap_or(JsValue::UNDEFINED);
     match get_str(&ready, "t").as_deref() {
         Some(t) if t == DenToHost::Ready.as_str() => {
             conn.interruptible

@@ -68,6 +68,37 @@ struct Shared {
     resets: HashMap<u32, oneshot::Sender<JsValue>>,
     /// The warm cache key, while the host still wants the den page's snapshot (taken once).
     warm_key: Option<String>,
+    /// The current run worker's run port (`worker`): runs go straight to it, with `arm` to
+    /// the den page. `None` until the den page hands one over (then runs go through it).
+    direct: Option<DirectPort>,
+}
+
+/// The host's end of a run worker's run port. The host only posts on it; what arrives on it
+/// is dropped unread (the worker never posts there). Dropping it closes the port.
+struct DirectPort {
+    port: MessagePort,
+    gen: u32,
+    _drain: Closure<dyn FnMut(MessageEvent)>,
+}
+
+impl DirectPort {
+    fn new(port: MessagePort, gen: u32) -> Self {
+        // Started with a handler that drops everything: nothing queues up unread.
+        let drain = Closure::<dyn FnMut(MessageEvent)>::new(|_: MessageEvent| {});
+        port.set_onmessage(Some(drain.as_ref().unchecked_ref()));
+        DirectPort {
+            port,
+            gen,
+            _drain: drain,
+        }
+    }
+}
+
+impl Drop for DirectPort {
+    fn drop(&mut self) {
+        self.port.set_onmessage(None);
+        self.port.close();
+    }
 }
 
 /// How a run ended, as far as the host can tell.
@@ -144,13 +175,15 @@ impl PortGate {
     }
 }
 
-/// Where a den's load time went, in ms (`den.info.stages`). The asset fetch (then the warm
-/// cache) and the den page's handshake run side by side; boot starts when both are done.
+/// Where a den's load time went, in ms (`den.info.stages`). The asset fetch, the warm cache's
+/// read and the den page's handshake run side by side; the assets are handed over when fetched
+/// (the den page compiles the wasm), and the worker boots once the warm cache answered.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LoadStages {
     /// Fetching (or taking from the HTTP cache) and checking the three Pyodide files.
     pub assets_ms: f64,
-    /// Hashing the assets for the warm cache's key, and reading and verifying its snapshot.
+    /// The warm cache's part after the assets were handed over: what was left of hashing them
+    /// for its key and of reading and verifying its snapshot (both start beside the fetch).
     pub warm_ms: f64,
     /// From the start to the den page's `hello` (iframe load, isolation check).
     pub hello_ms: f64,
@@ -225,11 +258,7 @@ impl Connection {
                 on_fetch: req.on_fetch,
             },
         );
-        if self
-            .port
-            .post_message_with_transferable(&req.msg, &req.transfer)
-            .is_err()
-        {
+        if !self.post_run(id, &req.msg, &req.transfer) {
             self.shared.borrow_mut().runs.remove(&id);
             return RunEnd::Closed;
         }
@@ -240,6 +269,41 @@ impl Connection {
         };
         self.shared.borrow_mut().runs.remove(&id);
         end
+    }
+
+    /// Posts run `id`: straight to the current worker's run port with `arm` to the den page (the
+    /// run first, so the worker starts at once; the den page holds what the worker sends until
+    /// its `arm` came), or, before the den page handed a port over, to the den page. `false` if
+    /// it could not be posted.
+    fn post_run(&self, id: u32, msg: &js_sys::Object, transfer: &Array) -> bool {
+        let direct = self
+            .shared
+            .borrow()
+            .direct
+            .as_ref()
+            .map(|d| (d.port.clone(), d.gen));
+        let Some((worker, gen)) = direct else {
+            return self
+                .port
+                .post_message_with_transferable(msg, transfer)
+                .is_ok();
+        };
+        if worker
+            .post_message_with_transferable(msg, transfer)
+            .is_err()
+        {
+            return false;
+        }
+        let arm = obj(&[
+            ("t", HostToDen::Arm.as_str().into()),
+            ("id", id.into()),
+            ("gen", gen.into()),
+            ("timeoutMs", get(msg, "timeoutMs")),
+            ("maxOutputBytes", get(msg, "maxOutputBytes")),
+            ("killGraceMs", get(msg, "killGraceMs")),
+            ("interactive", get(msg, "interactive")),
+        ]);
+        self.port.post_message(&arm).is_ok()
     }
 
     /// Phase 2: waits for the run's reply while its clock has time left. The clock stops while
@@ -346,6 +410,11 @@ fn msg_id(msg: &JsValue) -> Option<u32> {
     get_f64(msg, "id").and_then(run_id)
 }
 
+/// The `gen` of a `worker` message, if it is a whole number in range.
+fn msg_gen(msg: &JsValue) -> Option<u32> {
+    get_f64(msg, "gen").and_then(run_id)
+}
+
 /// Applies `f` to the slot of the run the message names (if its id is valid and the run live).
 fn with_slot<T>(
     shared: &Rc<RefCell<Shared>>,
@@ -373,6 +442,16 @@ fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             if let Some(tx) = tx {
                 let _ = tx.send(msg);
             }
+        }
+        DenToHost::Worker => {
+            // The den page's current run worker changed: later runs go to this port. Anything
+            // else than a port and a counter is ignored (the den page may send anything).
+            let Some(gen) = msg_gen(&msg) else { return };
+            let Ok(port) = get(&msg, "port").dyn_into::<MessagePort>() else {
+                return;
+            };
+            // The previous port (a worker gone) is closed as it is dropped.
+            shared.borrow_mut().direct = Some(DirectPort::new(port, gen));
         }
         DenToHost::Started => {
             // The watchdog's run clock starts here (an `input` may follow at once).

@@ -63,17 +63,70 @@ pub async fn sha256(bytes: &Uint8Array) -> [u8; 32] {
     sha256_js(bytes)
 }
 
-/// The cache key of an asset set.
-pub async fn key(wasm: &ArrayBuffer, stdlib: &ArrayBuffer, lock: &str) -> String {
-    use sha2::Digest;
+/// A SHA-256 started now: the browser's digest copies the bytes when it is called, so the
+/// buffer may be transferred (detached) right after [`Digest::start`] returns.
+pub struct Digest(Result<JsFuture, [u8; 32]>);
+
+impl Digest {
+    /// Starts hashing `bytes` (natively where there is a `crypto.subtle`, else at once in wasm).
+    pub fn start(bytes: &Uint8Array) -> Self {
+        let subtle = Reflect::get(&js_sys::global(), &"crypto".into())
+            .ok()
+            .map(|c| get(&c, "subtle"))
+            .filter(|s| s.is_object());
+        if let Some(subtle) = subtle {
+            if let Ok(f) = get(&subtle, "digest").dyn_into::<Function>() {
+                if let Ok(p) = f.call2(&subtle, &"SHA-256".into(), bytes) {
+                    return Digest(Ok(JsFuture::from(Promise::resolve(&p))));
+                }
+            }
+        }
+        Digest(Err(sha256_js(bytes)))
+    }
+
+    /// The digest; `None` if the browser's digest failed (the bytes may be gone by then).
+    pub async fn finish(self) -> Option<[u8; 32]> {
+        match self.0 {
+            Err(done) => Some(done),
+            Ok(pending) => {
+                let buf = pending.await.ok()?.dyn_into::<ArrayBuffer>().ok()?;
+                let mut out = [0u8; 32];
+                if buf.byte_length() != 32 {
+                    return None;
+                }
+                Uint8Array::new(&buf).copy_to(&mut out);
+                Some(out)
+            }
+        }
+    }
+}
+
+/// The cache key of an asset set, hashed from digests started before the buffers were handed
+/// over ([`Digest::start`]); `None` if a digest failed (then the warm cache is not used).
+pub async fn key(wasm: Digest, stdlib: Digest, lock: &str) -> Option<String> {
+    use sha2::Digest as _;
+    let (w, z) = futures::future::join(wasm.finish(), stdlib.finish()).await;
     let mut h = sha2::Sha256::new();
-    h.update(sha256(&Uint8Array::new(wasm)).await);
-    h.update(sha256(&Uint8Array::new(stdlib)).await);
+    h.update(w?);
+    h.update(z?);
     h.update(foxden_core::sha256(lock.as_bytes()));
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update(foxden_core::protocol::PROTOCOL_VERSION.to_le_bytes());
     let digest: [u8; 32] = h.finalize().into();
-    foxden_core::hex(&digest)
+    Some(foxden_core::hex(&digest))
+}
+
+/// The entry's URL for `key`.
+pub fn url_for(key: &str) -> String {
+    format!("{URL_PREFIX}{key}")
+}
+
+/// Whether this page has Cache Storage (secure contexts only): without it there is no warm
+/// cache, and nothing to hash for one.
+pub fn available() -> bool {
+    Reflect::get(&js_sys::global(), &"caches".into())
+        .map(|c| !c.is_undefined() && !c.is_null())
+        .unwrap_or(false)
 }
 
 async fn call(target: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
@@ -91,11 +144,51 @@ async fn cache() -> Option<JsValue> {
     call(&caches, "open", &[CACHE.into()]).await.ok()
 }
 
+/// What the cache holds, read before the assets' key is known.
+pub enum Current {
+    /// Its one entry (the store keeps one): the entry's URL and its bytes, SHA-256 verified.
+    One(String, Uint8Array),
+    /// No usable entry (none, unreadable, or corrupt: a corrupt one is deleted).
+    Nothing,
+    /// Several entries: look the key up once it is known ([`load`]).
+    Several,
+}
+
+/// Reads the cache's entry, whatever its key, and verifies it against its SHA-256. The cache
+/// keeps one entry (`store` deletes the others), so this read can run beside the asset fetch
+/// and the hashing of the key; the caller uses the bytes only if the URL names that key.
+pub async fn read_current() -> Current {
+    let Some(cache) = cache().await else {
+        return Current::Nothing;
+    };
+    let Ok(keys) = call(&cache, "keys", &[]).await else {
+        return Current::Nothing;
+    };
+    let keys = Array::from(&keys);
+    match keys.length() {
+        0 => Current::Nothing,
+        1 => {
+            let Some(url) = get(&keys.get(0), "url").as_string() else {
+                return Current::Nothing;
+            };
+            match read_verified(&cache, &url).await {
+                Some(bytes) => Current::One(url, bytes),
+                None => Current::Nothing,
+            }
+        }
+        _ => Current::Several,
+    }
+}
+
 /// The cached snapshot for `key`, verified against its SHA-256; `None` when absent or bad.
 pub async fn load(key: &str) -> Option<Uint8Array> {
     let cache = cache().await?;
-    let url = format!("{URL_PREFIX}{key}");
-    let resp = call(&cache, "match", &[url.as_str().into()]).await.ok()?;
+    read_verified(&cache, &url_for(key)).await
+}
+
+/// The entry at `url`, verified against its SHA-256; a corrupt one is deleted.
+async fn read_verified(cache: &JsValue, url: &str) -> Option<Uint8Array> {
+    let resp = call(cache, "match", &[url.into()]).await.ok()?;
     if resp.is_undefined() {
         return None;
     }
@@ -107,7 +200,7 @@ pub async fn load(key: &str) -> Option<Uint8Array> {
     let bytes = Uint8Array::new(&body);
     if want.as_deref() != Some(foxden_core::hex(&sha256(&bytes).await).as_str()) {
         // Corrupt or altered: drop it; the den boots normally and makes a new one.
-        let _ = call(&cache, "delete", &[url.as_str().into()]).await;
+        let _ = call(cache, "delete", &[url.into()]).await;
         return None;
     }
     Some(bytes)
@@ -116,7 +209,7 @@ pub async fn load(key: &str) -> Option<Uint8Array> {
 /// Keeps `bytes` as the snapshot for `key`, replacing entries of other keys.
 pub async fn store(key: &str, bytes: Uint8Array) {
     let Some(cache) = cache().await else { return };
-    let url = format!("{URL_PREFIX}{key}");
+    let url = url_for(key);
     let hash = foxden_core::hex(&sha256(&bytes).await);
     let headers = Object::new();
     let _ = Reflect::set(&headers, &HASH_HEADER.into(), &hash.into());

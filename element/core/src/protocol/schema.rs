@@ -87,6 +87,8 @@ pub enum Channel {
     WorkerGlobal,
     /// The private port handed to the worker in its boot message.
     Ctl,
+    /// The run port: the worker gets one end in its boot message, the host the other (`worker`).
+    Direct,
 }
 
 impl Channel {
@@ -96,6 +98,7 @@ impl Channel {
             Channel::HostPort => "the host's MessagePort",
             Channel::WorkerGlobal => "the worker's global channel, once",
             Channel::Ctl => "the private `ctl` port",
+            Channel::Direct => "the worker's run port (handed to the host in `worker`)",
         }
     }
 }
@@ -479,7 +482,7 @@ pub static HOST_TO_DEN: Hop = Hop {
             name: "Boot",
             t: Some(HostToDen::Boot.as_str()),
             channel: Channel::HostPort,
-            when: "after `hello`",
+            when: "after `hello`, as soon as the assets are fetched",
             fields: &[
                 moved("wasm", Ty::Buffer, "pyodide.asm.wasm."),
                 moved("stdlib", Ty::Buffer, "python_stdlib.zip."),
@@ -489,21 +492,30 @@ pub static HOST_TO_DEN: Hop = Hop {
                     Ty::Num,
                     "Cap on each worker's WebAssembly memory (0: none).",
                 ),
-                f(
-                    "wantSnapshot",
-                    Ty::Bool,
-                    "The host's warm cache wants the snapshot.",
-                ),
                 f("standby", Ty::Bool, "Keep a standby interpreter booted."),
-                moved(
-                    "snapshot",
-                    Ty::OrNull(&Ty::Bytes),
-                    "The warm cache's snapshot, or null.",
-                ),
                 f(
                     "packages",
                     Ty::List(&Ty::Shape(&WHEEL)),
                     "Wheels every run worker installs after it boots (empty: none).",
+                ),
+            ],
+        },
+        Message {
+            name: "Warm",
+            t: Some(HostToDen::Warm.as_str()),
+            channel: Channel::HostPort,
+            when: "after `boot`, once the warm cache was read (the den page compiles the wasm \
+                   and starts its first worker meanwhile; that worker boots now)",
+            fields: &[
+                moved(
+                    "snapshot",
+                    Ty::OrNull(&Ty::Bytes),
+                    "The warm cache's snapshot (its SHA-256 checked by the host), or null.",
+                ),
+                f(
+                    "wantSnapshot",
+                    Ty::Bool,
+                    "The host's warm cache wants the snapshot.",
                 ),
             ],
         },
@@ -513,6 +525,38 @@ pub static HOST_TO_DEN: Hop = Hop {
             channel: Channel::HostPort,
             when: "each run",
             fields: RUN_FIELDS,
+        },
+        Message {
+            name: "Arm",
+            t: Some(HostToDen::Arm.as_str()),
+            channel: Channel::HostPort,
+            when: "each run, once the den page handed over a worker port (`worker`): the run \
+                   itself goes straight to that worker; the den page times it (`started`, \
+                   timeout, kill) and checks its replies",
+            fields: &[
+                run_id("The run (the id of the `run` posted to the worker)."),
+                f(
+                    "gen",
+                    Ty::Num,
+                    "The `gen` of the worker port the run was posted on.",
+                ),
+                f("timeoutMs", Ty::Num, "The run's timeout."),
+                f(
+                    "maxOutputBytes",
+                    Ty::Num,
+                    "Cap on stdout + stderr (UTF-8 bytes).",
+                ),
+                f(
+                    "killGraceMs",
+                    Ty::Num,
+                    "How long JS timers and tasks left by the run may live.",
+                ),
+                f(
+                    "interactive",
+                    Ty::Bool,
+                    "The run may ask for input (`input` messages).",
+                ),
+            ],
         },
         Message {
             name: "Reset",
@@ -640,6 +684,25 @@ pub static DEN_TO_HOST: Hop = Hop {
             fields: &[run_id("The run.")],
         },
         Message {
+            name: "Worker",
+            t: Some(DenToHost::Worker.as_str()),
+            channel: Channel::HostPort,
+            when: "a run worker became the current one: before `ready`, and on a restart before \
+                   the reply that reports it",
+            fields: &[
+                f(
+                    "gen",
+                    Ty::Num,
+                    "Counts the den page's run workers (the host echoes it in `arm`).",
+                ),
+                moved(
+                    "port",
+                    Ty::Port,
+                    "The host's end of that worker's run port: runs go straight to it.",
+                ),
+            ],
+        },
+        Message {
             name: "Out",
             t: Some(DenToHost::Out.as_str()),
             channel: Channel::HostPort,
@@ -729,8 +792,14 @@ pub static DEN_TO_WORKER: Hop = Hop {
                     Ty::Port,
                     "The private port for everything after boot.",
                 ),
+                moved(
+                    "direct",
+                    Ty::OrNull(&Ty::Port),
+                    "Role `run`: the worker's end of its run port (the host gets the other \
+                     in `worker` and posts runs on it, which the worker only reads); else null.",
+                ),
                 f("module", Ty::WasmModule, "The compiled pyodide.asm.wasm."),
-                f("stdlib", Ty::Buffer, "A copy of python_stdlib.zip."),
+                moved("stdlib", Ty::Buffer, "A copy of python_stdlib.zip."),
                 f("lock", Ty::Str, "pyodide-lock.json."),
                 f(
                     "interrupt",
@@ -747,10 +816,10 @@ pub static DEN_TO_WORKER: Hop = Hop {
                     Ty::Num,
                     "Cap on the WebAssembly memory (0: none).",
                 ),
-                f(
+                moved(
                     "snapshot",
                     Ty::OrNull(&Ty::Bytes),
-                    "A snapshot to resume from (role `run`), or null.",
+                    "A copy of the snapshot to resume from (role `run`), or null.",
                 ),
                 f(
                     "packages",
@@ -880,13 +949,27 @@ pub static WORKER_TO_DEN: Hop = Hop {
     ],
 };
 
+/// The host's messages on a worker's run port (the port of `worker`).
+pub static HOST_TO_WORKER: Hop = Hop {
+    name: "HostToWorker",
+    route: "host → worker",
+    messages: &[Message {
+        name: "Run",
+        t: Some("run"),
+        channel: Channel::Direct,
+        when: "each run after `arm` (one hop fewer than through the den page)",
+        fields: RUN_FIELDS,
+    }],
+};
+
 /// Every hop, in the order of a den's life.
-pub static HOPS: [&Hop; 5] = [
+pub static HOPS: [&Hop; 6] = [
     &HOST_TO_DEN_WINDOW,
     &HOST_TO_DEN,
     &DEN_TO_HOST,
     &DEN_TO_WORKER,
     &WORKER_TO_DEN,
+    &HOST_TO_WORKER,
 ];
 
 /// Where the generated declarations live, from the repository root.
@@ -1125,9 +1208,14 @@ mod tests {
                 .collect::<Vec<_>>(),
             d
         );
-        // The den page forwards the host's run to the worker as it came.
+        // The den page forwards the host's run to the worker as it came; the host posts the
+        // same run on the worker's run port.
         assert_eq!(
             DEN_TO_WORKER.message("run").unwrap().fields,
+            HOST_TO_DEN.message("run").unwrap().fields
+        );
+        assert_eq!(
+            HOST_TO_WORKER.message("run").unwrap().fields,
             HOST_TO_DEN.message("run").unwrap().fields
         );
         // A fetch goes worker → den page → host, its answer back, with the same fields.
@@ -1156,7 +1244,7 @@ mod tests {
     fn typescript_shapes() {
         let ts = typescript();
         assert!(
-            ts.contains("export type HostToDen = HostToDenBoot | HostToDenRun | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;\n")
+            ts.contains("export type HostToDen = HostToDenBoot | HostToDenWarm | HostToDenRun | HostToDenArm | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;\n")
         );
         assert!(ts.contains("  error: RunError | null;\n"));
         assert!(ts.contains("  put: PutFile[];\n"));

@@ -213,3 +213,27 @@ js.scheduler.postTask(create_proxy(lambda: None), to_js({"delay": 60000}, dict_c
     console.log(`# ${B}: no scheduler.postTask in this browser's workers`);
   }
 });
+
+test(`${B}: runs go straight to the worker on its run port, and the den page still rules them: timeouts kill, leftovers restart, each new worker gets a new port and the den's files`, async () => {
+  const out = await page.evaluate(async () => {
+    const den = window.dens.trust;
+    await den.writeFile("/work/port.txt", "files survive");
+    await den.run("survivor = 1");
+    const spin = await den.run("while True: pass", { timeoutMs: 300 });
+    // The next run goes to the new worker's port (handed over before the timeout's reply).
+    const after = await den.run("open('/work/port.txt').read(), 'survivor' in globals()");
+    await den.run("again = 2");
+    // A timer left alive: the den page restarts the worker after the run's grace.
+    const left = await den.run("from pyodide.code import run_js\nrun_js('setInterval(() => {}, 1000)')\n'left'");
+    const next = await den.run("open('/work/port.txt').read(), 'again' in globals()");
+    const reset = await den.reset();
+    const fresh = await den.run("open('/work/port.txt').read(), 'again' in globals()");
+    return { spin: [spin.error.kind, spin.restarted], after: after.result, left: [left.result, left.restarted], next: next.result, reset: reset.from, fresh: fresh.result };
+  });
+  assert.deepEqual(out.spin, ["timeout", true]);
+  assert.equal(out.after, "('files survive', False)");
+  assert.deepEqual(out.left, ["'left'", true]);
+  assert.equal(out.next, "('files survive', False)");
+  assert.equal(typeof out.reset, "string");
+  assert.equal(out.fresh, "('files survive', False)");
+});

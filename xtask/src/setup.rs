@@ -6,9 +6,9 @@ use std::process::Command;
 
 /// The Rust side of the build tools: the wasm target, wasm-bindgen-cli of the pinned version and
 /// wasm-pack, each only when missing. The two tools are compiled with a quick profile (opt-level
-/// 1, no LTO, parallel codegen) in one shared target folder (`target/tools`, so the crates they
-/// have in common compile once): on a fresh 2-core machine this is most of the demo's set-up
-/// time, and the tools run on inputs of a few MiB, where opt-level 1 is fast enough.
+/// 1, 0 for wasm-pack; no LTO, parallel codegen) in one shared target folder (`target/tools`):
+/// on a fresh 2-core machine this is most of the demo's set-up time (228 s of 298 s measured),
+/// and the tools run on inputs of a few MiB, where opt-level 1 is fast enough.
 fn install_build_tools(step: &dyn Fn(&str)) -> Result<(), String> {
     let targets =
         output(Command::new("rustup").args(["target", "list", "--installed"])).unwrap_or_default();

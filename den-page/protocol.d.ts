@@ -381,51 +381,11 @@ export interface DenToWorkerBoot {
   installed: ChangedFile[] | null;
 }
 
-/** run: the host's `run`, forwarded as it came. On the private `ctl` port. */
-export interface DenToWorkerRun {
-  t: "run";
-  /** The run id (the host's counter). */
-  id: number;
-  /** The code (Python, or JavaScript as prepared by the host). */
-  code: string;
-  /** The run's timeout. */
-  timeoutMs: number;
-  /** Cap on stdout + stderr. */
-  maxOutputBytes: number;
-  /** How long JS left behind by the run may live. */
-  killGraceMs: number;
-  /** Files the worker lacks. Transferred. */
-  put: PutFile[];
-  /** Paths the worker must delete. */
-  del: string[];
-  /** What `input()` and `sys.stdin` read, then EOF; null: no scripted input. */
-  stdin: string | null;
-  /** Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); only a cross-origin isolated den can ask. */
-  interactive: boolean;
-  /** The language of `code`. */
-  lang: "python" | "javascript";
-  /** For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null. */
-  js: JsCode | null;
-}
+/** run: the host's `run`, forwarded as it came. On the private `ctl` port. The same message as `HostToDenRun`. */
+export type DenToWorkerRun = HostToDenRun;
 
-/** fetch-reply: the host's `fetch-reply` for the run in flight, forwarded as it came. On the private `ctl` port. */
-export interface DenToWorkerFetchReply {
-  t: "fetch-reply";
-  /** The run. */
-  id: number;
-  /** The request it answers. */
-  req: number;
-  /** The HTTP status, or null when refused. */
-  status: number | null;
-  /** Answer headers the browser exposes (at most 64, 16 KiB). */
-  headers: HttpHeader[];
-  /** The answer body (at most `network.maxResponseBytes`), or null when refused. Transferred. */
-  body: Uint8Array | null;
-  /** Why the request was refused or did not complete (`refusedBecause`), or null. */
-  refused: "network-off" | "bad-url" | "not-allowed" | "method" | "rate" | "bad-request" | "redirect" | "too-large" | "failed" | "aborted" | null;
-  /** The refusal's message, or empty. */
-  message: string;
-}
+/** fetch-reply: the host's `fetch-reply` for the run in flight, forwarded as it came. On the private `ctl` port. The same message as `HostToDenFetchReply`. */
+export type DenToWorkerFetchReply = HostToDenFetchReply;
 
 /** Every message den page → worker. */
 export type DenToWorker = DenToWorkerBoot | DenToWorkerRun | DenToWorkerFetchReply;
@@ -463,34 +423,14 @@ export interface WorkerToDenSnapshot {
   snapshot: Uint8Array;
 }
 
-/** out: streamed, batched ≤ 15 ms / 8 KiB. On the private `ctl` port. */
-export interface WorkerToDenOut {
-  t: "out";
-  /** The run. */
-  id: number;
-  /** Which stream. */
-  stream: "stdout" | "stderr";
-  /** The output. */
-  text: string;
-}
+/** out: streamed, batched ≤ 15 ms / 8 KiB. On the private `ctl` port. The same message as `DenToHostOut`. */
+export type WorkerToDenOut = DenToHostOut;
 
-/** display: `foxden.display(obj)`, after the output printed before it. On the private `ctl` port. */
-export interface WorkerToDenDisplay {
-  t: "display";
-  /** The run. */
-  id: number;
-  /** The representations, richest first, `text/plain` last. */
-  bundle: DisplayItem[];
-}
+/** display: `foxden.display(obj)`, after the output printed before it. On the private `ctl` port. The same message as `DenToHostDisplay`. */
+export type WorkerToDenDisplay = DenToHostDisplay;
 
-/** input: `input()` in an interactive run; then the worker waits on the input buffer. On the private `ctl` port. */
-export interface WorkerToDenInput {
-  t: "input";
-  /** The run. */
-  id: number;
-  /** The prompt `input()` was given (already printed to stdout), cut to 4096 chars. */
-  prompt: string;
-}
+/** input: `input()` in an interactive run; then the worker waits on the input buffer. On the private `ctl` port. The same message as `DenToHostInput`. */
+export type WorkerToDenInput = DenToHostInput;
 
 /** done: the run ended. On the private `ctl` port. */
 export interface WorkerToDenDone {
@@ -513,54 +453,16 @@ export interface WorkerToDenDone {
   durationMs: number;
 }
 
-/** fetch: `foxden.fetch(url, …)` during a run. On the private `ctl` port. */
-export interface WorkerToDenFetch {
-  t: "fetch";
-  /** The run. */
-  id: number;
-  /** The request's number in the run (the worker's counter). */
-  req: number;
-  /** The URL as Python wrote it (the host parses it). */
-  url: string;
-  /** The method as Python wrote it. */
-  method: string;
-  /** Request headers. */
-  headers: HttpHeader[];
-  /** The request body, or null. Transferred. */
-  body: Uint8Array | null;
-}
+/** fetch: `foxden.fetch(url, …)` during a run. On the private `ctl` port. The same message as `DenToHostFetch`. */
+export type WorkerToDenFetch = DenToHostFetch;
 
 /** Every message worker → den page. */
 export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDisplay | WorkerToDenInput | WorkerToDenDone | WorkerToDenFetch;
 
 // --- host → worker ---
 
-/** run: each run after `arm` (one hop fewer than through the den page). On the worker's run port (handed to the host in `worker`). */
-export interface HostToWorkerRun {
-  t: "run";
-  /** The run id (the host's counter). */
-  id: number;
-  /** The code (Python, or JavaScript as prepared by the host). */
-  code: string;
-  /** The run's timeout. */
-  timeoutMs: number;
-  /** Cap on stdout + stderr. */
-  maxOutputBytes: number;
-  /** How long JS left behind by the run may live. */
-  killGraceMs: number;
-  /** Files the worker lacks. Transferred. */
-  put: PutFile[];
-  /** Paths the worker must delete. */
-  del: string[];
-  /** What `input()` and `sys.stdin` read, then EOF; null: no scripted input. */
-  stdin: string | null;
-  /** Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); only a cross-origin isolated den can ask. */
-  interactive: boolean;
-  /** The language of `code`. */
-  lang: "python" | "javascript";
-  /** For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null. */
-  js: JsCode | null;
-}
+/** run: each run after `arm` (one hop fewer than through the den page). On the worker's run port (handed to the host in `worker`). The same message as `HostToDenRun`. */
+export type HostToWorkerRun = HostToDenRun;
 
 /** Every message host → worker. */
 export type HostToWorker = HostToWorkerRun;

@@ -1057,17 +1057,27 @@ pub fn typescript() -> String {
         ts_fields(&mut out, s.fields);
         out.push_str("}\n");
     }
+    // A message carried unchanged on several hops (the run: host → den page → worker, and
+    // host → worker on the run port) is written out once; the later hops name it.
+    let mut written: Vec<(Option<&str>, &[Field], String)> = Vec::new();
     for hop in HOPS {
         out.push_str(&format!("\n// --- {} ---\n", hop.route));
         for m in hop.messages {
-            out.push_str(&format!(
-                "\n/** {}: {}. On {}. */\nexport interface {}{} {{\n",
+            let doc = format!(
+                "\n/** {}: {}. On {}.",
                 m.t.unwrap_or("(no `t`)"),
                 m.when,
-                m.channel.describe(),
-                hop.name,
-                m.name
-            ));
+                m.channel.describe()
+            );
+            let name = format!("{}{}", hop.name, m.name);
+            if let Some((_, _, first)) = written.iter().find(|w| w.0 == m.t && w.1 == m.fields) {
+                out.push_str(&format!(
+                    "{doc} The same message as `{first}`. */\nexport type {name} = {first};\n"
+                ));
+                continue;
+            }
+            written.push((m.t, m.fields, name.clone()));
+            out.push_str(&format!("{doc} */\nexport interface {name} {{\n"));
             if let Some(t) = m.t {
                 out.push_str(&format!("  t: {t:?};\n"));
             }

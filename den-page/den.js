@@ -753,7 +753,7 @@
     const compiling = WebAssembly.compile(msg.wasm);
     compiling.catch(() => {});
     await probeBlob;
-    startEarly();
+    if (!early) startEarly(); // normally started at hello already
     try {
       module = await compiling;
     } catch (e) {
@@ -781,9 +781,14 @@
     if (warmth === "rejected") snapshot = null;
     send({ t: "ready", bootMs: booted.ms, denMs: performance.now() - started, interruptible: interrupt !== null, warm: warmth, packagesMs: booted.packagesMs });
     // The snapshot for fast restarts is made now, off the critical path, by a separate worker
-    // (or came from the host's warm cache); then the standby boots from it.
-    makeSnapshot();
-    refillStandby();
+    // (or came from the host's warm cache); then the standby boots from it. Both start in a
+    // later task: spawning copies the snapshot and posts it, and where this page shares its
+    // main thread with the host (Chromium without isolated sandboxed iframes) that would hold
+    // up the host's `ready` by 80-160 ms.
+    setTimeout(() => {
+      makeSnapshot();
+      refillStandby();
+    }, 0);
   }
 
   /** @param {MessageEvent<HostToDen>} event */
@@ -829,5 +834,12 @@
       return;
     }
     send({ t: "hello", protocol: PROTOCOL });
+    // The first run worker starts now, before the assets come: loading and parsing its script
+    // (~1.1 MB, Pyodide's loader included) takes 300-450 ms in Chromium, which then overlaps the
+    // host's asset fetch and warm cache read instead of following them. It loads nothing and
+    // waits for its boot message (spawn).
+    probeBlob.then(() => {
+      if (!early && !module) startEarly();
+    });
   });
 })();

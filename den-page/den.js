@@ -188,30 +188,47 @@
       resolve();
     }
   }));
-  function workerUrl() {
-    if (blobIsSecure) return URL.createObjectURL(new Blob([PRELUDE, WORKER_SOURCE], { type: "text/javascript" }));
+  // The probe's answer is known to be "blob: is secure" in Firefox (Gecko) and "it is not" in
+  // Chromium: the first worker starts at once with that guess, and is started again the other
+  // way in the rare browser where the probe answers differently (see ensureEarly).
+  const blobGuess = LOADED_BY_URL || (typeof CSS !== "undefined" && typeof CSS.supports === "function" && CSS.supports("-moz-appearance", "none"));
+  function workerUrl(blob = blobIsSecure) {
+    if (blob) return URL.createObjectURL(new Blob([PRELUDE, WORKER_SOURCE], { type: "text/javascript" }));
     if (!dataUrl) dataUrl = "data:text/javascript;charset=utf-8," + encodeURIComponent(PRELUDE + WORKER_SOURCE);
     return dataUrl;
   }
 
-  /** A new worker (its script starts loading at once; it waits for its boot message). */
-  function newWorker() {
-    const url = workerUrl();
+  /**
+   * A new worker (its script starts loading at once; it waits for its boot message).
+   * @param {boolean} [blob] from a blob: URL (default: as the probe said)
+   */
+  function newWorker(blob) {
+    const url = workerUrl(blob);
     const w = new Worker(url); // classic: Chromium refuses module workers from blob: in an opaque origin
     if (url.startsWith("blob:")) URL.revokeObjectURL(url);
     return w;
   }
-  // The first run worker, started when the assets come so that its script loads while the wasm
-  // compiles and the host reads its warm cache; spawn() boots it. An error before then is kept.
-  /** @type {{w: Worker, error: string | null} | null} */
+  // The first run worker, started when the host connects (before the assets come) so that its
+  // script loads while the host fetches the assets and reads its warm cache and the wasm
+  // compiles; spawn() boots it. An error before then is kept.
+  /** @type {{w: Worker, blob: boolean, error: string | null} | null} */
   let early = null;
-  function startEarly() {
-    const rec = { w: newWorker(), error: /** @type {string | null} */ (null) };
+  /** @param {boolean} blob */
+  function startEarly(blob) {
+    const rec = { w: newWorker(blob), blob, error: /** @type {string | null} */ (null) };
     rec.w.onerror = (e) => {
       e.preventDefault();
       rec.error = `worker error: ${e.message || "unknown"}`;
     };
     early = rec;
+  }
+  /** Once the probe answered: the early worker exists and is of the kind the probe said. */
+  function ensureEarly() {
+    if (early && early.blob !== blobIsSecure) {
+      early.w.terminate();
+      early = null;
+    }
+    if (!early && !module) startEarly(blobIsSecure);
   }
 
   /**
@@ -753,7 +770,7 @@
     const compiling = WebAssembly.compile(msg.wasm);
     compiling.catch(() => {});
     await probeBlob;
-    if (!early) startEarly(); // normally started at hello already
+    ensureEarly(); // normally started at hello already
     try {
       module = await compiling;
     } catch (e) {
@@ -834,12 +851,12 @@
       return;
     }
     send({ t: "hello", protocol: PROTOCOL });
-    // The first run worker starts now, before the assets come: loading and parsing its script
-    // (~1.1 MB, Pyodide's loader included) takes 300-450 ms in Chromium, which then overlaps the
+    // The first run worker starts now, before the assets come, from the URL kind the probe is
+    // expected to choose (checked when it answers): starting a worker and parsing its ~1.1 MB
+    // script (Pyodide's loader included) takes 300-450 ms in Chromium, which then overlaps the
     // host's asset fetch and warm cache read instead of following them. It loads nothing and
     // waits for its boot message (spawn).
-    probeBlob.then(() => {
-      if (!early && !module) startEarly();
-    });
+    startEarly(blobGuess);
+    probeBlob.then(ensureEarly);
   });
 })();

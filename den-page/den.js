@@ -43,7 +43,9 @@
   // (Chromium refuses module workers from blob: in an opaque origin) but loads nothing by URL,
   // so importScripts is replaced by a function that refuses. Real script loads (through the
   // prototype's copy) stay refused by the CSP, whose script-src has no URL source.
-  const PRELUDE = 'self.importScripts = function () { throw new TypeError("foxden: importScripts is disabled in the sandbox"); };\n';
+  // The prelude first tells the den page (on the worker's global channel, read only before boot)
+  // whether the worker is a secure context: the first worker is the blob: probe (see below).
+  const PRELUDE = 'postMessage(self.isSecureContext === true); self.importScripts = function () { throw new TypeError("foxden: importScripts is disabled in the sandbox"); };\n';
 
   // den.html inlines this script; den-ext.html (extensions only) loads it as den/den.js through
   // script-src 'self'. 'self' is safe only where it means an extension's packaged files: served
@@ -161,37 +163,26 @@
   // Where a blob: worker of this opaque origin is a secure context (Firefox), the worker starts
   // from a blob: URL; where it is not (Chromium), from a data: URL, which is a secure context in
   // both, so that Python's `js.crypto.randomUUID()`, `js.crypto.subtle` etc. exist as in bare
-  // Pyodide. (data: costs Firefox ~1 s more to start, hence the probe.) A tiny blob: worker tells,
-  // while the host is still fetching the assets. Extension den pages always use blob: (their
-  // manifest CSP allows only that).
+  // Pyodide. (data: costs Firefox ~1 s more to start.) Extension den pages always use blob:
+  // (their manifest CSP allows only that). The first worker is started as soon as the host
+  // connects, from blob: in Gecko (`blobGuess`) and from data: elsewhere, and is the probe: a
+  // blob: one says whether it is a secure context before anything else (PRELUDE), and if it is
+  // not, it is replaced by a data: one (ensureEarly); a data: one is a secure context in both
+  // browsers, and then every worker starts from data:. (A separate probe worker cost the
+  // critical path one more worker start.)
   /** @type {string | null} */
   let dataUrl = null;
-  let blobIsSecure = LOADED_BY_URL;
-  const probeBlob = /** @type {Promise<void>} */ (new Promise((resolve) => {
-    if (LOADED_BY_URL) return resolve();
-    try {
-      const url = URL.createObjectURL(new Blob(["postMessage(self.isSecureContext === true)"], { type: "text/javascript" }));
-      const w = new Worker(url);
-      URL.revokeObjectURL(url);
-      /** @param {unknown} v */
-      const done = (v) => {
-        blobIsSecure = v === true;
-        w.terminate();
-        resolve();
-      };
-      w.onmessage = (e) => done(e.data);
-      w.onerror = (e) => {
-        e.preventDefault();
-        done(false);
-      };
-    } catch (_) {
-      resolve();
-    }
-  }));
-  // The probe's answer is known to be "blob: is secure" in Firefox (Gecko) and "it is not" in
-  // Chromium: the first worker starts at once with that guess, and is started again the other
-  // way in the rare browser where the probe answers differently (see ensureEarly).
   const blobGuess = LOADED_BY_URL || (typeof CSS !== "undefined" && typeof CSS.supports === "function" && CSS.supports("-moz-appearance", "none"));
+  let blobIsSecure = LOADED_BY_URL; // set by the first blob: worker's answer
+  /** @type {() => void} */
+  let probed = () => {};
+  /** Resolves once the kind of URL for the workers is known (blobIsSecure). */
+  const probeBlob = /** @type {Promise<void>} */ (
+    new Promise((resolve) => {
+      probed = resolve;
+      if (LOADED_BY_URL || !blobGuess) resolve();
+    })
+  );
   function workerUrl(blob = blobIsSecure) {
     if (blob) return URL.createObjectURL(new Blob([PRELUDE, WORKER_SOURCE], { type: "text/javascript" }));
     if (!dataUrl) dataUrl = "data:text/javascript;charset=utf-8," + encodeURIComponent(PRELUDE + WORKER_SOURCE);
@@ -216,9 +207,20 @@
   /** @param {boolean} blob */
   function startEarly(blob) {
     const rec = { w: newWorker(blob), blob, error: /** @type {string | null} */ (null) };
+    // The blob: probe: its prelude's first message (a worker that fails to start is not secure).
+    const asking = blob && !LOADED_BY_URL;
+    /** @param {boolean} secure */
+    const answer = (secure) => {
+      if (!asking || rec.w.onmessage === null) return;
+      rec.w.onmessage = null;
+      blobIsSecure = secure;
+      probed();
+    };
+    if (asking) rec.w.onmessage = (e) => answer(e.data === true);
     rec.w.onerror = (e) => {
       e.preventDefault();
       rec.error = `worker error: ${e.message || "unknown"}`;
+      answer(false);
     };
     early = rec;
   }
@@ -243,6 +245,7 @@
     const pre = role === "run" ? early : null;
     early = null;
     const w = pre ? pre.w : newWorker();
+    w.onmessage = null; // the global channel is not read after boot
     // The worker's global channel is where user code can post (js.postMessage): after the boot
     // message nothing from it is read. Replies come on the private port handed over at boot.
     const channel = new MessageChannel();

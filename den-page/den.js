@@ -761,6 +761,9 @@
     };
   });
 
+  /** @type {Promise<WebAssembly.Module> | null} */
+  let streamCompile = null; // the compile of the wasm streamed in `wasm`
+
   /** @param {HostToDenBoot} msg */
   async function onBoot(msg) {
     const started = performance.now();
@@ -770,7 +773,8 @@
     maxMemoryBytes = msg.maxMemoryBytes;
     packages = Array.isArray(msg.packages) ? msg.packages : [];
     standbyWanted = msg.standby !== false;
-    const compiling = WebAssembly.compile(msg.wasm);
+    // The wasm came as a stream in `wasm` (compiling since), or comes here as bytes.
+    const compiling = streamCompile || (msg.wasm instanceof ArrayBuffer ? WebAssembly.compile(msg.wasm) : Promise.reject(new Error("no wasm was handed over")));
     compiling.catch(() => {});
     await probeBlob;
     ensureEarly(); // normally started at hello already
@@ -815,6 +819,13 @@
   function onHostMessage(event) {
     const msg = event.data;
     if (msg.t === "boot") onBoot(msg);
+    else if (msg.t === "wasm") {
+      // pyodide.asm.wasm as it downloads (before `boot`): compiled while the bytes come.
+      if (!streamCompile && !module && msg.wasm instanceof ReadableStream) {
+        streamCompile = WebAssembly.compileStreaming(new Response(msg.wasm, { headers: { "content-type": "application/wasm" } }));
+        streamCompile.catch(() => {});
+      }
+    }
     else if (msg.t === "warm") onWarm(msg);
     else if (msg.t === "run" || msg.t === "arm") {
       queue.push(msg);

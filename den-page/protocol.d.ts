@@ -91,8 +91,8 @@ export type HostToDenWindow = HostToDenWindowConnect;
 /** boot: after `hello`, as soon as the assets are fetched. On the host's MessagePort. */
 export interface HostToDenBoot {
   t: "boot";
-  /** pyodide.asm.wasm. Transferred. */
-  wasm: ArrayBuffer;
+  /** pyodide.asm.wasm, or null when it came as a stream in `wasm`. Transferred. */
+  wasm: ArrayBuffer | null;
   /** python_stdlib.zip. Transferred. */
   stdlib: ArrayBuffer;
   /** pyodide-lock.json. */
@@ -103,6 +103,13 @@ export interface HostToDenBoot {
   standby: boolean;
   /** Wheels every run worker installs after it boots (empty: none). */
   packages: Wheel[];
+}
+
+/** wasm: after `hello`, before `boot`, as soon as the wasm's download started (the den page compiles it while it downloads). On the host's MessagePort. */
+export interface HostToDenWasm {
+  t: "wasm";
+  /** pyodide.asm.wasm's body (the host reads a tee of it for its checks and the warm cache key). Transferred. */
+  wasm: ReadableStream<Uint8Array>;
 }
 
 /** warm: after `boot`, once the warm cache was read (the den page compiles the wasm and starts its first worker meanwhile; that worker boots now). On the host's MessagePort. */
@@ -203,7 +210,7 @@ export interface HostToDenFetchReply {
 }
 
 /** Every message host → den page. */
-export type HostToDen = HostToDenBoot | HostToDenWarm | HostToDenRun | HostToDenArm | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;
+export type HostToDen = HostToDenBoot | HostToDenWasm | HostToDenWarm | HostToDenRun | HostToDenArm | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;
 
 // --- den page → host ---
 

@@ -45,6 +45,9 @@ pub enum HostToDen {
     FetchReply,
     /// Stop run `{id}`: interrupt Python when the den is isolated, else restart the worker.
     Stop,
+    /// pyodide.asm.wasm as a stream, once, right after `hello` (before `boot`, whose `wasm` is
+    /// then null): `{wasm}`; the den page compiles it while it downloads.
+    Wasm,
 }
 
 impl HostToDen {
@@ -58,6 +61,7 @@ impl HostToDen {
         Self::InputReply,
         Self::FetchReply,
         Self::Stop,
+        Self::Wasm,
     ];
 
     /// The `t` field.
@@ -71,6 +75,7 @@ impl HostToDen {
             Self::InputReply => "input-reply",
             Self::FetchReply => "fetch-reply",
             Self::Stop => "stop",
+            Self::Wasm => "wasm",
         }
     }
 }

@@ -49,6 +49,17 @@ pub(crate) async fn fetch_bytes(
     url: &str,
     progress: &dyn Fn(f64, f64),
 ) -> Result<ArrayBuffer, JsValue> {
+    fetch_bytes_teed(url, progress, None).await
+}
+
+/// [`fetch_bytes`], and with `tee`, a second reading of the body as it downloads (a
+/// `ReadableStream` from the body's `tee()`), sent as soon as the response came; dropped
+/// unsent when there is no body to split.
+async fn fetch_bytes_teed(
+    url: &str,
+    progress: &dyn Fn(f64, f64),
+    tee: Option<futures::channel::oneshot::Sender<JsValue>>,
+) -> Result<ArrayBuffer, JsValue> {
     let window = web_sys::window()
         .ok_or_else(|| load_error(crate::errors::LoadStage::Assets, "no window"))?;
     let mut abort = AbortOnDrop::new();
@@ -88,6 +99,19 @@ pub(crate) async fn fetch_bytes(
             return Ok(buf.unchecked_into());
         }
     };
+    let mut body: JsValue = body.into();
+    if let Some(tee) = tee {
+        let branches = js_sys::Reflect::get(&body, &"tee".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+            .and_then(|f| f.call0(&body).ok())
+            .map(|v| Array::from(&v));
+        if let Some(b) = branches.filter(|b| b.length() == 2) {
+            body = b.get(0);
+            let _ = tee.send(b.get(1));
+        }
+    }
+    let body: web_sys::ReadableStream = body.unchecked_into();
     let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut chunks: Vec<Uint8Array> = Vec::new();
     let mut loaded = 0.0;
@@ -128,9 +152,12 @@ pub(crate) async fn fetch_text(url: &str) -> Result<String, JsValue> {
 }
 
 /// Host-side asset fetches (the den page can fetch nothing), with combined progress.
+/// The three Pyodide files, checked. With `wasm_stream`, the wasm's body is also handed out as
+/// a stream as soon as its download starts (the den page compiles it while it downloads).
 pub(crate) async fn fetch_assets(
     opts: &RuntimeOptions,
     progress: &Progress,
+    wasm_stream: Option<futures::channel::oneshot::Sender<JsValue>>,
 ) -> Result<(ArrayBuffer, ArrayBuffer, String), JsValue> {
     let sizes: Rc<RefCell<[(f64, f64); 3]>> = Rc::new(RefCell::new([(0.0, 0.0); 3]));
     let report = |i: usize| {
@@ -147,7 +174,7 @@ pub(crate) async fn fetch_assets(
     let zip_url = format!("{}python_stdlib.zip", opts.pyodide_url);
     let lock_url = format!("{}pyodide-lock.json", opts.pyodide_url);
     let (wasm, stdlib, lock) = futures::future::join3(
-        fetch_bytes(&wasm_url, &r0),
+        fetch_bytes_teed(&wasm_url, &r0, wasm_stream),
         fetch_bytes(&zip_url, &r1),
         async {
             let t = fetch_text(&lock_url).await;

@@ -37,9 +37,13 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
                 warm::Current::Nothing
             }
         };
+        // The wasm goes to the den page as a stream right after `hello`, so that it compiles
+        // while it downloads (Firefox compiles it in full: 400-500 ms); `boot` then has no wasm.
+        let (wasm_tx, wasm_rx) = oneshot::channel::<JsValue>();
+        let streamed = std::cell::Cell::new(false);
         let handed_over = async {
             let assets = async {
-                let (wasm, stdlib, lock) = fetch_assets(opts, &progress).await?;
+                let (wasm, stdlib, lock) = fetch_assets(opts, &progress, Some(wasm_tx)).await?;
                 // The key's digests start now: they copy the bytes, which can then be handed over.
                 let digests = warm_on.then(|| {
                     (
@@ -51,6 +55,12 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
             };
             let handshake = async {
                 let conn = handshake(opts, isolation, hello_seen.clone()).await;
+                if let Ok(c) = &conn {
+                    // No stream (no body to split, or the fetch failed): `boot` carries the bytes.
+                    if let Ok(stream) = wasm_rx.await {
+                        streamed.set(send_wasm_stream(c, &stream));
+                    }
+                }
                 (conn, js::now_ms() - started)
             };
             let (assets, (conn, hello_ms)) = futures::future::join(assets, handshake).await;
@@ -59,6 +69,7 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
             // The den page compiles the wasm and starts its first worker while the warm cache
             // is read; that worker boots when `warm` comes.
             let booting = js::now_ms();
+            let wasm = (!streamed.get()).then_some(wasm);
             let ready = send_boot(&conn, wasm, stdlib, &lock, opts)?;
             Ok::<_, JsValue>((conn, ready, lock, digests, assets_ms, hello_ms, booting))
         };
@@ -173,11 +184,23 @@ pub(super) fn check_protocol(hello: &JsValue) -> Result<(), JsValue> {
     ))
 }
 
-/// Hands the assets to the den page (it compiles the wasm at once); the receiver gets its
-/// `ready` (or `load-error`).
+/// Hands the wasm's body to the den page as a stream (`wasm`, transferred); false if it could
+/// not be posted (a browser that cannot transfer streams): then `boot` carries the bytes.
+fn send_wasm_stream(conn: &Connection, stream: &JsValue) -> bool {
+    let msg = obj(&[
+        ("t", HostToDen::Wasm.as_str().into()),
+        ("wasm", stream.clone()),
+    ]);
+    conn.port
+        .post_message_with_transferable(&msg, &Array::of1(stream))
+        .is_ok()
+}
+
+/// Hands the assets to the den page (it compiles the wasm at once, unless it came as a stream
+/// in `wasm`: then `wasm` is `None`); the receiver gets its `ready` (or `load-error`).
 pub(super) fn send_boot(
     conn: &Connection,
-    wasm: ArrayBuffer,
+    wasm: Option<ArrayBuffer>,
     stdlib: ArrayBuffer,
     lock: &str,
     opts: &RuntimeOptions,
@@ -186,7 +209,7 @@ pub(super) fn send_boot(
     conn.shared.borrow_mut().loader = Some(tx);
     let msg = obj(&[
         ("t", HostToDen::Boot.as_str().into()),
-        ("wasm", wasm.clone().into()),
+        ("wasm", wasm.clone().map_or(JsValue::NULL, JsValue::from)),
         ("stdlib", stdlib.clone().into()),
         ("lock", lock.into()),
         ("maxMemoryBytes", opts.max_memory_bytes.into()),
@@ -194,7 +217,14 @@ pub(super) fn send_boot(
         ("packages", super::packages::to_js(&opts.packages).into()),
     ]);
     conn.port
-        .post_message_with_transferable(&msg, &Array::of2(&wasm, &stdlib))
+        .post_message_with_transferable(
+            &msg,
+            &match &wasm {
+                Some(w) => Array::of2(w, &stdlib),
+                None => Array::of1(&stdlib),
+            }
+            .into(),
+        )
         .map_err(|e| {
             load_error(
                 crate::errors::LoadStage::Message,

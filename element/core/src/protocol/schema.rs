@@ -38,6 +38,8 @@ pub enum Ty {
     Port,
     /// A compiled `WebAssembly.Module`.
     WasmModule,
+    /// A `ReadableStream` of `Uint8Array` chunks.
+    Stream,
     /// Exactly this string.
     Lit(&'static str),
     /// One of these strings.
@@ -484,7 +486,11 @@ pub static HOST_TO_DEN: Hop = Hop {
             channel: Channel::HostPort,
             when: "after `hello`, as soon as the assets are fetched",
             fields: &[
-                moved("wasm", Ty::Buffer, "pyodide.asm.wasm."),
+                moved(
+                    "wasm",
+                    Ty::OrNull(&Ty::Buffer),
+                    "pyodide.asm.wasm, or null when it came as a stream in `wasm`.",
+                ),
                 moved("stdlib", Ty::Buffer, "python_stdlib.zip."),
                 f("lock", Ty::Str, "pyodide-lock.json."),
                 f(
@@ -499,6 +505,19 @@ pub static HOST_TO_DEN: Hop = Hop {
                     "Wheels every run worker installs after it boots (empty: none).",
                 ),
             ],
+        },
+        Message {
+            name: "Wasm",
+            t: Some(HostToDen::Wasm.as_str()),
+            channel: Channel::HostPort,
+            when: "after `hello`, before `boot`, as soon as the wasm's download started (the den \
+                   page compiles it while it downloads)",
+            fields: &[moved(
+                "wasm",
+                Ty::Stream,
+                "pyodide.asm.wasm's body (the host reads a tee of it for its checks and the \
+                 warm cache key).",
+            )],
         },
         Message {
             name: "Warm",
@@ -985,6 +1004,7 @@ fn ts_type(ty: &Ty) -> String {
         Ty::Int32Array => "Int32Array".into(),
         Ty::Port => "MessagePort".into(),
         Ty::WasmModule => "WebAssembly.Module".into(),
+        Ty::Stream => "ReadableStream<Uint8Array>".into(),
         Ty::Lit(s) => format!("{s:?}"),
         Ty::OneOf(v) => v
             .iter()
@@ -1254,7 +1274,7 @@ mod tests {
     fn typescript_shapes() {
         let ts = typescript();
         assert!(
-            ts.contains("export type HostToDen = HostToDenBoot | HostToDenWarm | HostToDenRun | HostToDenArm | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;\n")
+            ts.contains("export type HostToDen = HostToDenBoot | HostToDenWasm | HostToDenWarm | HostToDenRun | HostToDenArm | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;\n")
         );
         assert!(ts.contains("  error: RunError | null;\n"));
         assert!(ts.contains("  put: PutFile[];\n"));

@@ -414,13 +414,20 @@ def _foxden_flush():
     except BaseException:
         pass
 
+# The compiled pieces of code with top-level await, handed from _foxden_run_sync to the
+# _foxden_run call JS makes right after it (with the same code), so such code is compiled once.
+_foxden_async_compiled = None
+
 def _foxden_run_sync(code, stdin=None, interactive=False):
     # Code without top-level await runs synchronously, on the JS stack (no promise machinery);
     # for code with it this returns None and JS calls _foxden_run.
+    global _foxden_async_compiled
+    _foxden_async_compiled = None
     _foxden_stdin(stdin, interactive)
     try:
         body, last, is_expr = _foxden_compile(code)
         if _foxden_is_async(body) or _foxden_is_async(last):
+            _foxden_async_compiled = (code, body, last, is_expr)
             return None
         eval(body, _foxden_ns)
         value = None if last is None else eval(last, _foxden_ns)
@@ -432,9 +439,14 @@ def _foxden_run_sync(code, stdin=None, interactive=False):
         _foxden_flush()
 
 async def _foxden_run(code, stdin=None, interactive=False):
+    global _foxden_async_compiled
+    compiled, _foxden_async_compiled = _foxden_async_compiled, None
     _foxden_stdin(stdin, interactive)
     try:
-        body, last, is_expr = _foxden_compile(code)
+        if compiled is not None and compiled[0] == code:
+            _, body, last, is_expr = compiled
+        else:
+            body, last, is_expr = _foxden_compile(code)
         ran = eval(body, _foxden_ns)
         if _foxden_is_async(body):
             await ran

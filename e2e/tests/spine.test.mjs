@@ -95,6 +95,36 @@ test(`${B}: top-level await works`, async () => {
   assert.equal(r.restarted, false);
 });
 
+test(`${B}: top-level await code keeps its output and result, and is compiled only once`, async () => {
+  // Python's audit hook sees every compile() of the den's "<exec>" code; a hook cannot be
+  // removed, so it counts only while `counting` is on.
+  await run(
+    "import sys\n_compiles = []\n_counting = [False]\n" +
+      "def _count(event, args):\n" +
+      "    if _counting[0] and event == 'compile' and len(args) > 1 and args[1] == '<exec>':\n" +
+      "        _compiles.append(1)\n" +
+      "sys.addaudithook(_count)",
+  );
+  const counted = async (code) => {
+    await run("_compiles.clear(); _counting[0] = True");
+    const r = await run(code);
+    const n = await run("_counting[0] = False\nlen(_compiles)");
+    return { r, n: Number(n.result) };
+  };
+  const sync = await counted("import asyncio\nprint('before')\nx = 6 * 7\nprint('after')\nx");
+  const tla = await counted("import asyncio\nprint('before')\nawait asyncio.sleep(0.01)\nx = await asyncio.sleep(0, 42)\nprint('after')\nx");
+  assert.equal(sync.r.stdout, "before\nafter\n");
+  assert.equal(sync.r.result, "42");
+  assert.equal(tla.r.stdout, "before\nafter\n");
+  assert.equal(tla.r.result, "42");
+  assert.equal(tla.r.error, null);
+  assert.equal(tla.r.restarted, false);
+  // The counting run itself ("_compiles.clear(); ...") is compiled too; the same code shape
+  // must cost the same compiles with or without top-level await.
+  assert.ok(sync.n > 0, `sync compiles ${sync.n}`);
+  assert.equal(tla.n, sync.n, `top-level await code compiled ${tla.n} times vs ${sync.n} for plain code`);
+});
+
 test(`${B}: files written by Python come back to the host and are listed in run.files`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.notes;

@@ -71,7 +71,7 @@
   // Limits on what a worker may send (it runs user code: every message is hostile). The host
   // checks all of these again (and the bytes of the files, which pass through here by transfer,
   // without a copy); here they keep the den page itself bounded.
-  const PROTOCOL = 4;
+  const PROTOCOL = 5;
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
   const MAX_PATH = 1024;
   const STREAMS = ["stdout", "stderr"];

@@ -5,7 +5,7 @@
 // what an honest sender posts; the reader of a den page or worker message checks it anyway.
 
 /** The protocol version a den page announces in `hello`. */
-export type ProtocolVersion = 4;
+export type ProtocolVersion = 5;
 
 /** A pure-Python wheel to install, checked by the host against its SHA-256 pin. */
 export interface Wheel {

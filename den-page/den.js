@@ -71,7 +71,7 @@
   // Limits on what a worker may send (it runs user code: every message is hostile). The host
   // checks all of these again (and the bytes of the files, which pass through here by transfer,
   // without a copy); here they keep the den page itself bounded.
-  const PROTOCOL = 5;
+  const PROTOCOL = 6;
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
   const MAX_PATH = 1024;
   const STREAMS = ["stdout", "stderr"];
@@ -86,6 +86,11 @@
   // without ever receiving a run; it is set once and never replaced.
   /** @type {Uint8Array | null} */
   let snapshot = null;
+  // The snapshot as it came: packed by the host's warm cache (all-zero pages left out, unpacked
+  // by each worker with these copies), or whole from the maker (copies null).
+  /** @type {number[] | null} */
+  let snapshotCopies = null;
+  let snapshotBytes = 0; // its unpacked length
   /** @type {Spawned | null} */
   let maker = null;
   let offerSnapshot = false; // the host asked for the snapshot (its warm cache had none)
@@ -238,9 +243,10 @@
    * @param {DenToWorkerBoot["role"]} role
    * @param {(msg: WorkerToDen) => void} onMessage gets what the worker posts on its port (unchecked)
    * @param {(text: string) => void} onError
+   * @param {number} [pending] the unpacked length of a snapshot that follows on ctl (first worker)
    * @returns {Spawned}
    */
-  function spawn(role, onMessage, onError) {
+  function spawn(role, onMessage, onError, pending = 0) {
     // The first run worker was started ahead of its boot message (see onBoot).
     const pre = role === "run" ? early : null;
     early = null;
@@ -259,7 +265,7 @@
     const input = role === "run" && interrupt ? new Int32Array(new SharedArrayBuffer(INPUT_HEADER_BYTES + MAX_ANSWER_BYTES)) : null;
     const direct = role === "run" ? new MessageChannel() : null;
     /** @type {DenToWorkerBoot} */
-    const boot = { t: "boot", role, ctl: channel.port2, direct: direct ? direct.port2 : null, module: /** @type {WebAssembly.Module} */ (module), stdlib: /** @type {ArrayBuffer} */ (stdlib).slice(0), lock: /** @type {string} */ (lock), interrupt, input, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null, packages: role === "run" ? packages : [], verified: packagesVerified, installed: role === "run" ? installedImage : null };
+    const boot = { t: "boot", role, ctl: channel.port2, direct: direct ? direct.port2 : null, module: /** @type {WebAssembly.Module} */ (module), stdlib: /** @type {ArrayBuffer} */ (stdlib).slice(0), lock: /** @type {string} */ (lock), interrupt, input, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null, copies: role === "run" && snapshot ? snapshotCopies : null, snapshotBytes: role !== "run" ? 0 : snapshot ? snapshotBytes : pending, packages: role === "run" ? packages : [], verified: packagesVerified, installed: role === "run" ? installedImage : null };
     // The copies of the stdlib and the snapshot are transferred, not copied a second time.
     /** @type {Transferable[]} */
     const transfer = [channel.port2, boot.stdlib];
@@ -273,7 +279,8 @@
    * Boots a "run" worker; its record's `ready` resolves {ms, from} once it booted. Only the
    * current worker's messages reach fromWorker; a standby's are ignored until it is swapped in.
    */
-  function bootWorker() {
+  /** @param {number} [pending] as in spawn */
+  function bootWorker(pending = 0) {
     const rec = /** @type {RunWorker} */ (/** @type {unknown} */ ({ w: null, ctl: null, input: null, direct: null, ready: null, booting: null, booted: false }));
     rec.ready = new Promise((resolve, reject) => {
       rec.booting = { resolve, reject };
@@ -312,7 +319,7 @@
       if (rec === standby) standby = null;
       if (rec === worker && inflight && inflight.started) crashInflight(text);
     };
-    Object.assign(rec, spawn("run", onMessage, onError));
+    Object.assign(rec, spawn("run", onMessage, onError, pending));
     return rec;
   }
 
@@ -338,8 +345,9 @@
     return out;
   }
 
-  function startWorker() {
-    worker = bootWorker();
+  /** @param {number} [pending] as in spawn */
+  function startWorker(pending = 0) {
+    worker = bootWorker(pending);
     workerReady = worker.ready;
     handOver(worker);
   }
@@ -395,6 +403,8 @@
         if (done) return;
         if (msg && msg.t === "snapshot" && msg.snapshot instanceof Uint8Array && !snapshot) {
           snapshot = msg.snapshot;
+          snapshotCopies = null;
+          snapshotBytes = snapshot.length;
           refillStandby();
           // The host may keep it for later visits (its warm cache); it gets a copy.
           if (offerSnapshot) {
@@ -784,12 +794,33 @@
       send({ t: "load-error", stage: "wasm", message: `pyodide.asm.wasm did not compile: ${e.message}` });
       return;
     }
+    // The host's warm cache has an entry of this length (read from its headers, before the host
+    // checked it): the first worker starts instantiating Pyodide for it now, and gets the
+    // snapshot when `warm` comes (Pyodide reads the bytes only after instantiating).
+    const hint = typeof msg.snapshotBytes === "number" && msg.snapshotBytes > 0 ? msg.snapshotBytes : 0;
+    if (hint) startWorker(hint);
     const warm = await warmed;
     // A snapshot from the host's warm cache (made by a maker worker on an earlier visit, checked
-    // by the host against its SHA-256): the first worker resumes from it instead of booting.
-    if (warm.snapshot instanceof Uint8Array) snapshot = warm.snapshot;
+    // by the host against its SHA-256, packed): the first worker resumes from it instead of booting.
+    if (warm.snapshot instanceof Uint8Array && Array.isArray(warm.copies) && typeof warm.snapshotBytes === "number" && warm.snapshotBytes > 0) {
+      snapshot = warm.snapshot;
+      snapshotCopies = warm.copies;
+      snapshotBytes = warm.snapshotBytes;
+    }
     offerSnapshot = warm.wantSnapshot === true;
-    startWorker();
+    const first = /** @type {RunWorker} */ (worker);
+    if (!hint) startWorker();
+    else if (snapshot && snapshotBytes === hint) {
+      const copy = snapshot.slice();
+      first.ctl.postMessage({ t: "snapshot", snapshot: copy, copies: snapshotCopies }, [copy.buffer]);
+    } else if (snapshot) {
+      // The hint was wrong (the entry changed): this worker sized Pyodide for another length.
+      endWorker(first);
+      startWorker();
+    } else {
+      // No entry for these assets after all: the worker boots from scratch.
+      first.ctl.postMessage({ t: "snapshot", snapshot: null, copies: null });
+    }
     /** @type {Booted} */
     let booted;
     try {
@@ -802,7 +833,11 @@
     packagesVerified = true;
     // worker.js falls back to a normal boot when a snapshot does not load: then it is not used again.
     const warmth = snapshot ? (booted.from === "snapshot" ? "hit" : "rejected") : "miss";
-    if (warmth === "rejected") snapshot = null;
+    if (warmth === "rejected") {
+      snapshot = null;
+      snapshotCopies = null;
+      snapshotBytes = 0;
+    }
     send({ t: "ready", bootMs: booted.ms, denMs: performance.now() - started, interruptible: interrupt !== null, warm: warmth, packagesMs: booted.packagesMs });
     // The snapshot for fast restarts is made now, off the critical path, by a separate worker
     // (or came from the host's warm cache); then the standby boots from it. Both start in a

@@ -5,7 +5,7 @@
 // what an honest sender posts; the reader of a den page or worker message checks it anyway.
 
 /** The protocol version a den page announces in `hello`. */
-export type ProtocolVersion = 5;
+export type ProtocolVersion = 6;
 
 /** A pure-Python wheel to install, checked by the host against its SHA-256 pin. */
 export interface Wheel {
@@ -103,6 +103,8 @@ export interface HostToDenBoot {
   standby: boolean;
   /** Wheels every run worker installs after it boots (empty: none). */
   packages: Wheel[];
+  /** The length of the warm cache's snapshot, read before the entry is checked (a hint; 0: no entry): the den page boots its first worker at once, and the snapshot follows in `warm`. */
+  snapshotBytes: number;
 }
 
 /** wasm: after `hello`, before `boot`, as soon as the wasm's download started (the den page compiles it while it downloads). On the host's MessagePort. */
@@ -115,8 +117,12 @@ export interface HostToDenWasm {
 /** warm: after `boot`, once the warm cache was read (the den page compiles the wasm and starts its first worker meanwhile; that worker boots now). On the host's MessagePort. */
 export interface HostToDenWarm {
   t: "warm";
-  /** The warm cache's snapshot (its SHA-256 checked by the host), or null. Transferred. */
+  /** The warm cache's snapshot, packed (all-zero pages left out; its SHA-256 and layout checked by the host), or null. Transferred. */
   snapshot: Uint8Array | null;
+  /** With `snapshot`: how to unpack it, as (from, to, length) triples of byte offsets (checked by the host); else null. */
+  copies: number[] | null;
+  /** With `snapshot`: its unpacked length; else 0. */
+  snapshotBytes: number;
   /** The host's warm cache wants the snapshot. */
   wantSnapshot: boolean;
 }
@@ -380,6 +386,10 @@ export interface DenToWorkerBoot {
   maxMemoryBytes: number;
   /** A copy of the snapshot to resume from (role `run`), or null. Transferred. */
   snapshot: Uint8Array | null;
+  /** With a packed `snapshot`: the (from, to, length) triples that unpack it; null when it is not packed. */
+  copies: number[] | null;
+  /** The unpacked snapshot's length. With `snapshot` null and this above 0, the snapshot follows on ctl (`snapshot`): the worker instantiates Pyodide meanwhile. */
+  snapshotBytes: number;
   /** Wheels to install before any run (role `run`; the maker gets none). */
   packages: Wheel[];
   /** An earlier worker of this den page checked these wheels in full: skip re-hashing each file. */
@@ -394,8 +404,17 @@ export type DenToWorkerRun = HostToDenRun;
 /** fetch-reply: the host's `fetch-reply` for the run in flight, forwarded as it came. On the private `ctl` port. The same message as `HostToDenFetchReply`. */
 export type DenToWorkerFetchReply = HostToDenFetchReply;
 
+/** snapshot: once, to a worker booted with `snapshotBytes` and no snapshot, when the host's `warm` came. On the private `ctl` port. */
+export interface DenToWorkerSnapshot {
+  t: "snapshot";
+  /** The snapshot of `warm` (a copy), or null: the worker then boots from scratch. Transferred. */
+  snapshot: Uint8Array | null;
+  /** As in `boot`. */
+  copies: number[] | null;
+}
+
 /** Every message den page → worker. */
-export type DenToWorker = DenToWorkerBoot | DenToWorkerRun | DenToWorkerFetchReply;
+export type DenToWorker = DenToWorkerBoot | DenToWorkerRun | DenToWorkerFetchReply | DenToWorkerSnapshot;
 
 // --- worker → den page ---
 

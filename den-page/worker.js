@@ -19,6 +19,7 @@
 //   den page -> worker, ctl:                  DenToWorkerRun   (run: the host's run as it came)
 //   host -> worker, run port (boot.direct):    HostToWorkerRun  (run: the host's run, straight; read only)
 //   den page -> worker, ctl:                  DenToWorkerFetchReply (fetch-reply: the host's answer to a fetch)
+//   den page -> worker, ctl, once:            DenToWorkerSnapshot (snapshot: the warm cache's, after a boot with snapshotBytes and no snapshot)
 //   worker -> den page, ctl:                  WorkerToDen      (booted, boot-error, snapshot, out, display, done, fetch)
 //
 // role "maker" boots with Pyodide's snapshot options, makes the memory snapshot of a fresh
@@ -975,10 +976,45 @@ function writeInstalled(api, files) {
 }
 
 /**
+ * Unpacks a packed snapshot into `target` by its (from, to, length) copies (checked by the host
+ * against the bytes; checked again here so that a bad one fails instead of resuming from half a
+ * snapshot), or takes a whole one (`copies` null) of the right length. False when it does not fit.
+ * @param {Uint8Array} target the unpacked snapshot's buffer (all zero)
+ * @param {Uint8Array} packed
+ * @param {number[] | null} copies
+ */
+function unpackSnapshot(target, packed, copies) {
+  if (!Array.isArray(copies)) {
+    if (packed.length !== target.length) return false;
+    target.set(packed);
+    return true;
+  }
+  if (copies.length % 3 !== 0) return false;
+  for (let i = 0; i < copies.length; i += 3) {
+    const [from, to, len] = [copies[i], copies[i + 1], copies[i + 2]];
+    if (!(from >= 0 && to >= 0 && len >= 0 && from + len <= packed.length && to + len <= target.length)) return false;
+    target.set(packed.subarray(from, from + len), to);
+  }
+  return true;
+}
+
+// The warm cache's snapshot for a worker booted before it came (boot.snapshotBytes, no
+// snapshot): the den page posts it once on ctl, or null when the host had none after all.
+/** @type {(m: import("./protocol").DenToWorkerSnapshot | null) => void} */
+let onSnapshot = () => {};
+/** @type {Promise<import("./protocol").DenToWorkerSnapshot | null>} */
+const snapshotComing = new Promise((resolve) => {
+  onSnapshot = (m) => {
+    onSnapshot = () => {};
+    resolve(m);
+  };
+});
+
+/**
  * @param {DenToWorkerBoot} boot
  * @returns {Promise<{ms: number, packagesMs?: number, installed?: ChangedFile[], snapshot?: Uint8Array}>}
  */
-async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, maxMemoryBytes, packages, verified, installed }) {
+async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, copies, snapshotBytes, maxMemoryBytes, packages, verified, installed }) {
   capMemory(maxMemoryBytes);
   inputBuf = input;
   const started = performance.now();
@@ -1015,9 +1051,23 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, ma
     // Restarts resume from the maker's memory snapshot: ~4x faster than booting from scratch.
     // These loader options are Pyodide's private, experimental ones; any failure falls back to
     // a normal boot.
-    if (snapshot) {
+    // Pyodide sizes the memory from the snapshot's length, instantiates, and only then reads the
+    // bytes (restoreSnapshot, right after createPyodideModule resolves). So a snapshot that is
+    // still on its way (the warm cache's: the den page knew its length) or still packed is
+    // handed over as a zeroed buffer of that length, and filled while Pyodide instantiates: the
+    // module is returned only once the buffer is full.
+    if (snapshot || snapshotBytes > 0) {
+      const whole = snapshot && !copies && snapshot.length === snapshotBytes;
+      const resume = whole ? snapshot : new Uint8Array(snapshotBytes);
+      const filled = whole ? Promise.resolve(true) : snapshot ? Promise.resolve(unpackSnapshot(resume, snapshot, copies || null)) : snapshotComing.then((m) => Boolean(m && m.snapshot instanceof Uint8Array && unpackSnapshot(resume, m.snapshot, m.copies)));
+      /** @param {any} settings */
+      const create = async (settings) => {
+        const m = await createPyodideModule(settings);
+        if (!(await filled)) throw new Error("no snapshot to resume from");
+        return m;
+      };
       try {
-        py = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+        py = await loadPyodide({ ...options, createPyodideModule: create, _loadSnapshot: resume });
         bootedFrom = "snapshot";
       } catch (_) {
         py = null;
@@ -1528,10 +1578,11 @@ self.onmessage = (event) => {
       });
   };
   ctl.onmessage = (e) => {
-    /** @type {DenToWorkerRun | import("./protocol").DenToWorkerFetchReply} */
+    /** @type {DenToWorkerRun | import("./protocol").DenToWorkerFetchReply | import("./protocol").DenToWorkerSnapshot} */
     const m = apply(eventData, e, []);
     // Answers to foxden.fetch are handled at once (the run that asked is waiting for them).
     if (m && m.t === "fetch-reply") return onFetchReply(m);
+    if (m && m.t === "snapshot") return onSnapshot(m);
     if (!m || m.t !== "run") return;
     enqueue(m);
   };

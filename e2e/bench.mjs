@@ -32,7 +32,7 @@ try {
       const den = await openDen({ name: `first${i}`, runtime: iframeRuntime() });
       if (last) {
         for (let k = 0; k < 120; k++) {
-          const c = await caches.open("foxden-warm-v1");
+          const c = await caches.open("foxden-warm-v2");
           if ((await c.keys()).length) break;
           await new Promise((r) => setTimeout(r, 250));
         }

@@ -15,7 +15,7 @@ export interface IframeRuntimeOptions {
   /** Where the (invisible) iframe goes. Default: document.body. */
   container?: Element;
   /** Keep a memory snapshot of a fresh interpreter in this page's Cache Storage
-   * (`foxden-warm-v1`, keyed by the SHA-256 of the Pyodide files and verified before use) so a
+   * (`foxden-warm-v2`, keyed by the SHA-256 of the Pyodide files and verified before use) so a
    * later visit's den resumes from it instead of booting. Default true. */
   warmStart?: boolean;
   /** Keep a standby interpreter booted ahead of need, so a timeout or `reset()` swaps it in at
@@ -252,7 +252,7 @@ export declare function runShell(
   opts?: { maxOutputBytes?: number },
 ): ShellResult;
 export declare function encodeSnapshot(files: Record<string, string | Uint8Array>): Uint8Array;
-/** Deletes the warm cache (Cache Storage `foxden-warm-v1`); resolves true if there was one. */
+/** Deletes the warm cache (Cache Storage `foxden-warm-v2`); resolves true if there was one. */
 export declare function clearWarmCache(): Promise<boolean>;
 export declare function decodeSnapshot(bytes: Uint8Array | ArrayBuffer, opts?: { maxDenBytes?: number }): Record<string, Uint8Array>;
 export declare function liveCounts(): { listeners: number; connections: number };

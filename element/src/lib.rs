@@ -48,7 +48,7 @@ pub fn live_counts() -> JsValue {
 }
 
 /// Deletes the warm cache (the snapshot of a fresh interpreter the host page keeps between
-/// visits, in Cache Storage `foxden-warm-v1`). Resolves true if there was one.
+/// visits, in Cache Storage `foxden-warm-v2`). Resolves true if there was one.
 #[wasm_bindgen(js_name = clearWarmCache, unchecked_return_type = "Promise<boolean>")]
 pub fn clear_warm_cache() -> js_sys::Promise {
     js::promise(async { Ok(runtime::warm::clear().await.into()) })

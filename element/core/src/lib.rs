@@ -12,6 +12,7 @@
 //! - [`shell`]: the read-only shell behind `den.sh`.
 //! - [`snapshot`]: the snapshot codec (tar with a manifest and SHA-256 per file).
 //! - [`packages`]: wheels a den installs (file names, tags, pins, limits).
+//! - [`sparse`]: the warm cache's form of a memory snapshot (all-zero pages left out).
 #![deny(missing_docs)]
 
 pub mod codes;
@@ -30,6 +31,7 @@ pub mod phase;
 pub mod protocol;
 pub mod shell;
 pub mod snapshot;
+pub mod sparse;
 pub mod sync;
 
 pub use files::{ChangeSet, FileEntry, FileMap, Op, StorageError};

@@ -215,7 +215,7 @@ pub const OPTIONS: &[Opt] = &[
         api: Some((Api::IframeRuntime, "warmStart")),
         ty: Type::OnOff,
         default: Default::On,
-        on_change: "Same as `den-url`. `on`: the page keeps a snapshot of a fresh interpreter in its Cache Storage (`foxden-warm-v1`) so later visits start in a fraction of the time; see the README.",
+        on_change: "Same as `den-url`. `on`: the page keeps a snapshot of a fresh interpreter in its Cache Storage (`foxden-warm-v2`) so later visits start in a fraction of the time; see the README.",
         ..base()
     },
     Opt {

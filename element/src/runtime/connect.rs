@@ -27,12 +27,14 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
     let deadline = opts.load_timeout_ms;
     let hello_seen = Rc::new(std::cell::Cell::new(false));
     let warm_on = opts.warm_start && warm::available();
+    // The warm cache entry's unpacked length, from its headers (before its body is read).
+    let hint = std::cell::Cell::new(0u32);
     let work = async {
         // Three things at once: the den page loads and says hello; the host fetches the assets;
         // the warm cache's entry is read and verified (reading it does not need its key).
         let cached = async {
             if warm_on {
-                warm::read_current().await
+                warm::read_current(&hint).await
             } else {
                 warm::Current::Nothing
             }
@@ -70,7 +72,7 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
             // is read; that worker boots when `warm` comes.
             let booting = js::now_ms();
             let wasm = (!streamed.get()).then_some(wasm);
-            let ready = send_boot(&conn, wasm, stdlib, &lock, opts)?;
+            let ready = send_boot(&conn, wasm, stdlib, &lock, opts, hint.get())?;
             Ok::<_, JsValue>((conn, ready, lock, digests, assets_ms, hello_ms, booting))
         };
         let (handed, cached) = futures::future::join(handed_over, cached).await;
@@ -81,7 +83,7 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         };
         // Only an entry made for exactly these assets (and this foxden) is handed over.
         let snapshot = match (&key, cached) {
-            (Some(k), warm::Current::One(url, bytes)) if url == warm::url_for(k) => Some(bytes),
+            (Some(k), warm::Current::One(url, packed)) if url == warm::url_for(k) => Some(packed),
             (Some(k), warm::Current::Several) => warm::load(k).await,
             _ => None,
         };
@@ -204,6 +206,7 @@ pub(super) fn send_boot(
     stdlib: ArrayBuffer,
     lock: &str,
     opts: &RuntimeOptions,
+    snapshot_bytes: u32,
 ) -> Result<oneshot::Receiver<JsValue>, JsValue> {
     let (tx, rx) = oneshot::channel();
     conn.shared.borrow_mut().loader = Some(tx);
@@ -215,6 +218,7 @@ pub(super) fn send_boot(
         ("maxMemoryBytes", opts.max_memory_bytes.into()),
         ("standby", opts.standby.into()),
         ("packages", super::packages::to_js(&opts.packages).into()),
+        ("snapshotBytes", snapshot_bytes.into()),
     ]);
     conn.port
         .post_message_with_transferable(
@@ -242,20 +246,23 @@ pub(super) fn send_boot(
 pub(super) async fn send_warm(
     conn: &Connection,
     ready: oneshot::Receiver<JsValue>,
-    snapshot: Option<Uint8Array>,
+    snapshot: Option<warm::Packed>,
     want_snapshot: bool,
 ) -> Result<(f64, f64), JsValue> {
+    let (bytes, copies, total) = match &snapshot {
+        Some(p) => (JsValue::from(&p.bytes), JsValue::from(&p.copies), p.total),
+        None => (JsValue::NULL, JsValue::NULL, 0),
+    };
     let msg = obj(&[
         ("t", HostToDen::Warm.as_str().into()),
-        (
-            "snapshot",
-            snapshot.as_ref().map_or(JsValue::NULL, JsValue::from),
-        ),
+        ("snapshot", bytes),
+        ("copies", copies),
+        ("snapshotBytes", total.into()),
         ("wantSnapshot", want_snapshot.into()),
     ]);
     let transfer = Array::new();
-    if let Some(s) = &snapshot {
-        transfer.push(&s.buffer());
+    if let Some(p) = &snapshot {
+        transfer.push(&p.bytes.buffer());
     }
     conn.port
         .post_message_with_transferable(&msg, &transfer)

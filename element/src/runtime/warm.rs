@@ -1,8 +1,14 @@
 //! The warm cache: a memory snapshot of a fresh interpreter, kept by the host page between
 //! visits so that a later visit's den resumes from it instead of booting Pyodide from scratch.
 //!
-//! - Where: Cache Storage of the host page's origin, cache `foxden-warm-v1`, one entry whose URL
-//!   names the key; clear it with `clearWarmCache()` or `caches.delete("foxden-warm-v1")`.
+//! - Where: Cache Storage of the host page's origin, cache `foxden-warm-v2`, one entry whose URL
+//!   names the key; clear it with `clearWarmCache()` or `caches.delete("foxden-warm-v2")`.
+//!   (`foxden-warm-v1`, the unpacked form of earlier versions, is deleted when a snapshot is
+//!   stored.)
+//! - Form: packed by [`foxden_core::sparse`] (all-zero pages left out: about half the bytes to
+//!   read, hash and hand over). The den's worker unpacks it with the copies the host checked.
+//!   The entry's `x-foxden-length` header (the unpacked length) lets the den page start
+//!   instantiating Pyodide before the entry is read and checked; a wrong one costs only that.
 //! - Key: SHA-256 over the SHA-256s of the three Pyodide files, foxden's version and the protocol
 //!   version. Other asset sets (an upgrade) get another key; older entries are deleted.
 //! - Integrity: the entry carries the snapshot's SHA-256, checked before the bytes are handed to
@@ -19,11 +25,14 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 /// The cache's name (Cache Storage of the host origin).
-pub const CACHE: &str = "foxden-warm-v1";
+pub const CACHE: &str = "foxden-warm-v2";
+/// The cache of earlier versions (unpacked snapshots), deleted when a snapshot is stored.
+const OLD_CACHE: &str = "foxden-warm-v1";
 const URL_PREFIX: &str = "https://foxden.invalid/warm/";
 const HASH_HEADER: &str = "x-foxden-sha256";
+const LENGTH_HEADER: &str = "x-foxden-length";
 /// Largest snapshot the host accepts from a den page (Pyodide's are ~30 MB).
-pub const MAX_SNAPSHOT_BYTES: u32 = 512 << 20;
+pub const MAX_SNAPSHOT_BYTES: u32 = foxden_core::sparse::MAX_TOTAL as u32;
 
 /// SHA-256 of JS bytes, read in 1 MiB slices (no full copy into wasm memory).
 pub fn sha256_js(bytes: &Uint8Array) -> [u8; 32] {
@@ -144,20 +153,31 @@ async fn cache() -> Option<JsValue> {
     call(&caches, "open", &[CACHE.into()]).await.ok()
 }
 
+/// A checked warm snapshot: the packed bytes and the copies that unpack them.
+pub struct Packed {
+    /// The packed form (transferred to the den page).
+    pub bytes: Uint8Array,
+    /// (from, to, length) triples, checked against the bytes by [`foxden_core::sparse`].
+    pub copies: Array,
+    /// The unpacked length.
+    pub total: u32,
+}
+
 /// What the cache holds, read before the assets' key is known.
 pub enum Current {
-    /// Its one entry (the store keeps one): the entry's URL and its bytes, SHA-256 verified.
-    One(String, Uint8Array),
+    /// Its one entry (the store keeps one): the entry's URL and its snapshot, checked.
+    One(String, Packed),
     /// No usable entry (none, unreadable, or corrupt: a corrupt one is deleted).
     Nothing,
     /// Several entries: look the key up once it is known ([`load`]).
     Several,
 }
 
-/// Reads the cache's entry, whatever its key, and verifies it against its SHA-256. The cache
-/// keeps one entry (`store` deletes the others), so this read can run beside the asset fetch
-/// and the hashing of the key; the caller uses the bytes only if the URL names that key.
-pub async fn read_current() -> Current {
+/// Reads the cache's entry, whatever its key, and checks it (SHA-256, then its layout). The
+/// cache keeps one entry (`store` deletes the others), so this read can run beside the asset
+/// fetch and the hashing of the key; the caller uses the bytes only if the URL names that key.
+/// `hint` gets the entry's unpacked length as soon as its headers are read (before the body).
+pub async fn read_current(hint: &std::cell::Cell<u32>) -> Current {
     let Some(cache) = cache().await else {
         return Current::Nothing;
     };
@@ -171,8 +191,8 @@ pub async fn read_current() -> Current {
             let Some(url) = get(&keys.get(0), "url").as_string() else {
                 return Current::Nothing;
             };
-            match read_verified(&cache, &url).await {
-                Some(bytes) => Current::One(url, bytes),
+            match read_verified(&cache, &url, hint).await {
+                Some(p) => Current::One(url, p),
                 None => Current::Nothing,
             }
         }
@@ -180,39 +200,103 @@ pub async fn read_current() -> Current {
     }
 }
 
-/// The cached snapshot for `key`, verified against its SHA-256; `None` when absent or bad.
-pub async fn load(key: &str) -> Option<Uint8Array> {
+/// The cached snapshot for `key`, checked; `None` when absent or bad.
+pub async fn load(key: &str) -> Option<Packed> {
     let cache = cache().await?;
-    read_verified(&cache, &url_for(key)).await
+    read_verified(&cache, &url_for(key), &std::cell::Cell::new(0)).await
 }
 
-/// The entry at `url`, verified against its SHA-256; a corrupt one is deleted.
-async fn read_verified(cache: &JsValue, url: &str) -> Option<Uint8Array> {
+/// The entry at `url`, checked against its SHA-256 and unpackable; a corrupt one is deleted.
+async fn read_verified(cache: &JsValue, url: &str, hint: &std::cell::Cell<u32>) -> Option<Packed> {
     let resp = call(cache, "match", &[url.into()]).await.ok()?;
     if resp.is_undefined() {
         return None;
     }
-    let want = call(&get(&resp, "headers"), "get", &[HASH_HEADER.into()])
-        .await
-        .ok()
-        .and_then(|v| v.as_string());
+    let headers = get(&resp, "headers");
+    let header = |name: &str| {
+        let f: Function = get(&headers, "get").dyn_into().ok()?;
+        f.call1(&headers, &name.into()).ok()?.as_string()
+    };
+    let want = header(HASH_HEADER);
+    if let Some(n) = header(LENGTH_HEADER).and_then(|v| v.parse::<u32>().ok()) {
+        hint.set(n.min(MAX_SNAPSHOT_BYTES));
+    }
     let body = call(&resp, "arrayBuffer", &[]).await.ok()?;
     let bytes = Uint8Array::new(&body);
-    if want.as_deref() != Some(foxden_core::hex(&sha256(&bytes).await).as_str()) {
+    let packed = if want.as_deref() == Some(foxden_core::hex(&sha256(&bytes).await).as_str()) {
+        unpack_plan(bytes)
+    } else {
+        None
+    };
+    if packed.is_none() {
         // Corrupt or altered: drop it; the den boots normally and makes a new one.
         let _ = call(cache, "delete", &[url.into()]).await;
+    }
+    packed
+}
+
+/// Reads and checks a packed snapshot's header ([`foxden_core::sparse::Layout::parse`]).
+fn unpack_plan(bytes: Uint8Array) -> Option<Packed> {
+    use foxden_core::sparse::{Layout, FIXED};
+    let len = bytes.length();
+    if (len as usize) < FIXED {
         return None;
     }
-    Some(bytes)
+    let mut fixed = [0u8; FIXED];
+    bytes.subarray(0, FIXED as u32).copy_to(&mut fixed);
+    let runs = Layout::runs_declared(&fixed).ok()?;
+    let header_len = (FIXED as u64 + 8 * runs as u64).min(len as u64) as u32;
+    let layout = Layout::parse(&bytes.subarray(0, header_len).to_vec(), len as u64).ok()?;
+    let copies = Array::new();
+    for c in layout.copies() {
+        for v in [c.from, c.to, c.len] {
+            copies.push(&JsValue::from(v as f64));
+        }
+    }
+    Some(Packed {
+        bytes,
+        copies,
+        total: layout.total() as u32,
+    })
+}
+
+/// Packs a snapshot ([`foxden_core::sparse`]): its pages are scanned in 1 MiB slices (no copy
+/// of the whole into wasm memory), and the kept runs copied by the browser.
+fn pack(raw: &Uint8Array) -> Option<Uint8Array> {
+    use foxden_core::sparse::Layout;
+    let len = raw.length();
+    let mut layout = Layout::new(len as u64)?;
+    let mut buf = vec![0u8; (1 << 20).min(len as usize)];
+    let mut off = 0u32;
+    while off < len {
+        let end = (off + (1 << 20)).min(len);
+        let chunk = &mut buf[..(end - off) as usize];
+        raw.subarray(off, end).copy_to(chunk);
+        layout.scan(off as u64, chunk);
+        off = end;
+    }
+    let out = Uint8Array::new_with_length(layout.packed_len() as u32);
+    out.set(&Uint8Array::from(layout.header().as_slice()), 0);
+    for c in layout.copies() {
+        out.set(
+            &raw.subarray(c.to as u32, (c.to + c.len) as u32),
+            c.from as u32,
+        );
+    }
+    Some(out)
 }
 
 /// Keeps `bytes` as the snapshot for `key`, replacing entries of other keys.
-pub async fn store(key: &str, bytes: Uint8Array) {
+pub async fn store(key: &str, raw: Uint8Array) {
     let Some(cache) = cache().await else { return };
     let url = url_for(key);
+    let total = raw.length();
+    let Some(bytes) = pack(&raw) else { return };
+    drop(raw);
     let hash = foxden_core::hex(&sha256(&bytes).await);
     let headers = Object::new();
     let _ = Reflect::set(&headers, &HASH_HEADER.into(), &hash.into());
+    let _ = Reflect::set(&headers, &LENGTH_HEADER.into(), &total.to_string().into());
     let _ = Reflect::set(
         &headers,
         &"content-type".into(),
@@ -238,6 +322,9 @@ pub async fn store(key: &str, bytes: Uint8Array) {
         }
     }
     let _ = call(&cache, "put", &[url.as_str().into(), resp]).await;
+    if let Ok(caches) = Reflect::get(&js_sys::global(), &"caches".into()) {
+        let _ = call(&caches, "delete", &[OLD_CACHE.into()]).await;
+    }
 }
 
 /// Deletes the warm cache (`clearWarmCache()`): resolves true if there was one.
@@ -248,9 +335,15 @@ pub async fn clear() -> bool {
     if caches.is_undefined() || caches.is_null() {
         return false;
     }
-    call(&caches, "delete", &[CACHE.into()])
+    let old = call(&caches, "delete", &[OLD_CACHE.into()])
         .await
         .ok()
         .and_then(|v| v.as_bool())
-        .unwrap_or(false)
+        .unwrap_or(false);
+    let now = call(&caches, "delete", &[CACHE.into()])
+        .await
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    old || now
 }

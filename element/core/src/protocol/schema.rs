@@ -504,6 +504,13 @@ pub static HOST_TO_DEN: Hop = Hop {
                     Ty::List(&Ty::Shape(&WHEEL)),
                     "Wheels every run worker installs after it boots (empty: none).",
                 ),
+                f(
+                    "snapshotBytes",
+                    Ty::Num,
+                    "The length of the warm cache's snapshot, read before the entry is checked \
+                     (a hint; 0: no entry): the den page boots its first worker at once, and the \
+                     snapshot follows in `warm`.",
+                ),
             ],
         },
         Message {
@@ -529,7 +536,19 @@ pub static HOST_TO_DEN: Hop = Hop {
                 moved(
                     "snapshot",
                     Ty::OrNull(&Ty::Bytes),
-                    "The warm cache's snapshot (its SHA-256 checked by the host), or null.",
+                    "The warm cache's snapshot, packed (all-zero pages left out; its SHA-256 \
+                     and layout checked by the host), or null.",
+                ),
+                f(
+                    "copies",
+                    Ty::OrNull(&Ty::List(&Ty::Num)),
+                    "With `snapshot`: how to unpack it, as (from, to, length) triples of byte \
+                     offsets (checked by the host); else null.",
+                ),
+                f(
+                    "snapshotBytes",
+                    Ty::Num,
+                    "With `snapshot`: its unpacked length; else 0.",
                 ),
                 f(
                     "wantSnapshot",
@@ -841,6 +860,19 @@ pub static DEN_TO_WORKER: Hop = Hop {
                     "A copy of the snapshot to resume from (role `run`), or null.",
                 ),
                 f(
+                    "copies",
+                    Ty::OrNull(&Ty::List(&Ty::Num)),
+                    "With a packed `snapshot`: the (from, to, length) triples that unpack it; \
+                     null when it is not packed.",
+                ),
+                f(
+                    "snapshotBytes",
+                    Ty::Num,
+                    "The unpacked snapshot's length. With `snapshot` null and this above 0, the \
+                     snapshot follows on ctl (`snapshot`): the worker instantiates Pyodide \
+                     meanwhile.",
+                ),
+                f(
                     "packages",
                     Ty::List(&Ty::Shape(&WHEEL)),
                     "Wheels to install before any run (role `run`; the maker gets none).",
@@ -870,6 +902,25 @@ pub static DEN_TO_WORKER: Hop = Hop {
             channel: Channel::Ctl,
             when: "the host's `fetch-reply` for the run in flight, forwarded as it came",
             fields: FETCH_REPLY_FIELDS,
+        },
+        Message {
+            name: "Snapshot",
+            t: Some("snapshot"),
+            channel: Channel::Ctl,
+            when: "once, to a worker booted with `snapshotBytes` and no snapshot, when the \
+                   host's `warm` came",
+            fields: &[
+                moved(
+                    "snapshot",
+                    Ty::OrNull(&Ty::Bytes),
+                    "The snapshot of `warm` (a copy), or null: the worker then boots from scratch.",
+                ),
+                f(
+                    "copies",
+                    Ty::OrNull(&Ty::List(&Ty::Num)),
+                    "As in `boot`.",
+                ),
+            ],
         },
     ],
 };

@@ -900,12 +900,15 @@
       return;
     }
     send({ t: "hello", protocol: PROTOCOL });
-    // The first run worker starts now, before the assets come, from the URL kind the probe is
-    // expected to choose (checked when it answers): starting a worker and parsing its ~1.1 MB
-    // script (Pyodide's loader included) takes 300-450 ms in Chromium, which then overlaps the
-    // host's asset fetch and warm cache read instead of following them. It loads nothing and
-    // waits for its boot message (spawn).
+  });
+  // The first run worker starts now, once this page found itself isolated and before the host
+  // even connects, from the URL kind the probe is expected to choose (checked when it answers):
+  // starting a worker and parsing its ~1.1 MB script (Pyodide's loader included) takes
+  // 300-450 ms in Chromium, which then overlaps the iframe's load event, the host's asset fetch
+  // and warm cache read instead of following them. It loads nothing and waits for its boot
+  // message (spawn), which comes only after the host connected and this page said `hello`.
+  if (!isolationProblem()) {
     startEarly(blobGuess);
     probeBlob.then(ensureEarly);
-  });
+  }
 })();

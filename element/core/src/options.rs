@@ -98,13 +98,39 @@ pub struct Opt {
     /// The unit of a number.
     pub unit: Unit,
     /// For the docs: the values, when the type, choices and range do not say it all.
-    pub values: &'static str,
+    pub values: Doc,
     /// For the docs: what changing the attribute on a live element does.
-    pub on_change: &'static str,
+    pub on_change: Doc,
+}
+
+/// Text for the docs only: kept in native builds (the docs are generated and checked by native
+/// tests) and left out of the wasm module, where nothing reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Doc {
+    #[cfg(not(target_arch = "wasm32"))]
+    text: &'static str,
+}
+
+/// A [`Doc`] of `text`.
+pub const fn doc(text: &'static str) -> Doc {
+    #[cfg(target_arch = "wasm32")]
+    let _ = text;
+    Doc {
+        #[cfg(not(target_arch = "wasm32"))]
+        text,
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Doc {
+    /// The text.
+    pub fn text(&self) -> &'static str {
+        self.text
+    }
 }
 
 const GIB: u64 = 1 << 30;
-const REOPEN: &str = "Same as `den-url`.";
+const REOPEN: Doc = doc("Same as `den-url`.");
 
 const fn base() -> Opt {
     Opt {
@@ -116,8 +142,8 @@ const fn base() -> Opt {
         default: Default::Required,
         range: (0, 0),
         unit: Unit::None,
-        values: "",
-        on_change: "",
+        values: doc(""),
+        on_change: doc(""),
     }
 }
 
@@ -126,16 +152,16 @@ pub const OPTIONS: &[Opt] = &[
     Opt {
         attribute: Some("name"),
         property: Some("name"),
-        values: "1-64 ASCII letters, digits, `-`, `_` (required unless `env` is set)",
-        on_change: "Closes the den and opens one under the new name. A `memory` den starts empty under the new name; an `idb` den finds the files stored under that name. Python variables are lost.",
+        values: doc("1-64 ASCII letters, digits, `-`, `_` (required unless `env` is set)"),
+        on_change: doc("Closes the den and opens one under the new name. A `memory` den starts empty under the new name; an `idb` den finds the files stored under that name. Python variables are lost."),
         ..base()
     },
     Opt {
         attribute: Some("store"),
         property: Some("store"),
         default: Default::Text("memory"),
-        values: "`memory` (default), `idb`, `idb:<dbName>`",
-        on_change: "Closes the den and opens it on the new store (files come from that store).",
+        values: doc("`memory` (default), `idb`, `idb:<dbName>`"),
+        on_change: doc("Closes the den and opens it on the new store (files come from that store)."),
         ..base()
     },
     Opt {
@@ -146,7 +172,7 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Number(limits::DEFAULT_TIMEOUT_MS as u64),
         range: (1, limits::MAX_TIMEOUT_MS as u64),
         unit: Unit::Ms,
-        on_change: "Nothing restarts: the next `run()` without `timeoutMs`, and the next Run-button run, use it.",
+        on_change: doc("Nothing restarts: the next `run()` without `timeoutMs`, and the next Run-button run, use it."),
         ..base()
     },
     Opt {
@@ -157,7 +183,7 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Number(limits::DEFAULT_MAX_OUTPUT_BYTES as u64),
         range: (0, GIB),
         unit: Unit::Bytes,
-        on_change: "Nothing restarts: the next run without `maxOutputBytes` uses it.",
+        on_change: doc("Nothing restarts: the next run without `maxOutputBytes` uses it."),
         ..base()
     },
     Opt {
@@ -165,8 +191,8 @@ pub const OPTIONS: &[Opt] = &[
         property: Some("denUrl"),
         api: Some((Api::IframeRuntime, "denUrl")),
         default: Default::Computed("`./den/den.html` next to `foxden.js`"),
-        values: "URL of `den.html`",
-        on_change: "Restarts the den with the new page. A `memory` den keeps its files (they are carried over); Python variables are lost.",
+        values: doc("URL of `den.html`"),
+        on_change: doc("Restarts the den with the new page. A `memory` den keeps its files (they are carried over); Python variables are lost."),
         ..base()
     },
     Opt {
@@ -174,7 +200,7 @@ pub const OPTIONS: &[Opt] = &[
         property: Some("pyodideUrl"),
         api: Some((Api::IframeRuntime, "pyodideUrl")),
         default: Default::Computed("`./pyodide/` next to `foxden.js`"),
-        values: "folder with the Pyodide files",
+        values: doc("folder with the Pyodide files"),
         on_change: REOPEN,
         ..base()
     },
@@ -195,7 +221,7 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Number(limits::DEFAULT_MAX_DEN_BYTES),
         range: (0, 64 * GIB),
         unit: Unit::Bytes,
-        on_change: "Same as `den-url` (the cap is checked again when the files are carried over).",
+        on_change: doc("Same as `den-url` (the cap is checked again when the files are carried over)."),
         ..base()
     },
     Opt {
@@ -215,7 +241,7 @@ pub const OPTIONS: &[Opt] = &[
         api: Some((Api::IframeRuntime, "warmStart")),
         ty: Type::OnOff,
         default: Default::On,
-        on_change: "Same as `den-url`. `on`: the page keeps a snapshot of a fresh interpreter in its Cache Storage (`foxden-warm-v2`) so later visits start in a fraction of the time; see the README.",
+        on_change: doc("Same as `den-url`. `on`: the page keeps a snapshot of a fresh interpreter in its Cache Storage (`foxden-warm-v2`) so later visits start in a fraction of the time; see the README."),
         ..base()
     },
     Opt {
@@ -224,7 +250,7 @@ pub const OPTIONS: &[Opt] = &[
         api: Some((Api::IframeRuntime, "standby")),
         ty: Type::OnOff,
         default: Default::On,
-        on_change: "Same as `den-url`. `on`: a second interpreter is booted ahead of need, so a timeout or `reset()` swaps it in at once (costs one more interpreter's memory).",
+        on_change: doc("Same as `den-url`. `on`: a second interpreter is booted ahead of need, so a timeout or `reset()` swaps it in at once (costs one more interpreter's memory)."),
         ..base()
     },
     Opt {
@@ -257,7 +283,7 @@ pub const OPTIONS: &[Opt] = &[
         default: Default::Number(0),
         range: (0, 1_000_000),
         unit: Unit::Files,
-        values: "whole files, 0 to 1000000 (0: no limit)",
+        values: doc("whole files, 0 to 1000000 (0: no limit)"),
         on_change: REOPEN,
         ..base()
     },
@@ -265,8 +291,8 @@ pub const OPTIONS: &[Opt] = &[
         attribute: Some("packages"),
         property: Some("packages"),
         default: Default::Text(""),
-        values: "pure-Python wheels, each `url#sha256=<64 hex>`, separated by spaces (default none); relative URLs resolve against the page",
-        on_change: "Same as `den-url`: the den reopens with the new set (a refused wheel: `error` event with a `DenLoadError` of stage `package`).",
+        values: doc("pure-Python wheels, each `url#sha256=<64 hex>`, separated by spaces (default none); relative URLs resolve against the page"),
+        on_change: doc("Same as `den-url`: the den reopens with the new set (a refused wheel: `error` event with a `DenLoadError` of stage `package`)."),
         ..base()
     },
     Opt {
@@ -274,7 +300,7 @@ pub const OPTIONS: &[Opt] = &[
         property: Some("controls"),
         ty: Type::Flag,
         default: Default::Off,
-        on_change: "Adds or removes the UI in the shadow root; the den is untouched.",
+        on_change: doc("Adds or removes the UI in the shadow root; the den is untouched."),
         ..base()
     },
     Opt {
@@ -282,14 +308,14 @@ pub const OPTIONS: &[Opt] = &[
         property: Some("autorun"),
         ty: Type::Flag,
         default: Default::Off,
-        on_change: "Read when the den becomes ready: it then runs the `<script type=\"text/x-python\">` child once. Adding it to a ready element does not run anything.",
+        on_change: doc("Read when the den becomes ready: it then runs the `<script type=\"text/x-python\">` child once. Adding it to a ready element does not run anything."),
         ..base()
     },
     Opt {
         attribute: Some("env"),
         property: Some("env"),
-        values: "a shared environment's name: 1-64 ASCII letters, digits, `-`, `_` (none)",
-        on_change: "Leaves the old environment (its den closes when no element uses it) and joins the new one. With `env`, `name` is not needed: elements with the same `env` share one den named after it (one interpreter, one file set), each with its own output; the den opens with the attributes of the first of them.",
+        values: doc("a shared environment's name: 1-64 ASCII letters, digits, `-`, `_` (none)"),
+        on_change: doc("Leaves the old environment (its den closes when no element uses it) and joins the new one. With `env`, `name` is not needed: elements with the same `env` share one den named after it (one interpreter, one file set), each with its own output; the den opens with the attributes of the first of them."),
         ..base()
     },
     Opt {
@@ -297,14 +323,14 @@ pub const OPTIONS: &[Opt] = &[
         property: Some("readonly"),
         ty: Type::Flag,
         default: Default::Off,
-        on_change: "With `controls`: shows the code as read-only text instead of the editor (the editor module is not loaded).",
+        on_change: doc("With `controls`: shows the code as read-only text instead of the editor (the editor module is not loaded)."),
         ..base()
     },
     Opt {
         attribute: Some("network"),
         property: Some("network"),
         default: Default::Text(""),
-        values: "URL patterns separated by spaces, e.g. `http://127.0.0.1:*/api/* https://api.example.com/v1/*` (absent: no network; library: `network.allow`)",
+        values: doc("URL patterns separated by spaces, e.g. `http://127.0.0.1:*/api/* https://api.example.com/v1/*` (absent: no network; library: `network.allow`)"),
         on_change: REOPEN,
         ..base()
     },
@@ -312,7 +338,7 @@ pub const OPTIONS: &[Opt] = &[
         attribute: Some("network-methods"),
         property: Some("networkMethods"),
         default: Default::Text("GET"),
-        values: "methods separated by spaces or commas (default `GET`; library: `network.methods`)",
+        values: doc("methods separated by spaces or commas (default `GET`; library: `network.methods`)"),
         on_change: REOPEN,
         ..base()
     },
@@ -495,11 +521,13 @@ pub fn human_bytes(n: u64) -> String {
 }
 
 /// The "Values (default)" column of one attribute.
+#[cfg(not(target_arch = "wasm32"))]
 fn doc_values(o: &Opt) -> String {
-    if !o.values.is_empty() {
+    let values = o.values.text();
+    if !values.is_empty() {
         return match o.default {
-            Default::Computed(how) => format!("{} ({how})", o.values),
-            _ => o.values.to_owned(),
+            Default::Computed(how) => format!("{values} ({how})"),
+            _ => values.to_owned(),
         };
     }
     match o.ty {
@@ -544,6 +572,7 @@ fn doc_values(o: &Opt) -> String {
 }
 
 /// The attribute table of `docs/element.md` (between its `options-table` markers).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn element_doc_table() -> String {
     let mut s = String::from(
         "| Attribute | Property | Values (default) | What changing it on a live element does |\n|---|---|---|---|\n",
@@ -554,7 +583,7 @@ pub fn element_doc_table() -> String {
             o.attribute.unwrap_or_default(),
             o.property.unwrap_or_default(),
             doc_values(o),
-            o.on_change
+            o.on_change.text()
         ));
     }
     s
@@ -608,7 +637,7 @@ mod tests {
                 assert!(o.choices.contains(&d), "{o:?}");
             }
             if o.attribute.is_some() {
-                assert!(!o.on_change.is_empty(), "{o:?}");
+                assert!(!o.on_change.text().is_empty(), "{o:?}");
             }
         }
         let attrs: Vec<_> = attributes().map(|o| o.attribute).collect();

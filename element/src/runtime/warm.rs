@@ -34,10 +34,8 @@ const LENGTH_HEADER: &str = "x-foxden-length";
 /// Largest snapshot the host accepts from a den page (Pyodide's are ~30 MB).
 pub const MAX_SNAPSHOT_BYTES: u32 = foxden_core::sparse::MAX_TOTAL as u32;
 
-/// SHA-256 of JS bytes, read in 1 MiB slices (no full copy into wasm memory).
-pub fn sha256_js(bytes: &Uint8Array) -> [u8; 32] {
-    use sha2::Digest;
-    let mut h = sha2::Sha256::new();
+/// Hands `f` JS bytes in 1 MiB slices with their offsets (no full copy into wasm memory).
+fn in_slices(bytes: &Uint8Array, mut f: impl FnMut(u32, &[u8])) {
     let len = bytes.length();
     let mut buf = vec![0u8; (1 << 20).min(len as usize)];
     let mut off = 0u32;
@@ -45,9 +43,16 @@ pub fn sha256_js(bytes: &Uint8Array) -> [u8; 32] {
         let end = (off + (1 << 20)).min(len);
         let chunk = &mut buf[..(end - off) as usize];
         bytes.subarray(off, end).copy_to(chunk);
-        h.update(&*chunk);
+        f(off, chunk);
         off = end;
     }
+}
+
+/// SHA-256 of JS bytes, read in 1 MiB slices.
+pub fn sha256_js(bytes: &Uint8Array) -> [u8; 32] {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    in_slices(bytes, |_, chunk| h.update(chunk));
     h.finalize().into()
 }
 
@@ -264,17 +269,8 @@ fn unpack_plan(bytes: Uint8Array) -> Option<Packed> {
 /// of the whole into wasm memory), and the kept runs copied by the browser.
 fn pack(raw: &Uint8Array) -> Option<Uint8Array> {
     use foxden_core::sparse::Layout;
-    let len = raw.length();
-    let mut layout = Layout::new(len as u64)?;
-    let mut buf = vec![0u8; (1 << 20).min(len as usize)];
-    let mut off = 0u32;
-    while off < len {
-        let end = (off + (1 << 20)).min(len);
-        let chunk = &mut buf[..(end - off) as usize];
-        raw.subarray(off, end).copy_to(chunk);
-        layout.scan(off as u64, chunk);
-        off = end;
-    }
+    let mut layout = Layout::new(raw.length() as u64)?;
+    in_slices(raw, |off, chunk| layout.scan(off as u64, chunk));
     let out = Uint8Array::new_with_length(layout.packed_len() as u32);
     out.set(&Uint8Array::from(layout.header().as_slice()), 0);
     for c in layout.copies() {

@@ -3,7 +3,7 @@
 use crate::{cargo, root, run};
 use std::process::Command;
 
-pub const TARGETS: [&str; 3] = ["paths", "shell", "snapshot"];
+pub const TARGETS: [&str; 4] = ["paths", "shell", "snapshot", "sparse"];
 
 fn has_nightly() -> bool {
     Command::new("rustup")

@@ -91,6 +91,17 @@
   /** @type {number[] | null} */
   let snapshotCopies = null;
   let snapshotBytes = 0; // its unpacked length
+  /**
+   * Keeps the snapshot for later workers (null: none).
+   * @param {Uint8Array | null} bytes
+   * @param {number[] | null} copies
+   * @param {number} total
+   */
+  function keepSnapshot(bytes, copies, total) {
+    snapshot = bytes;
+    snapshotCopies = bytes ? copies : null;
+    snapshotBytes = bytes ? total : 0;
+  }
   /** @type {Spawned | null} */
   let maker = null;
   let offerSnapshot = false; // the host asked for the snapshot (its warm cache had none)
@@ -402,13 +413,11 @@
       (msg) => {
         if (done) return;
         if (msg && msg.t === "snapshot" && msg.snapshot instanceof Uint8Array && !snapshot) {
-          snapshot = msg.snapshot;
-          snapshotCopies = null;
-          snapshotBytes = snapshot.length;
+          keepSnapshot(msg.snapshot, null, msg.snapshot.length);
           refillStandby();
           // The host may keep it for later visits (its warm cache); it gets a copy.
           if (offerSnapshot) {
-            const copy = snapshot.slice();
+            const copy = msg.snapshot.slice();
             send({ t: "snapshot", snapshot: copy }, [copy.buffer]);
           }
         }
@@ -802,11 +811,7 @@
     const warm = await warmed;
     // A snapshot from the host's warm cache (made by a maker worker on an earlier visit, checked
     // by the host against its SHA-256, packed): the first worker resumes from it instead of booting.
-    if (warm.snapshot instanceof Uint8Array && Array.isArray(warm.copies) && typeof warm.snapshotBytes === "number" && warm.snapshotBytes > 0) {
-      snapshot = warm.snapshot;
-      snapshotCopies = warm.copies;
-      snapshotBytes = warm.snapshotBytes;
-    }
+    if (warm.snapshot instanceof Uint8Array && Array.isArray(warm.copies) && typeof warm.snapshotBytes === "number" && warm.snapshotBytes > 0) keepSnapshot(warm.snapshot, warm.copies, warm.snapshotBytes);
     offerSnapshot = warm.wantSnapshot === true;
     const first = /** @type {RunWorker} */ (worker);
     if (!hint) startWorker();
@@ -833,11 +838,7 @@
     packagesVerified = true;
     // worker.js falls back to a normal boot when a snapshot does not load: then it is not used again.
     const warmth = snapshot ? (booted.from === "snapshot" ? "hit" : "rejected") : "miss";
-    if (warmth === "rejected") {
-      snapshot = null;
-      snapshotCopies = null;
-      snapshotBytes = 0;
-    }
+    if (warmth === "rejected") keepSnapshot(null, null, 0);
     send({ t: "ready", bootMs: booted.ms, denMs: performance.now() - started, interruptible: interrupt !== null, warm: warmth, packagesMs: booted.packagesMs });
     // The snapshot for fast restarts is made now, off the critical path, by a separate worker
     // (or came from the host's warm cache); then the standby boots from it. Both start in a

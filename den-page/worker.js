@@ -1059,7 +1059,8 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, co
     if (snapshot || snapshotBytes > 0) {
       const whole = snapshot && !copies && snapshot.length === snapshotBytes;
       const resume = whole ? snapshot : new Uint8Array(snapshotBytes);
-      const filled = whole ? Promise.resolve(true) : snapshot ? Promise.resolve(unpackSnapshot(resume, snapshot, copies || null)) : snapshotComing.then((m) => Boolean(m && m.snapshot instanceof Uint8Array && unpackSnapshot(resume, m.snapshot, m.copies)));
+      // Here (whole, or packed: unpacked now), or on its way (unpacked when it comes).
+      const filled = whole || (snapshot ? unpackSnapshot(resume, snapshot, copies || null) : snapshotComing.then((m) => Boolean(m && m.snapshot instanceof Uint8Array && unpackSnapshot(resume, m.snapshot, m.copies))));
       /** @param {any} settings */
       const create = async (settings) => {
         const m = await createPyodideModule(settings);

@@ -319,8 +319,17 @@ pub async fn store(key: &str, raw: Uint8Array) {
     }
     let _ = call(&cache, "put", &[url.as_str().into(), resp]).await;
     if let Ok(caches) = Reflect::get(&js_sys::global(), &"caches".into()) {
-        let _ = call(&caches, "delete", &[OLD_CACHE.into()]).await;
+        delete_cache(&caches, OLD_CACHE).await;
     }
+}
+
+/// Deletes the cache `name`: true if there was one.
+async fn delete_cache(caches: &JsValue, name: &str) -> bool {
+    call(caches, "delete", &[name.into()])
+        .await
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
 }
 
 /// Deletes the warm cache (`clearWarmCache()`): resolves true if there was one.
@@ -331,15 +340,6 @@ pub async fn clear() -> bool {
     if caches.is_undefined() || caches.is_null() {
         return false;
     }
-    let old = call(&caches, "delete", &[OLD_CACHE.into()])
-        .await
-        .ok()
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
-    let now = call(&caches, "delete", &[CACHE.into()])
-        .await
-        .ok()
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
-    old || now
+    let old = delete_cache(&caches, OLD_CACHE).await;
+    delete_cache(&caches, CACHE).await || old
 }

@@ -5,7 +5,7 @@
 // what an honest sender posts; the reader of a den page or worker message checks it anyway.
 
 /** The protocol version a den page announces in `hello`. */
-export type ProtocolVersion = 6;
+export type ProtocolVersion = 7;
 
 /** A pure-Python wheel to install, checked by the host against its SHA-256 pin. */
 export interface Wheel {
@@ -77,9 +77,9 @@ export interface ChangedFile {
 
 // --- host → den page (window) ---
 
-/** (no `t`): iframe `load`, once. On window.postMessage, with one MessagePort. */
+/** (no `t`): iframe `load`, once. On window.postMessage, once. */
 export interface HostToDenWindowConnect {
-  /** Marks the message; the port is `event.ports[0]`. */
+  /** Marks the message; after it the den page reads its parent's messages. */
   foxden: "connect";
 }
 
@@ -88,7 +88,7 @@ export type HostToDenWindow = HostToDenWindowConnect;
 
 // --- host → den page ---
 
-/** boot: after `hello`, as soon as the assets are fetched. On the host's MessagePort. */
+/** boot: after `hello`, as soon as the assets are fetched. On window.postMessage (source checked). */
 export interface HostToDenBoot {
   t: "boot";
   /** pyodide.asm.wasm, or null when it came as a stream in `wasm`. Transferred. */
@@ -107,14 +107,14 @@ export interface HostToDenBoot {
   snapshotBytes: number;
 }
 
-/** wasm: after `hello`, before `boot`, as soon as the wasm's download started (the den page compiles it while it downloads). On the host's MessagePort. */
+/** wasm: after `hello`, before `boot`, as soon as the wasm's download started (the den page compiles it while it downloads). On window.postMessage (source checked). */
 export interface HostToDenWasm {
   t: "wasm";
   /** pyodide.asm.wasm's body (the host reads a tee of it for its checks and the warm cache key). Transferred. */
   wasm: ReadableStream<Uint8Array>;
 }
 
-/** warm: after `boot`, once the warm cache was read (the den page compiles the wasm and starts its first worker meanwhile; that worker boots now). On the host's MessagePort. */
+/** warm: after `boot`, once the warm cache was read (the den page compiles the wasm and starts its first worker meanwhile; that worker boots now). On window.postMessage (source checked). */
 export interface HostToDenWarm {
   t: "warm";
   /** The warm cache's snapshot, packed (all-zero pages left out; its SHA-256 and layout checked by the host), or null. Transferred. */
@@ -127,7 +127,7 @@ export interface HostToDenWarm {
   wantSnapshot: boolean;
 }
 
-/** run: each run. On the host's MessagePort. */
+/** run: each run. On window.postMessage (source checked). */
 export interface HostToDenRun {
   t: "run";
   /** The run id (the host's counter). */
@@ -154,38 +154,21 @@ export interface HostToDenRun {
   js: JsCode | null;
 }
 
-/** arm: each run, once the den page handed over a worker port (`worker`): the run itself goes straight to that worker; the den page times it (`started`, timeout, kill) and checks its replies. On the host's MessagePort. */
-export interface HostToDenArm {
-  t: "arm";
-  /** The run (the id of the `run` posted to the worker). */
-  id: number;
-  /** The `gen` of the worker port the run was posted on. */
-  gen: number;
-  /** The run's timeout. */
-  timeoutMs: number;
-  /** Cap on stdout + stderr (UTF-8 bytes). */
-  maxOutputBytes: number;
-  /** How long JS timers and tasks left by the run may live. */
-  killGraceMs: number;
-  /** The run may ask for input (`input` messages). */
-  interactive: boolean;
-}
-
-/** reset: `den.reset()`. On the host's MessagePort. */
+/** reset: `den.reset()`. On window.postMessage (source checked). */
 export interface HostToDenReset {
   t: "reset";
   /** The reset's id (same counter as runs). */
   id: number;
 }
 
-/** stop: the element's Stop button: on an isolated den Python gets KeyboardInterrupt (the worker is killed if it is still running 1 s later), else the worker is restarted. On the host's MessagePort. */
+/** stop: the element's Stop button: on an isolated den Python gets KeyboardInterrupt (the worker is killed if it is still running 1 s later), else the worker is restarted. On window.postMessage (source checked). */
 export interface HostToDenStop {
   t: "stop";
   /** The run to stop (ignored unless it is the one running). */
   id: number;
 }
 
-/** input-reply: the answer to an `input` request. On the host's MessagePort. */
+/** input-reply: the answer to an `input` request. On window.postMessage (source checked). */
 export interface HostToDenInputReply {
   t: "input-reply";
   /** The run that asked. */
@@ -196,7 +179,7 @@ export interface HostToDenInputReply {
   error: string | null;
 }
 
-/** fetch-reply: the host made (or refused) a run's `fetch`. On the host's MessagePort. */
+/** fetch-reply: the host made (or refused) a run's `fetch`. On window.postMessage (source checked). */
 export interface HostToDenFetchReply {
   t: "fetch-reply";
   /** The run. */
@@ -216,18 +199,18 @@ export interface HostToDenFetchReply {
 }
 
 /** Every message host → den page. */
-export type HostToDen = HostToDenBoot | HostToDenWasm | HostToDenWarm | HostToDenRun | HostToDenArm | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;
+export type HostToDen = HostToDenBoot | HostToDenWasm | HostToDenWarm | HostToDenRun | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;
 
 // --- den page → host ---
 
-/** hello: isolation checked. On the host's MessagePort. */
+/** hello: isolation checked. On window.postMessage (source checked). */
 export interface DenToHostHello {
   t: "hello";
   /** The protocol version the den page speaks. */
   protocol: number;
 }
 
-/** load-error: isolation or boot failed. On the host's MessagePort. */
+/** load-error: isolation or boot failed. On window.postMessage (source checked). */
 export interface DenToHostLoadError {
   t: "load-error";
   /** Where it failed (`DenLoadError.stage`). */
@@ -238,7 +221,7 @@ export interface DenToHostLoadError {
   package?: string;
 }
 
-/** ready: first worker booted. On the host's MessagePort. */
+/** ready: first worker booted. On window.postMessage (source checked). */
 export interface DenToHostReady {
   t: "ready";
   /** Time the worker took to boot. */
@@ -253,30 +236,21 @@ export interface DenToHostReady {
   packagesMs?: number;
 }
 
-/** snapshot: once, when the maker made it and the host asked (`wantSnapshot`). On the host's MessagePort. */
+/** snapshot: once, when the maker made it and the host asked (`wantSnapshot`). On window.postMessage (source checked). */
 export interface DenToHostSnapshot {
   t: "snapshot";
   /** A copy of the memory snapshot of a fresh interpreter. Transferred. */
   snapshot: Uint8Array;
 }
 
-/** started: the run was handed to a booted worker (watchdog phase 2). On the host's MessagePort. */
+/** started: the run was handed to a booted worker (watchdog phase 2). On window.postMessage (source checked). */
 export interface DenToHostStarted {
   t: "started";
   /** The run. */
   id: number;
 }
 
-/** worker: a run worker became the current one: before `ready`, and on a restart before the reply that reports it. On the host's MessagePort. */
-export interface DenToHostWorker {
-  t: "worker";
-  /** Counts the den page's run workers (the host echoes it in `arm`). */
-  gen: number;
-  /** The host's end of that worker's run port: runs go straight to it. Transferred. */
-  port: MessagePort;
-}
-
-/** out: streamed, batched ≤ 15 ms / 8 KiB. On the host's MessagePort. */
+/** out: streamed, batched ≤ 15 ms / 8 KiB. On window.postMessage (source checked). */
 export interface DenToHostOut {
   t: "out";
   /** The run. */
@@ -287,7 +261,7 @@ export interface DenToHostOut {
   text: string;
 }
 
-/** display: `foxden.display(obj)`, or a last expression with `_repr_*_` methods. On the host's MessagePort. */
+/** display: `foxden.display(obj)`, or a last expression with `_repr_*_` methods. On window.postMessage (source checked). */
 export interface DenToHostDisplay {
   t: "display";
   /** The run. */
@@ -296,7 +270,7 @@ export interface DenToHostDisplay {
   bundle: DisplayItem[];
 }
 
-/** input: `input()` on a cross-origin isolated den, in a run with `interactive`; the run's timeout stops until `input-reply`. On the host's MessagePort. */
+/** input: `input()` on a cross-origin isolated den, in a run with `interactive`; the run's timeout stops until `input-reply`. On window.postMessage (source checked). */
 export interface DenToHostInput {
   t: "input";
   /** The run. */
@@ -305,7 +279,7 @@ export interface DenToHostInput {
   prompt: string;
 }
 
-/** done: the run ended. On the host's MessagePort. */
+/** done: the run ended. On window.postMessage (source checked). */
 export interface DenToHostDone {
   t: "done";
   /** The run. */
@@ -326,7 +300,7 @@ export interface DenToHostDone {
   durationMs: number;
 }
 
-/** reset-done: new worker booted (or failed to). On the host's MessagePort. */
+/** reset-done: new worker booted (or failed to). On window.postMessage (source checked). */
 export interface DenToHostResetDone {
   t: "reset-done";
   /** The reset. */
@@ -341,7 +315,7 @@ export interface DenToHostResetDone {
   error?: string;
 }
 
-/** fetch: `foxden.fetch(url, …)` in a run, checked by the den page. On the host's MessagePort. */
+/** fetch: `foxden.fetch(url, …)` in a run, checked by the den page. On window.postMessage (source checked). */
 export interface DenToHostFetch {
   t: "fetch";
   /** The run. */
@@ -359,19 +333,17 @@ export interface DenToHostFetch {
 }
 
 /** Every message den page → host. */
-export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostWorker | DenToHostOut | DenToHostDisplay | DenToHostInput | DenToHostDone | DenToHostResetDone | DenToHostFetch;
+export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostOut | DenToHostDisplay | DenToHostInput | DenToHostDone | DenToHostResetDone | DenToHostFetch;
 
 // --- den page → worker ---
 
-/** boot: worker start. On the worker's global channel, once. */
+/** boot: worker start. On the worker's global channel. */
 export interface DenToWorkerBoot {
   t: "boot";
   /** `run` runs code; `maker` makes the snapshot and is terminated. */
   role: "run" | "maker";
-  /** The private port for everything after boot. Transferred. */
-  ctl: MessagePort;
-  /** Role `run`: the worker's end of its run port (the host gets the other in `worker` and posts runs on it, which the worker only reads); else null. Transferred. */
-  direct: MessagePort | null;
+  /** 128 random bits (hex): the worker posts everything as `[key, message]`, and the den page reads nothing else from the worker's global channel. */
+  key: string;
   /** The compiled pyodide.asm.wasm. */
   module: WebAssembly.Module;
   /** A copy of python_stdlib.zip. Transferred. */
@@ -388,7 +360,7 @@ export interface DenToWorkerBoot {
   snapshot: Uint8Array | null;
   /** With a packed `snapshot`: the (from, to, length) triples that unpack it; null when it is not packed. */
   copies: number[] | null;
-  /** The unpacked snapshot's length. With `snapshot` null and this above 0, the snapshot follows on ctl (`snapshot`): the worker instantiates Pyodide meanwhile. */
+  /** The unpacked snapshot's length. With `snapshot` null and this above 0, the snapshot follows (`snapshot`): the worker instantiates Pyodide meanwhile. */
   snapshotBytes: number;
   /** Wheels to install before any run (role `run`; the maker gets none). */
   packages: Wheel[];
@@ -398,13 +370,13 @@ export interface DenToWorkerBoot {
   installed: ChangedFile[] | null;
 }
 
-/** run: the host's `run`, forwarded as it came. On the private `ctl` port. The same message as `HostToDenRun`. */
+/** run: the host's `run`, forwarded as it came. On the worker's global channel. The same message as `HostToDenRun`. */
 export type DenToWorkerRun = HostToDenRun;
 
-/** fetch-reply: the host's `fetch-reply` for the run in flight, forwarded as it came. On the private `ctl` port. The same message as `HostToDenFetchReply`. */
+/** fetch-reply: the host's `fetch-reply` for the run in flight, forwarded as it came. On the worker's global channel. The same message as `HostToDenFetchReply`. */
 export type DenToWorkerFetchReply = HostToDenFetchReply;
 
-/** snapshot: once, to a worker booted with `snapshotBytes` and no snapshot, when the host's `warm` came. On the private `ctl` port. */
+/** snapshot: once, to a worker booted with `snapshotBytes` and no snapshot, when the host's `warm` came. On the worker's global channel. */
 export interface DenToWorkerSnapshot {
   t: "snapshot";
   /** The snapshot of `warm` (a copy), or null: the worker then boots from scratch. Transferred. */
@@ -418,7 +390,7 @@ export type DenToWorker = DenToWorkerBoot | DenToWorkerRun | DenToWorkerFetchRep
 
 // --- worker → den page ---
 
-/** booted: role `run` booted. On the private `ctl` port. */
+/** booted: role `run` booted. On the worker's global channel, as `[key, message]`. */
 export interface WorkerToDenBooted {
   t: "booted";
   /** Time the boot took. */
@@ -431,7 +403,7 @@ export interface WorkerToDenBooted {
   installed?: ChangedFile[];
 }
 
-/** boot-error: the boot failed. On the private `ctl` port. */
+/** boot-error: the boot failed. On the worker's global channel, as `[key, message]`. */
 export interface WorkerToDenBootError {
   t: "boot-error";
   /** Why. */
@@ -440,7 +412,7 @@ export interface WorkerToDenBootError {
   package?: string;
 }
 
-/** snapshot: role `maker`, once, then terminated. On the private `ctl` port. */
+/** snapshot: role `maker`, once, then terminated. On the worker's global channel, as `[key, message]`. */
 export interface WorkerToDenSnapshot {
   t: "snapshot";
   /** Time the boot took. */
@@ -449,16 +421,16 @@ export interface WorkerToDenSnapshot {
   snapshot: Uint8Array;
 }
 
-/** out: streamed, batched ≤ 15 ms / 8 KiB. On the private `ctl` port. The same message as `DenToHostOut`. */
+/** out: streamed, batched ≤ 15 ms / 8 KiB. On the worker's global channel, as `[key, message]`. The same message as `DenToHostOut`. */
 export type WorkerToDenOut = DenToHostOut;
 
-/** display: `foxden.display(obj)`, after the output printed before it. On the private `ctl` port. The same message as `DenToHostDisplay`. */
+/** display: `foxden.display(obj)`, after the output printed before it. On the worker's global channel, as `[key, message]`. The same message as `DenToHostDisplay`. */
 export type WorkerToDenDisplay = DenToHostDisplay;
 
-/** input: `input()` in an interactive run; then the worker waits on the input buffer. On the private `ctl` port. The same message as `DenToHostInput`. */
+/** input: `input()` in an interactive run; then the worker waits on the input buffer. On the worker's global channel, as `[key, message]`. The same message as `DenToHostInput`. */
 export type WorkerToDenInput = DenToHostInput;
 
-/** done: the run ended. On the private `ctl` port. */
+/** done: the run ended. On the worker's global channel, as `[key, message]`. */
 export interface WorkerToDenDone {
   t: "done";
   /** The run. */
@@ -479,16 +451,8 @@ export interface WorkerToDenDone {
   durationMs: number;
 }
 
-/** fetch: `foxden.fetch(url, …)` during a run. On the private `ctl` port. The same message as `DenToHostFetch`. */
+/** fetch: `foxden.fetch(url, …)` during a run. On the worker's global channel, as `[key, message]`. The same message as `DenToHostFetch`. */
 export type WorkerToDenFetch = DenToHostFetch;
 
 /** Every message worker → den page. */
 export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDisplay | WorkerToDenInput | WorkerToDenDone | WorkerToDenFetch;
-
-// --- host → worker ---
-
-/** run: each run after `arm` (one hop fewer than through the den page). On the worker's run port (handed to the host in `worker`). The same message as `HostToDenRun`. */
-export type HostToWorkerRun = HostToDenRun;
-
-/** Every message host → worker. */
-export type HostToWorker = HostToWorkerRun;

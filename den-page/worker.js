@@ -7,20 +7,23 @@
 // connect-src 'none', and the fetch below answers only the two boot files from memory.
 //
 // Trust: user code runs here and reaches every JS global through Python's `js` module, so it
-// can post anything with `self.postMessage`. The den page therefore ignores the worker's global
-// channel after boot and talks to this script only through a private MessagePort (`ctl`) handed
-// over in the boot message, before any user code ran. The port lives in this closure only and
-// is used only through functions captured below, before user code could replace them.
+// can post anything with `self.postMessage`. Both directions use the worker's global channel
+// (a MessagePort costs Firefox ~0.15 ms per message, the global channel ~0.02 ms), so:
+// - what this script posts is wrapped as [key, message], where `key` is a random string the
+//   den page put in the boot message, before any user code ran. The key lives in this closure
+//   only and is posted only through functions captured below, before user code could replace
+//   them; the den page drops everything on the channel that does not carry it;
+// - what this script reads comes from a listener added at start, which takes only trusted
+//   events (user code can dispatch synthetic ones, but only the den page can post to us).
 //
 // Messages: their types are in protocol.d.ts, generated from foxden-core's protocol table
 // (element/core/src/protocol/schema.rs; also the table in docs/architecture.md), and this file
 // is checked against them (`tsc -p den-page/tsconfig.json`):
-//   den page -> worker, global channel, once: DenToWorkerBoot  (boot: role, ctl, module, stdlib, lock, interrupt, maxMemoryBytes, snapshot)
-//   den page -> worker, ctl:                  DenToWorkerRun   (run: the host's run as it came)
-//   host -> worker, run port (boot.direct):    HostToWorkerRun  (run: the host's run, straight; read only)
-//   den page -> worker, ctl:                  DenToWorkerFetchReply (fetch-reply: the host's answer to a fetch)
-//   den page -> worker, ctl, once:            DenToWorkerSnapshot (snapshot: the warm cache's, after a boot with snapshotBytes and no snapshot)
-//   worker -> den page, ctl:                  WorkerToDen      (booted, boot-error, snapshot, out, display, done, fetch)
+//   den page -> worker, once first:  DenToWorkerBoot  (boot: role, key, module, stdlib, lock, interrupt, maxMemoryBytes, snapshot)
+//   den page -> worker:              DenToWorkerRun   (run: the host's run as it came)
+//   den page -> worker:              DenToWorkerFetchReply (fetch-reply: the host's answer to a fetch)
+//   den page -> worker, once:        DenToWorkerSnapshot (snapshot: the warm cache's, after a boot with snapshotBytes and no snapshot)
+//   worker -> den page, keyed:       WorkerToDen      (booted, boot-error, snapshot, out, display, done, fetch)
 //
 // role "maker" boots with Pyodide's snapshot options, makes the memory snapshot of a fresh
 // interpreter, posts it and is terminated: it never receives a run. role "run" boots plainly
@@ -50,16 +53,17 @@ const INDEX_URL = "https://pyodide.invalid/";
 
 // --- primitives captured before any user code runs (user code may replace the globals) ---
 const apply = Reflect.apply;
-const portPost = MessagePort.prototype.postMessage;
+const globalScope = self;
+const globalPost = self.postMessage;
 const eventData = /** @type {(this: MessageEvent) => any} */ (/** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data")).get);
-/** @type {MessagePort | null} */
-let ctl = null; // the private port to the den page (set at boot, never exposed)
+/** @type {string | null} */
+let key = null; // the den page's key for this worker (set at boot, never exposed)
 /**
- * Posts to the den page on the private port.
+ * Posts to the den page, keyed.
  * @param {WorkerToDen} msg
  * @param {Transferable[]} [transfer]
  */
-const post = (msg, transfer) => apply(portPost, ctl, [msg, transfer || []]);
+const post = (msg, transfer) => apply(globalPost, globalScope, [[key, msg], transfer || []]);
 
 // --- JS work a run can leave behind: tracked so that it can be detected or ended. ---
 const realSetTimeout = self.setTimeout.bind(self);
@@ -999,7 +1003,7 @@ function unpackSnapshot(target, packed, copies) {
 }
 
 // The warm cache's snapshot for a worker booted before it came (boot.snapshotBytes, no
-// snapshot): the den page posts it once on ctl, or null when the host had none after all.
+// snapshot): the den page posts it once, or null when the host had none after all.
 /** @type {(m: import("./protocol").DenToWorkerSnapshot | null) => void} */
 let onSnapshot = () => {};
 /** @type {Promise<import("./protocol").DenToWorkerSnapshot | null>} */
@@ -1560,43 +1564,40 @@ async function run(msg) {
   post(reply, transfer);
 }
 
-// The boot message arrives once on the global channel, before any user code can run; it
-// carries the private port. Everything after it comes on that port, handled one at a time.
+// The boot message comes first, before any user code can run; it carries the key. Then runs,
+// fetch replies and the warm snapshot, handled one run at a time. Only trusted events count:
+// user code can dispatch synthetic ones on this global, but only the den page can post to it.
 let queue = Promise.resolve();
-self.onmessage = (event) => {
-  /** @type {DenToWorkerBoot} */
-  const msg = apply(eventData, event, []);
-  if (ctl || !msg || msg.t !== "boot" || !(msg.ctl instanceof MessagePort)) return;
-  self.onmessage = null;
-  ctl = msg.ctl;
-  /** @param {DenToWorkerRun} m */
-  const enqueue = (m) => {
-    queue = queue
-      .then(() => run(m))
-      .catch((e) => {
-        // A fault in this script itself (not in user code): report it; the den page restarts us.
-        post({ t: "done", id: m.id, result: null, error: { kind: "crashed", type: "WorkerError", message: String(e), traceback: "" }, truncated: false, changed: [], deleted: [], leftover: true, durationMs: 0 });
-      });
-  };
-  ctl.onmessage = (e) => {
-    /** @type {DenToWorkerRun | import("./protocol").DenToWorkerFetchReply | import("./protocol").DenToWorkerSnapshot} */
-    const m = apply(eventData, e, []);
+/** @param {DenToWorkerRun} m */
+const enqueue = (m) => {
+  queue = queue
+    .then(() => run(m))
+    .catch((e) => {
+      // A fault in this script itself (not in user code): report it; the den page restarts us.
+      post({ t: "done", id: m.id, result: null, error: { kind: "crashed", type: "WorkerError", message: String(e), traceback: "" }, truncated: false, changed: [], deleted: [], leftover: true, durationMs: 0 });
+    });
+};
+self.addEventListener(
+  "message",
+  (event) => {
+    if (!event.isTrusted) return;
+    /** @type {DenToWorkerBoot | DenToWorkerRun | import("./protocol").DenToWorkerFetchReply | import("./protocol").DenToWorkerSnapshot} */
+    const m = apply(eventData, event, []);
+    if (!m || typeof m !== "object") return;
+    if (!key) {
+      if (m.t === "boot" && typeof m.key === "string" && m.key) onBoot(m);
+      return;
+    }
     // Answers to foxden.fetch are handled at once (the run that asked is waiting for them).
-    if (m && m.t === "fetch-reply") return onFetchReply(m);
-    if (m && m.t === "snapshot") return onSnapshot(m);
-    if (!m || m.t !== "run") return;
-    enqueue(m);
-  };
-  // The run port: the host posts runs here itself (one hop fewer than through the den page,
-  // which still times them). Only read: everything this worker sends goes on ctl. Like ctl, it
-  // lives in this closure only.
-  if (msg.direct instanceof MessagePort) {
-    msg.direct.onmessage = (e) => {
-      /** @type {import("./protocol").HostToWorkerRun} */
-      const m = apply(eventData, e, []);
-      if (m && m.t === "run") enqueue(m);
-    };
-  }
+    if (m.t === "fetch-reply") return onFetchReply(m);
+    if (m.t === "snapshot") return onSnapshot(m);
+    if (m.t === "run") enqueue(m);
+  },
+  true,
+);
+/** @param {DenToWorkerBoot} msg */
+function onBoot(msg) {
+  key = msg.key;
   queue = queue.then(async () => {
     try {
       const booted = await boot(msg);
@@ -1611,6 +1612,6 @@ self.onmessage = (event) => {
       else post({ t: "boot-error", message: String(e && e.stack ? e.stack : e) });
     }
   });
-};
+}
 // An interrupted async run can leave a rejected promise behind; it must not go unhandled.
 self.addEventListener("unhandledrejection", (e) => e.preventDefault());

@@ -301,69 +301,6 @@ test(`${B}: hostile: extra ports sent to the host are ignored`, async () => {
   assert.equal(r.stdout, "p");
 });
 
-// --- the run port (issue 11): the host posts runs straight to a worker port the den page hands over ---
-test(`${B}: hostile run port: junk worker messages are ignored; with a real port runs go there with arm, and nothing posted back on it is read`, async () => {
-  const out = await page.evaluate(async () => {
-    const { openDen, iframeRuntime, memoryStore } = window.foxden;
-    const d = await openDen({ name: "runport", store: memoryStore(), runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html" }) });
-    await d.writeFile("/work/kept.txt", "kept");
-    // Junk: no port, counters out of range: ignored, so the next run still comes on the host's port.
-    const junk = await d.run(`
-      const bad = new MessageChannel();
-      post({ t: "worker", gen: 1, port: "not a port" });
-      post({ t: "worker", gen: -1, port: bad.port2 }, [bad.port2]);
-      post({ t: "worker", gen: 2 ** 40 });
-      post({ t: "worker", gen: 1.5, port: null });
-      post(honest({ result: "'junk sent'" }));`);
-    const stillHostPort = await d.run(`post(honest({ result: "'" + msg.t + "'" }))`);
-    // A real port: later runs arrive on it (run as scenarios here, like the host port's), the
-    // den page gets an arm for each, and what it posts on that port is never read.
-    const registered = await d.run(`
-      const ch = new MessageChannel();
-      window.arms = [];
-      const onHost = port.onmessage;
-      port.onmessage = (e) => { if (e.data && e.data.t === "arm") window.arms.push(e.data); return onHost(e); };
-      ch.port1.onmessage = async (e) => {
-        const m = e.data;
-        const reply = (extra) => ({ t: "done", id: m.id, result: null, error: null, truncated: false, changed: [], deleted: [], restarted: false, durationMs: 1, ...extra });
-        try {
-          await new Function("msg", "post", "honest", "sleep", "port", "runPort", "return (async () => { " + m.code + " })()")(m, post, reply, sleep, port, ch.port1);
-        } catch (err) {
-          post(reply({ result: "'scenario threw: " + String(err).replace(/'/g, "") + "'" }));
-        }
-      };
-      post({ t: "worker", gen: 7, port: ch.port2 }, [ch.port2]);
-      post(honest({ result: "'registered'" }));`);
-    const direct = await d.run(`
-      // Forged replies on the run port: the host only posts there.
-      runPort.postMessage({ t: "done", id: msg.id, result: "'forged'", error: null, truncated: false, changed: [{ path: "/work/evil.txt", data: new Uint8Array([1]) }], deleted: ["/work/kept.txt"], restarted: false, durationMs: 1 });
-      runPort.postMessage({ t: "out", id: msg.id, stream: "stdout", text: "forged" });
-      runPort.postMessage({ t: "worker", gen: 8, port: null });
-      await sleep(100);
-      post({ t: "out", id: msg.id, stream: "stdout", text: "honest" });
-      post(honest({ result: "'" + msg.t + " " + msg.code.length + "'" }));`);
-    await new Promise((res) => setTimeout(res, 100));
-    const armed = await d.run(`await sleep(100); post(honest({ result: "'" + window.arms.map((a) => [a.id, a.gen, a.timeoutMs, a.interactive, "code" in a].join("/")).join(" ") + "'" }))`, { timeoutMs: 4321 });
-    const files = (await d.list()).map((f) => f.path).sort();
-    await d.close();
-    return { junk: junk.result, stillHostPort: stillHostPort.result, registered: registered.result, direct, armed: armed.result, files };
-  });
-  assert.equal(out.junk, "'junk sent'");
-  assert.equal(out.stillHostPort, "'run'", "junk worker messages change nothing");
-  assert.equal(out.registered, "'registered'");
-  assert.match(out.direct.result, /^'run \d+'$/, JSON.stringify(out.direct));
-  assert.equal(out.direct.stdout, "honest", "output posted on the run port is not read");
-  assert.equal(out.direct.error, null);
-  assert.deepEqual(out.files, ["/work/kept.txt"], "a done posted on the run port changes no file");
-  // Each run on the port came with an arm: same id, the port's gen, the run's limits, no code.
-  const arms = out.armed.slice(1, -1).split(" ").map((a) => a.split("/"));
-  assert.equal(arms.length, 2, out.armed);
-  assert.deepEqual(arms.map((a) => [a[1], a[4]]), [["7", "false"], ["7", "false"]]);
-  assert.equal(arms[1][2], "4321");
-  assert.equal(Number(arms[1][0]), Number(arms[0][0]) + 1);
-});
-
-// --- a den page that stops answering: the host's watchdog ---
 test(`${B}: hostile: a den page that ignores a run is replaced by the host's watchdog (timeout, files kept)`, async () => {
   const r = await attack(`post({ t: "started", id: msg.id }); await new Promise(() => {});`, { timeoutMs: 500 });
   assert.equal(r.error.kind, "timeout");

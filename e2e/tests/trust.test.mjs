@@ -127,27 +127,42 @@ marker = "planted"
 sys.modules["planted_mod"] = types.ModuleType("planted_mod")
 def obj(d):
     return to_js(d, dict_converter=js.Object.fromEntries)
-# Forged messages on the worker's global channel (the den page reads nothing there after boot).
+# Forged messages on the worker's global channel (the den page reads only what carries the
+# worker's key, which user code never sees), bare and in the keyed shape with guessed keys.
 js.postMessage(obj({"t": "booted", "ms": 1, "snapshot": js.Uint8Array.new(4096)}))
+for guess in ["", "0" * 32, None, 0]:
+    js.postMessage(to_js([guess, obj({"t": "done", "id": 1, "result": "'forged'", "changed": [], "deleted": []})]))
+    js.postMessage(to_js([guess, obj({"t": "snapshot", "snapshot": js.Uint8Array.new(4096)})]))
+# Synthetic messages to the worker itself: only the den page's (trusted) events are read.
+run_msg = obj({"t": "run", "id": 4242, "code": "forged_run = 1", "timeoutMs": 1000, "maxOutputBytes": 1000, "killGraceMs": 0, "put": [], "del": [], "stdin": None, "interactive": False, "lang": "python", "js": None})
+js.dispatchEvent(js.MessageEvent.new("message", obj({"data": run_msg})))
+js.dispatchEvent(js.MessageEvent.new("message", obj({"data": obj({"t": "boot", "key": "mine", "role": "maker"})})))
 js.postMessage(obj({"t": "snapshot", "snapshot": js.Uint8Array.new(4096)}))
 js.postMessage(obj({"t": "done", "id": 1, "result": "'forged'", "error": None, "changed": [], "deleted": []}))
 js.postMessage(obj({"t": "out", "id": 1, "stream": "stdout", "text": "forged output"}))
 for i in range(1, 200):
     js.postMessage(obj({"t": "done", "id": i, "result": "'forged'", "changed": [], "deleted": []}))
-# Try to catch the private port by replacing the functions the worker uses to post.
+# Try to catch the key by replacing the functions the worker uses to post (and its replies then
+# still arrive), and the getter it reads messages with. (Pyodide's own message listener reads
+# the den page's messages through the replaced getter: they carry no key.)
 captured = []
 def grab(*args):
     captured.append(1)
+reads = []
+def grab_data(*args):
+    reads.append(1)
 js.MessagePort.prototype.postMessage = grab
-js.Object.defineProperty(js.MessageEvent.prototype, "data", obj({"get": grab, "configurable": True}))
+js.DedicatedWorkerGlobalScope.prototype.postMessage = grab
+js.postMessage = grab
+js.Object.defineProperty(js.MessageEvent.prototype, "data", obj({"get": grab_data, "configurable": True}))
 print("genuine")
 "real"
 `);
   assert.equal(r.error, null, JSON.stringify(r.error));
   assert.equal(r.result, "'real'");
   assert.equal(r.stdout, "genuine\n");
-  const next = await run("len(captured), marker");
-  assert.equal(next.result, "(0, 'planted')", JSON.stringify(next));
+  const next = await run("len(captured), marker, 'forged_run' in globals()");
+  assert.equal(next.result, "(0, 'planted', False)", JSON.stringify(next));
   const reset = await page.evaluate(() => window.dens.trust.reset());
   assert.equal(reset.from, "snapshot", "the restart resumed from the genuine snapshot");
   const fresh = await run(`
@@ -214,13 +229,13 @@ js.scheduler.postTask(create_proxy(lambda: None), to_js({"delay": 60000}, dict_c
   }
 });
 
-test(`${B}: runs go straight to the worker on its run port, and the den page still rules them: timeouts kill, leftovers restart, each new worker gets a new port and the den's files`, async () => {
+test(`${B}: the den page rules every run: timeouts kill, leftovers restart, each new worker gets the den's files`, async () => {
   const out = await page.evaluate(async () => {
     const den = window.dens.trust;
     await den.writeFile("/work/port.txt", "files survive");
     await den.run("survivor = 1");
     const spin = await den.run("while True: pass", { timeoutMs: 300 });
-    // The next run goes to the new worker's port (handed over before the timeout's reply).
+    // The next run goes to the new worker.
     const after = await den.run("open('/work/port.txt').read(), 'survivor' in globals()");
     await den.run("again = 2");
     // A timer left alive: the den page restarts the worker after the run's grace.

@@ -12,7 +12,7 @@
 use std::fmt;
 
 /// The protocol version a den page announces in `hello`; the host refuses any other.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Longest path a den page may name (the path rules' own limit).
 pub const MAX_PATH_BYTES: usize = crate::paths::MAX_PATH_BYTES;
@@ -31,12 +31,9 @@ pub enum HostToDen {
     /// The warm cache's answer, once, after `boot`: `{snapshot, wantSnapshot}`; the den page's
     /// first worker boots then.
     Warm,
-    /// A run: code, limits and the files the worker lacks (when the den page handed over no
-    /// worker port; else the run goes to the worker on that port and the den page gets `arm`).
+    /// A run: code, limits and the files the worker lacks; the den page forwards it to its
+    /// worker and times it.
     Run,
-    /// A run posted straight to the worker (on the port of `worker`): `{id, gen, timeoutMs,
-    /// maxOutputBytes, killGraceMs, interactive}`; the den page times and watches it.
-    Arm,
     /// A new interpreter: `{id}`.
     Reset,
     /// The answer to a run's `input` request: `{id, text | null | error}`.
@@ -56,7 +53,6 @@ impl HostToDen {
         Self::Boot,
         Self::Warm,
         Self::Run,
-        Self::Arm,
         Self::Reset,
         Self::InputReply,
         Self::FetchReply,
@@ -70,7 +66,6 @@ impl HostToDen {
             Self::Boot => "boot",
             Self::Warm => "warm",
             Self::Run => "run",
-            Self::Arm => "arm",
             Self::Reset => "reset",
             Self::InputReply => "input-reply",
             Self::FetchReply => "fetch-reply",
@@ -92,9 +87,6 @@ pub enum DenToHost {
     LoadError,
     /// A run was handed to the worker: `{id}`; the host's watchdog counts from here.
     Started,
-    /// A run worker became the current one (first boot, every restart): `{gen, port}`, the
-    /// port the host posts its runs on, straight to that worker.
-    Worker,
     /// Streamed output of a run: `{id, stream, text}`.
     Out,
     /// A rich display of a run (MIME bundle): `{id, bundle}`.
@@ -121,7 +113,6 @@ impl DenToHost {
         Self::Ready,
         Self::LoadError,
         Self::Started,
-        Self::Worker,
         Self::Out,
         Self::Display,
         Self::Input,
@@ -138,7 +129,6 @@ impl DenToHost {
             Self::Ready => "ready",
             Self::LoadError => "load-error",
             Self::Started => "started",
-            Self::Worker => "worker",
             Self::Out => "out",
             Self::Display => "display",
             Self::Input => "input",

@@ -11,6 +11,7 @@
 use super::*;
 use crate::js::get;
 use crate::runtime::AbortOnDrop;
+use crate::runtime::DenLink;
 use crate::wire;
 use foxden_core::net::{
     Checked, Refusal, Refused, RequestRecord, ResponseCap, MAX_RECORDS_PER_RUN,
@@ -21,7 +22,6 @@ use std::collections::HashMap;
 use std::rc::Weak;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::MessagePort;
 
 /// Handler of a run's `fetch` messages (the runtime calls it with each message of the run).
 pub(crate) type FetchHandler = Rc<dyn Fn(&JsValue)>;
@@ -38,7 +38,7 @@ struct Pending {
 pub(crate) struct RunFetches {
     den: Weak<Inner>,
     run_id: u32,
-    port: MessagePort,
+    link: DenLink,
     on_request: Option<Function>,
     pending: HashMap<u32, Pending>,
     records: Vec<RequestRecord>,
@@ -54,17 +54,17 @@ impl Drop for RunFetches {
 }
 
 impl RunFetches {
-    /// The requests of run `run_id` of this den, answered on `port`.
+    /// The requests of run `run_id` of this den, answered through `link`.
     pub(crate) fn new(
         den: &Rc<Inner>,
         run_id: u32,
-        port: MessagePort,
+        link: DenLink,
         on_request: Option<Function>,
     ) -> Rc<RefCell<Self>> {
         Rc::new(RefCell::new(RunFetches {
             den: Rc::downgrade(den),
             run_id,
-            port,
+            link,
             on_request,
             pending: HashMap::new(),
             records: Vec::new(),
@@ -168,7 +168,7 @@ impl RunFetches {
             ("refused", refused),
             ("message", message.into()),
         ]);
-        let _ = self.port.post_message_with_transferable(&msg, &transfer);
+        let _ = self.link.post_message_with_transferable(&msg, &transfer);
     }
 }
 

@@ -127,7 +127,7 @@ impl Den {
         // hangs or lies: it is removed and a new one opened, files kept.
         let limits = ReplyLimits::for_run(ro.max_output_bytes as usize, inner.opts.max_den_bytes);
         // foxden.fetch: requests of this run, decided by the den's broker, made by this page.
-        let fetches = net::RunFetches::new(inner, seq, conn.port(), ro.on_request.clone());
+        let fetches = net::RunFetches::new(inner, seq, conn.link(), ro.on_request.clone());
         let end = conn
             .run(RunRequest {
                 msg,

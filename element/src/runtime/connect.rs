@@ -1,4 +1,4 @@
-//! Opening a connection: the sandboxed iframe, the handshake on a `MessageChannel`, the Pyodide
+//! Opening a connection: the sandboxed iframe, the handshake (window messages), the Pyodide
 //! assets handed over, and the typed load errors of each stage.
 
 use super::*;
@@ -12,7 +12,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{HtmlIFrameElement, MessageChannel, MessageEvent};
+use web_sys::{HtmlIFrameElement, MessageEvent};
 
 /// Starts the runtime: iframe, assets, handshake, boot. Rejects with `DenLoadError`.
 ///
@@ -193,7 +193,7 @@ fn send_wasm_stream(conn: &Connection, stream: &JsValue) -> bool {
         ("t", HostToDen::Wasm.as_str().into()),
         ("wasm", stream.clone()),
     ]);
-    conn.port
+    conn.link
         .post_message_with_transferable(&msg, &Array::of1(stream))
         .is_ok()
 }
@@ -220,7 +220,7 @@ pub(super) fn send_boot(
         ("packages", super::packages::to_js(&opts.packages).into()),
         ("snapshotBytes", snapshot_bytes.into()),
     ]);
-    conn.port
+    conn.link
         .post_message_with_transferable(
             &msg,
             &match &wasm {
@@ -264,7 +264,7 @@ pub(super) async fn send_warm(
     if let Some(p) = &snapshot {
         transfer.push(&p.bytes.buffer());
     }
-    conn.port
+    conn.link
         .post_message_with_transferable(&msg, &transfer)
         .map_err(|e| {
             load_error(
@@ -405,20 +405,28 @@ pub(super) fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Conn
         "style",
         "position:absolute;width:0;height:0;border:0;visibility:hidden;",
     );
-    let channel = MessageChannel::new()
-        .map_err(|e| load_error(crate::errors::LoadStage::Iframe, &js::describe(&e)))?;
-    let port = channel.port1();
+    let link = DenLink {
+        frame: iframe.clone(),
+    };
     let shared = Rc::new(RefCell::new(Shared::default()));
     let (tx, rx) = oneshot::channel();
     shared.borrow_mut().loader = Some(tx);
-    shared.borrow_mut().port = Some(port.clone());
+    shared.borrow_mut().link = Some(link.clone());
+    // Every window message of this page reaches this listener; only the den iframe's are read
+    // (other frames, and the page's own scripts, may post anything to the window).
     let s2 = shared.clone();
-    let on_message =
-        Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| on_port_message(&s2, ev));
-    port.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-    let gate = Rc::new(PortGate {
-        frame: iframe.clone(),
-        port: RefCell::new(Some(channel.port2())),
+    let l2 = link.clone();
+    let on_message = Listener::new(window.as_ref(), "message", move |ev| {
+        let Ok(ev) = ev.dyn_into::<MessageEvent>() else {
+            return;
+        };
+        if l2.sent(&ev) {
+            on_den_message(&s2, ev);
+        }
+    });
+    let gate = Rc::new(ConnectGate {
+        link: link.clone(),
+        posted: std::cell::Cell::new(false),
         loaded: std::cell::Cell::new(false),
         allowed: std::cell::Cell::new(false),
     });
@@ -447,7 +455,7 @@ pub(super) fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Conn
     crate::leak_check::connection_created();
     Ok(Connection {
         iframe,
-        port,
+        link,
         shared,
         _on_message: on_message,
         _on_load: on_load,

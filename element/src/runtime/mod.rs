@@ -1,8 +1,9 @@
 //! The iframe runtime: creates the sandboxed den page, fetches the Pyodide assets on the host,
-//! hands them over through a `MessageChannel`, and relays runs.
+//! hands them over with window messages (source-checked), and relays runs.
 //!
 //! [`options`] reads `iframeRuntime`'s options, [`assets`] fetches and checks the Pyodide files;
-//! this file owns the connection: the iframe, the port, and every message from the den page.
+//! this file owns the connection: the iframe, its messages both ways, and every message from the
+//! den page.
 
 mod assets;
 mod connect;
@@ -30,7 +31,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{HtmlIFrameElement, MessageEvent, MessagePort};
+use web_sys::{HtmlIFrameElement, MessageEvent};
 
 /// Progress of asset loading: (loaded bytes, total bytes).
 pub type Progress = Rc<dyn Fn(f64, f64)>;
@@ -61,43 +62,49 @@ struct RunSlot {
 
 #[derive(Default)]
 struct Shared {
-    /// The port to the den page (for answers the message handler sends itself).
-    port: Option<MessagePort>,
+    /// The way to the den page (for answers the message handler sends itself).
+    link: Option<DenLink>,
     loader: Option<oneshot::Sender<JsValue>>,
     runs: HashMap<u32, RunSlot>,
     resets: HashMap<u32, oneshot::Sender<JsValue>>,
     /// The warm cache key, while the host still wants the den page's snapshot (taken once).
     warm_key: Option<String>,
-    /// The current run worker's run port (`worker`): runs go straight to it, with `arm` to
-    /// the den page. `None` until the den page hands one over (then runs go through it).
-    direct: Option<DirectPort>,
 }
 
-/// The host's end of a run worker's run port. The host only posts on it; what arrives on it
-/// is dropped unread (the worker never posts there). Dropping it closes the port.
-struct DirectPort {
-    port: MessagePort,
-    gen: u32,
-    _drain: Closure<dyn FnMut(MessageEvent)>,
+/// Posts to the den page: window messages to the iframe's window, with target "*" (an opaque
+/// origin cannot be named). Window messages, not a `MessageChannel`: a `MessagePort` costs
+/// Firefox ~0.15 ms per message, a window message ~0.02 ms, and every run takes two. What
+/// comes back is read only from that window (`event.source`, see [`create`]).
+#[derive(Clone)]
+pub struct DenLink {
+    frame: HtmlIFrameElement,
 }
 
-impl DirectPort {
-    fn new(port: MessagePort, gen: u32) -> Self {
-        // Started with a handler that drops everything: nothing queues up unread.
-        let drain = Closure::<dyn FnMut(MessageEvent)>::new(|_: MessageEvent| {});
-        port.set_onmessage(Some(drain.as_ref().unchecked_ref()));
-        DirectPort {
-            port,
-            gen,
-            _drain: drain,
-        }
+impl DenLink {
+    /// Posts `msg`, transferring `transfer`.
+    pub fn post_message_with_transferable(
+        &self,
+        msg: &JsValue,
+        transfer: &JsValue,
+    ) -> Result<(), JsValue> {
+        let w = self
+            .frame
+            .content_window()
+            .ok_or_else(|| JsValue::from_str("the den iframe has no window"))?;
+        w.post_message_with_transfer(msg, "*", transfer)
     }
-}
 
-impl Drop for DirectPort {
-    fn drop(&mut self) {
-        self.port.set_onmessage(None);
-        self.port.close();
+    /// Posts `msg`.
+    pub fn post_message(&self, msg: &JsValue) -> Result<(), JsValue> {
+        self.post_message_with_transferable(msg, &Array::new())
+    }
+
+    /// `event` came from the den page's window.
+    fn sent(&self, event: &MessageEvent) -> bool {
+        match (event.source(), self.frame.content_window()) {
+            (Some(src), Some(w)) => JsValue::from(src) == JsValue::from(w),
+            _ => false,
+        }
     }
 }
 
@@ -109,7 +116,7 @@ pub enum RunEnd {
     Refused(ReplyError),
     /// The den page did not answer in time (`started`: it had said the run started).
     Silent { started: bool },
-    /// The connection was closed (`close()`, or the port failed).
+    /// The connection was closed (`close()`, or the den page could not be posted to).
     Closed,
 }
 
@@ -141,37 +148,27 @@ pub struct Displays {
     pub dropped: bool,
 }
 
-/// Hands the den page its port once, after the iframe loaded *and* the host allowed it (denUrl
-/// checked). An opaque origin cannot be named as target, so it is posted to "*"; only our den page
-/// takes it, once.
-struct PortGate {
-    frame: HtmlIFrameElement,
-    port: RefCell<Option<MessagePort>>,
+/// Posts `connect` to the den page once, after the iframe loaded *and* the host allowed it
+/// (denUrl checked). An opaque origin cannot be named as target, so it is posted to "*"; the den
+/// page reads its parent's messages only after it.
+struct ConnectGate {
+    link: DenLink,
+    posted: std::cell::Cell<bool>,
     loaded: std::cell::Cell<bool>,
     allowed: std::cell::Cell<bool>,
 }
 
-impl PortGate {
+impl ConnectGate {
     fn allow(&self) {
         self.allowed.set(true);
         self.try_post();
     }
     fn try_post(&self) {
-        if !self.loaded.get() || !self.allowed.get() {
+        if !self.loaded.get() || !self.allowed.get() || self.posted.get() {
             return;
         }
-        let Some(w) = self.frame.content_window() else {
-            return;
-        };
-        let Some(port) = self.port.borrow_mut().take() else {
-            return;
-        };
         let msg = obj(&[("foxden", "connect".into())]);
-        if w.post_message_with_transfer(&msg, "*", &Array::of1(&port))
-            .is_err()
-        {
-            *self.port.borrow_mut() = Some(port);
-        }
+        self.posted.set(self.link.post_message(&msg).is_ok());
     }
 }
 
@@ -195,14 +192,14 @@ pub struct LoadStages {
     pub ready_ms: f64,
 }
 
-/// A live den page. Dropping it closes the port and removes the iframe.
+/// A live den page. Dropping it removes its message listener and the iframe.
 pub struct Connection {
     iframe: HtmlIFrameElement,
-    port: MessagePort,
+    link: DenLink,
     shared: Rc<RefCell<Shared>>,
-    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_message: Listener,
     _on_load: Listener,
-    gate: Rc<PortGate>,
+    gate: Rc<ConnectGate>,
     next_id: std::cell::Cell<u32>,
     hello_rx: RefCell<Option<oneshot::Receiver<JsValue>>>,
     pub isolation: Isolation,
@@ -219,8 +216,6 @@ pub struct Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        self.port.set_onmessage(None);
-        self.port.close();
         self.iframe.remove();
         crate::leak_check::connection_dropped();
     }
@@ -258,7 +253,7 @@ impl Connection {
                 on_fetch: req.on_fetch,
             },
         );
-        if !self.post_run(id, &req.msg, &req.transfer) {
+        if !self.post_run(&req.msg, &req.transfer) {
             self.shared.borrow_mut().runs.remove(&id);
             return RunEnd::Closed;
         }
@@ -271,39 +266,12 @@ impl Connection {
         end
     }
 
-    /// Posts run `id`: straight to the current worker's run port with `arm` to the den page (the
-    /// run first, so the worker starts at once; the den page holds what the worker sends until
-    /// its `arm` came), or, before the den page handed a port over, to the den page. `false` if
-    /// it could not be posted.
-    fn post_run(&self, id: u32, msg: &js_sys::Object, transfer: &Array) -> bool {
-        let direct = self
-            .shared
-            .borrow()
-            .direct
-            .as_ref()
-            .map(|d| (d.port.clone(), d.gen));
-        let Some((worker, gen)) = direct else {
-            return self
-                .port
-                .post_message_with_transferable(msg, transfer)
-                .is_ok();
-        };
-        if worker
+    /// Posts a run to the den page (it forwards it to its worker and times it). `false` if it
+    /// could not be posted.
+    fn post_run(&self, msg: &js_sys::Object, transfer: &Array) -> bool {
+        self.link
             .post_message_with_transferable(msg, transfer)
-            .is_err()
-        {
-            return false;
-        }
-        let arm = obj(&[
-            ("t", HostToDen::Arm.as_str().into()),
-            ("id", id.into()),
-            ("gen", gen.into()),
-            ("timeoutMs", get(msg, "timeoutMs")),
-            ("maxOutputBytes", get(msg, "maxOutputBytes")),
-            ("killGraceMs", get(msg, "killGraceMs")),
-            ("interactive", get(msg, "interactive")),
-        ]);
-        self.port.post_message(&arm).is_ok()
+            .is_ok()
     }
 
     /// Phase 2: waits for the run's reply while its clock has time left. The clock stops while
@@ -341,9 +309,9 @@ impl Connection {
         }
     }
 
-    /// The port to the den page (the run's `fetch-reply` messages go on it).
-    pub fn port(&self) -> MessagePort {
-        self.port.clone()
+    /// The way to the den page (the run's `fetch-reply` messages go on it).
+    pub fn link(&self) -> DenLink {
+        self.link.clone()
     }
 
     /// Asks the den page to stop the run in progress (interrupt, or restart the worker);
@@ -358,7 +326,7 @@ impl Connection {
             .map(|(id, _)| *id)
             .collect();
         for id in &ids {
-            let _ = self.port.post_message(&obj(&[
+            let _ = self.link.post_message(&obj(&[
                 ("t", HostToDen::Stop.as_str().into()),
                 ("id", (*id).into()),
             ]));
@@ -379,7 +347,7 @@ impl Connection {
         let id = self.next_id();
         let (tx, rx) = oneshot::channel();
         self.shared.borrow_mut().resets.insert(id, tx);
-        let _ = self.port.post_message(&obj(&[
+        let _ = self.link.post_message(&obj(&[
             ("t", HostToDen::Reset.as_str().into()),
             ("id", id.into()),
         ]));
@@ -410,11 +378,6 @@ fn msg_id(msg: &JsValue) -> Option<u32> {
     get_f64(msg, "id").and_then(run_id)
 }
 
-/// The `gen` of a `worker` message, if it is a whole number in range.
-fn msg_gen(msg: &JsValue) -> Option<u32> {
-    get_f64(msg, "gen").and_then(run_id)
-}
-
 /// Applies `f` to the slot of the run the message names (if its id is valid and the run live).
 fn with_slot<T>(
     shared: &Rc<RefCell<Shared>>,
@@ -427,7 +390,7 @@ fn with_slot<T>(
 
 /// Every message from the den page goes through here. It may come from hostile code: unknown
 /// kinds, wrong types, stale or future ids are ignored; replies are read by `wire` with bounds.
-fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
+fn on_den_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
     let msg = ev.data();
     let Some(kind) = get(&msg, "t")
         .as_string()
@@ -442,16 +405,6 @@ fn on_port_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             if let Some(tx) = tx {
                 let _ = tx.send(msg);
             }
-        }
-        DenToHost::Worker => {
-            // The den page's current run worker changed: later runs go to this port. Anything
-            // else than a port and a counter is ignored (the den page may send anything).
-            let Some(gen) = msg_gen(&msg) else { return };
-            let Ok(port) = get(&msg, "port").dyn_into::<MessagePort>() else {
-                return;
-            };
-            // The previous port (a worker gone) is closed as it is dropped.
-            shared.borrow_mut().direct = Some(DirectPort::new(port, gen));
         }
         DenToHost::Started => {
             // The watchdog's run clock starts here (an `input` may follow at once).
@@ -595,9 +548,9 @@ fn post_answer(shared: &Rc<RefCell<Shared>>, id: u32, answer: &Answer) {
         Answer::Eof => (JsValue::NULL, JsValue::NULL),
         Answer::Failed(why) => (JsValue::NULL, JsValue::from(why.as_str())),
     };
-    let port = shared.borrow().port.clone();
-    if let Some(port) = port {
-        let _ = port.post_message(&obj(&[
+    let link = shared.borrow().link.clone();
+    if let Some(link) = link {
+        let _ = link.post_message(&obj(&[
             ("t", HostToDen::InputReply.as_str().into()),
             ("id", id.into()),
             ("text", text),

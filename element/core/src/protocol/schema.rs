@@ -1,5 +1,5 @@
-//! Every message of the three hops, described once: host ↔ den page (a `MessagePort`), den page ↔
-//! worker (one boot message on the worker's global channel, then a private `MessagePort`, `ctl`).
+//! Every message of the three hops, described once: host ↔ den page (window messages), den page ↔
+//! worker (the worker's global channel: what worker.js posts is keyed, see [`Channel::Keyed`]).
 //!
 //! For each message: its `t` tag, the channel it travels on, when it is sent, and each field
 //! with its type. The tags of host ↔ den page messages are the [`HostToDen`] and [`DenToHost`]
@@ -81,26 +81,25 @@ pub struct Shape {
 /// Where a message travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Channel {
-    /// `window.postMessage` from the host page to the iframe, with one port.
+    /// `window.postMessage` from the host page to the iframe, before the den page connected.
     Window,
-    /// The port the host handed over (`connect`).
-    HostPort,
-    /// The worker's global channel (`worker.postMessage` / `self.onmessage`).
+    /// Window messages between the host page and the iframe, after `connect`: the den page
+    /// reads only its parent's, the host only its iframe's (`event.source`).
+    Connected,
+    /// The worker's global channel (`worker.postMessage`; worker.js reads trusted events only).
     WorkerGlobal,
-    /// The private port handed to the worker in its boot message.
-    Ctl,
-    /// The run port: the worker gets one end in its boot message, the host the other (`worker`).
-    Direct,
+    /// The worker's global channel, posted by worker.js as `[key, message]` with the boot
+    /// message's `key`; the den page reads nothing else from it (user code posts there too).
+    Keyed,
 }
 
 impl Channel {
     fn describe(self) -> &'static str {
         match self {
-            Channel::Window => "window.postMessage, with one MessagePort",
-            Channel::HostPort => "the host's MessagePort",
-            Channel::WorkerGlobal => "the worker's global channel, once",
-            Channel::Ctl => "the private `ctl` port",
-            Channel::Direct => "the worker's run port (handed to the host in `worker`)",
+            Channel::Window => "window.postMessage, once",
+            Channel::Connected => "window.postMessage (source checked)",
+            Channel::WorkerGlobal => "the worker's global channel",
+            Channel::Keyed => "the worker's global channel, as `[key, message]`",
         }
     }
 }
@@ -470,7 +469,7 @@ pub static HOST_TO_DEN_WINDOW: Hop = Hop {
         fields: &[f(
             "foxden",
             Ty::Lit("connect"),
-            "Marks the message; the port is `event.ports[0]`.",
+            "Marks the message; after it the den page reads its parent's messages.",
         )],
     }],
 };
@@ -483,7 +482,7 @@ pub static HOST_TO_DEN: Hop = Hop {
         Message {
             name: "Boot",
             t: Some(HostToDen::Boot.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "after `hello`, as soon as the assets are fetched",
             fields: &[
                 moved(
@@ -516,7 +515,7 @@ pub static HOST_TO_DEN: Hop = Hop {
         Message {
             name: "Wasm",
             t: Some(HostToDen::Wasm.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "after `hello`, before `boot`, as soon as the wasm's download started (the den \
                    page compiles it while it downloads)",
             fields: &[moved(
@@ -529,7 +528,7 @@ pub static HOST_TO_DEN: Hop = Hop {
         Message {
             name: "Warm",
             t: Some(HostToDen::Warm.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "after `boot`, once the warm cache was read (the den page compiles the wasm \
                    and starts its first worker meanwhile; that worker boots now)",
             fields: &[
@@ -560,53 +559,21 @@ pub static HOST_TO_DEN: Hop = Hop {
         Message {
             name: "Run",
             t: Some(HostToDen::Run.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "each run",
             fields: RUN_FIELDS,
         },
         Message {
-            name: "Arm",
-            t: Some(HostToDen::Arm.as_str()),
-            channel: Channel::HostPort,
-            when: "each run, once the den page handed over a worker port (`worker`): the run \
-                   itself goes straight to that worker; the den page times it (`started`, \
-                   timeout, kill) and checks its replies",
-            fields: &[
-                run_id("The run (the id of the `run` posted to the worker)."),
-                f(
-                    "gen",
-                    Ty::Num,
-                    "The `gen` of the worker port the run was posted on.",
-                ),
-                f("timeoutMs", Ty::Num, "The run's timeout."),
-                f(
-                    "maxOutputBytes",
-                    Ty::Num,
-                    "Cap on stdout + stderr (UTF-8 bytes).",
-                ),
-                f(
-                    "killGraceMs",
-                    Ty::Num,
-                    "How long JS timers and tasks left by the run may live.",
-                ),
-                f(
-                    "interactive",
-                    Ty::Bool,
-                    "The run may ask for input (`input` messages).",
-                ),
-            ],
-        },
-        Message {
             name: "Reset",
             t: Some(HostToDen::Reset.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "`den.reset()`",
             fields: &[run_id("The reset's id (same counter as runs).")],
         },
         Message {
             name: "Stop",
             t: Some(HostToDen::Stop.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "the element's Stop button: on an isolated den Python gets KeyboardInterrupt \
                    (the worker is killed if it is still running 1 s later), else the worker is \
                    restarted",
@@ -617,7 +584,7 @@ pub static HOST_TO_DEN: Hop = Hop {
         Message {
             name: "InputReply",
             t: Some(HostToDen::InputReply.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "the answer to an `input` request",
             fields: &[
                 run_id("The run that asked."),
@@ -636,7 +603,7 @@ pub static HOST_TO_DEN: Hop = Hop {
         Message {
             name: "FetchReply",
             t: Some(HostToDen::FetchReply.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "the host made (or refused) a run's `fetch`",
             fields: FETCH_REPLY_FIELDS,
         },
@@ -651,7 +618,7 @@ pub static DEN_TO_HOST: Hop = Hop {
         Message {
             name: "Hello",
             t: Some(DenToHost::Hello.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "isolation checked",
             fields: &[f(
                 "protocol",
@@ -662,7 +629,7 @@ pub static DEN_TO_HOST: Hop = Hop {
         Message {
             name: "LoadError",
             t: Some(DenToHost::LoadError.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "isolation or boot failed",
             fields: &[
                 f(
@@ -681,7 +648,7 @@ pub static DEN_TO_HOST: Hop = Hop {
         Message {
             name: "Ready",
             t: Some(DenToHost::Ready.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "first worker booted",
             fields: &[
                 f("bootMs", Ty::Num, "Time the worker took to boot."),
@@ -706,7 +673,7 @@ pub static DEN_TO_HOST: Hop = Hop {
         Message {
             name: "Snapshot",
             t: Some(DenToHost::Snapshot.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "once, when the maker made it and the host asked (`wantSnapshot`)",
             fields: &[moved(
                 "snapshot",
@@ -717,47 +684,28 @@ pub static DEN_TO_HOST: Hop = Hop {
         Message {
             name: "Started",
             t: Some(DenToHost::Started.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "the run was handed to a booted worker (watchdog phase 2)",
             fields: &[run_id("The run.")],
         },
         Message {
-            name: "Worker",
-            t: Some(DenToHost::Worker.as_str()),
-            channel: Channel::HostPort,
-            when: "a run worker became the current one: before `ready`, and on a restart before \
-                   the reply that reports it",
-            fields: &[
-                f(
-                    "gen",
-                    Ty::Num,
-                    "Counts the den page's run workers (the host echoes it in `arm`).",
-                ),
-                moved(
-                    "port",
-                    Ty::Port,
-                    "The host's end of that worker's run port: runs go straight to it.",
-                ),
-            ],
-        },
-        Message {
             name: "Out",
             t: Some(DenToHost::Out.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "streamed, batched ≤ 15 ms / 8 KiB",
             fields: OUT_FIELDS,
         },
         Message {
             name: "Display",
             t: Some(DenToHost::Display.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "`foxden.display(obj)`, or a last expression with `_repr_*_` methods",
             fields: DISPLAY_FIELDS,
         },
         Message {
             name: "Input",
             t: Some(DenToHost::Input.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when:
                 "`input()` on a cross-origin isolated den, in a run with `interactive`; the run's \
                    timeout stops until `input-reply`",
@@ -766,7 +714,7 @@ pub static DEN_TO_HOST: Hop = Hop {
         Message {
             name: "Done",
             t: Some(DenToHost::Done.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "the run ended",
             fields: done_fields!(f(
                 "restarted",
@@ -777,7 +725,7 @@ pub static DEN_TO_HOST: Hop = Hop {
         Message {
             name: "ResetDone",
             t: Some(DenToHost::ResetDone.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "new worker booted (or failed to)",
             fields: &[
                 run_id("The reset."),
@@ -802,7 +750,7 @@ pub static DEN_TO_HOST: Hop = Hop {
         Message {
             name: "Fetch",
             t: Some(DenToHost::Fetch.as_str()),
-            channel: Channel::HostPort,
+            channel: Channel::Connected,
             when: "`foxden.fetch(url, …)` in a run, checked by the den page",
             fields: FETCH_FIELDS,
         },
@@ -825,16 +773,11 @@ pub static DEN_TO_WORKER: Hop = Hop {
                     Ty::OneOf(&["run", "maker"]),
                     "`run` runs code; `maker` makes the snapshot and is terminated.",
                 ),
-                moved(
-                    "ctl",
-                    Ty::Port,
-                    "The private port for everything after boot.",
-                ),
-                moved(
-                    "direct",
-                    Ty::OrNull(&Ty::Port),
-                    "Role `run`: the worker's end of its run port (the host gets the other \
-                     in `worker` and posts runs on it, which the worker only reads); else null.",
+                f(
+                    "key",
+                    Ty::Str,
+                    "128 random bits (hex): the worker posts everything as `[key, message]`, and \
+                     the den page reads nothing else from the worker's global channel.",
                 ),
                 f("module", Ty::WasmModule, "The compiled pyodide.asm.wasm."),
                 moved("stdlib", Ty::Buffer, "A copy of python_stdlib.zip."),
@@ -869,7 +812,7 @@ pub static DEN_TO_WORKER: Hop = Hop {
                     "snapshotBytes",
                     Ty::Num,
                     "The unpacked snapshot's length. With `snapshot` null and this above 0, the \
-                     snapshot follows on ctl (`snapshot`): the worker instantiates Pyodide \
+                     snapshot follows (`snapshot`): the worker instantiates Pyodide \
                      meanwhile.",
                 ),
                 f(
@@ -892,21 +835,21 @@ pub static DEN_TO_WORKER: Hop = Hop {
         Message {
             name: "Run",
             t: Some("run"),
-            channel: Channel::Ctl,
+            channel: Channel::WorkerGlobal,
             when: "the host's `run`, forwarded as it came",
             fields: RUN_FIELDS,
         },
         Message {
             name: "FetchReply",
             t: Some("fetch-reply"),
-            channel: Channel::Ctl,
+            channel: Channel::WorkerGlobal,
             when: "the host's `fetch-reply` for the run in flight, forwarded as it came",
             fields: FETCH_REPLY_FIELDS,
         },
         Message {
             name: "Snapshot",
             t: Some("snapshot"),
-            channel: Channel::Ctl,
+            channel: Channel::WorkerGlobal,
             when: "once, to a worker booted with `snapshotBytes` and no snapshot, when the \
                    host's `warm` came",
             fields: &[
@@ -933,7 +876,7 @@ pub static WORKER_TO_DEN: Hop = Hop {
         Message {
             name: "Booted",
             t: Some("booted"),
-            channel: Channel::Ctl,
+            channel: Channel::Keyed,
             when: "role `run` booted",
             fields: &[
                 f("ms", Ty::Num, "Time the boot took."),
@@ -956,7 +899,7 @@ pub static WORKER_TO_DEN: Hop = Hop {
         Message {
             name: "BootError",
             t: Some("boot-error"),
-            channel: Channel::Ctl,
+            channel: Channel::Keyed,
             when: "the boot failed",
             fields: &[
                 f("message", Ty::Str, "Why."),
@@ -966,7 +909,7 @@ pub static WORKER_TO_DEN: Hop = Hop {
         Message {
             name: "Snapshot",
             t: Some("snapshot"),
-            channel: Channel::Ctl,
+            channel: Channel::Keyed,
             when: "role `maker`, once, then terminated",
             fields: &[
                 f("ms", Ty::Num, "Time the boot took."),
@@ -980,28 +923,28 @@ pub static WORKER_TO_DEN: Hop = Hop {
         Message {
             name: "Out",
             t: Some("out"),
-            channel: Channel::Ctl,
+            channel: Channel::Keyed,
             when: "streamed, batched ≤ 15 ms / 8 KiB",
             fields: OUT_FIELDS,
         },
         Message {
             name: "Display",
             t: Some("display"),
-            channel: Channel::Ctl,
+            channel: Channel::Keyed,
             when: "`foxden.display(obj)`, after the output printed before it",
             fields: DISPLAY_FIELDS,
         },
         Message {
             name: "Input",
             t: Some("input"),
-            channel: Channel::Ctl,
+            channel: Channel::Keyed,
             when: "`input()` in an interactive run; then the worker waits on the input buffer",
             fields: INPUT_FIELDS,
         },
         Message {
             name: "Done",
             t: Some("done"),
-            channel: Channel::Ctl,
+            channel: Channel::Keyed,
             when: "the run ended",
             fields: done_fields!(f(
                 "leftover",
@@ -1012,34 +955,20 @@ pub static WORKER_TO_DEN: Hop = Hop {
         Message {
             name: "Fetch",
             t: Some("fetch"),
-            channel: Channel::Ctl,
+            channel: Channel::Keyed,
             when: "`foxden.fetch(url, …)` during a run",
             fields: FETCH_FIELDS,
         },
     ],
 };
 
-/// The host's messages on a worker's run port (the port of `worker`).
-pub static HOST_TO_WORKER: Hop = Hop {
-    name: "HostToWorker",
-    route: "host → worker",
-    messages: &[Message {
-        name: "Run",
-        t: Some("run"),
-        channel: Channel::Direct,
-        when: "each run after `arm` (one hop fewer than through the den page)",
-        fields: RUN_FIELDS,
-    }],
-};
-
 /// Every hop, in the order of a den's life.
-pub static HOPS: [&Hop; 6] = [
+pub static HOPS: [&Hop; 5] = [
     &HOST_TO_DEN_WINDOW,
     &HOST_TO_DEN,
     &DEN_TO_HOST,
     &DEN_TO_WORKER,
     &WORKER_TO_DEN,
-    &HOST_TO_WORKER,
 ];
 
 /// Where the generated declarations live, from the repository root.
@@ -1289,14 +1218,9 @@ mod tests {
                 .collect::<Vec<_>>(),
             d
         );
-        // The den page forwards the host's run to the worker as it came; the host posts the
-        // same run on the worker's run port.
+        // The den page forwards the host's run to the worker as it came.
         assert_eq!(
             DEN_TO_WORKER.message("run").unwrap().fields,
-            HOST_TO_DEN.message("run").unwrap().fields
-        );
-        assert_eq!(
-            HOST_TO_WORKER.message("run").unwrap().fields,
             HOST_TO_DEN.message("run").unwrap().fields
         );
         // A fetch goes worker → den page → host, its answer back, with the same fields.
@@ -1325,7 +1249,7 @@ mod tests {
     fn typescript_shapes() {
         let ts = typescript();
         assert!(
-            ts.contains("export type HostToDen = HostToDenBoot | HostToDenWasm | HostToDenWarm | HostToDenRun | HostToDenArm | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;\n")
+            ts.contains("export type HostToDen = HostToDenBoot | HostToDenWasm | HostToDenWarm | HostToDenRun | HostToDenReset | HostToDenStop | HostToDenInputReply | HostToDenFetchReply;\n")
         );
         assert!(ts.contains("  error: RunError | null;\n"));
         assert!(ts.contains("  put: PutFile[];\n"));

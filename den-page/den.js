@@ -142,6 +142,7 @@
     self.crossOriginIsolated === true && typeof SharedArrayBuffer === "function"
       ? new Int32Array(new SharedArrayBuffer(4))
       : null;
+  const MAX_STRAY_MESSAGES = 10000;
   const INTERRUPT_GRACE_MS = 1000;
   // Interactive input() (isolated dens): each run worker gets an input buffer, [0] state
   // (0 waiting, 1 text, 2 end of input, 3 failed), [1] byte length, then up to 1 MiB of UTF-8.
@@ -245,7 +246,7 @@
    * Starts a worker: role "run" (runs code) or "maker" (makes the snapshot, then ends).
    * @param {DenToWorkerBoot["role"]} role
    * @param {(msg: WorkerToDen) => void} onMessage gets what the worker script posts with its key (unchecked)
-   * @param {(text: string) => void} onError
+   * @param {(text: string, fatal?: boolean) => void} onError `fatal`: the worker must be replaced
    * @param {number} [pending] the unpacked length of a snapshot that follows (`snapshot`, first worker)
    * @returns {Spawned}
    */
@@ -259,10 +260,18 @@
     // (worker.js posts [key, message]). A message that cannot be deserialized is dropped like
     // any unkeyed one: it cannot be told apart from user code's. (The global channel, not a
     // MessageChannel: a port costs Firefox ~0.15 ms per message, this ~0.02 ms.)
+    // User code has no reason to post there (nothing reads it), and each message costs this page
+    // a deserialization (in Firefox on the host's thread): a worker that posts more than
+    // MAX_STRAY_MESSAGES unkeyed ones is ended, like a crash.
     const key = randomKey();
+    let stray = 0;
     w.onmessage = (e) => {
       const d = e.data;
       if (Array.isArray(d) && d.length === 2 && d[0] === key) onMessage(d[1]);
+      else if (++stray === MAX_STRAY_MESSAGES) {
+        w.onmessage = null;
+        onError(`the worker posted more than ${MAX_STRAY_MESSAGES} messages of its own on its global channel (js.postMessage), which foxden does not read; it was restarted`, true);
+      }
     };
     w.onmessageerror = null;
     w.onerror = (e) => {
@@ -322,14 +331,21 @@
       }
       if (rec === worker) fromWorker(msg);
     };
-    /** @param {string} text */
-    const onError = (text) => {
+    /**
+     * @param {string} text
+     * @param {boolean} [fatal] replace the worker even between runs
+     */
+    const onError = (text, fatal) => {
       if (rec.booting) {
         rec.booting.reject(new Error(text));
         rec.booting = null;
       }
-      if (rec === standby) standby = null;
+      if (rec === standby) {
+        standby = null;
+        if (fatal) rec.w.terminate();
+      }
       if (rec === worker && inflight && inflight.started) crashInflight(text);
+      else if (rec === worker && fatal) restartWorker();
     };
     Object.assign(rec, spawn("run", onMessage, onError, pending));
     return rec;

@@ -173,6 +173,21 @@ import sys
   assert.equal(js.result, "True");
 });
 
+test(`${B}: a worker that floods its global channel with messages of its own is replaced (run crashed, files kept)`, async () => {
+  await page.evaluate(() => window.dens.trust.writeFile("/work/flood.txt", "kept"));
+  const r = await run(`
+import js, time
+for i in range(20000):
+    js.postMessage(i)
+time.sleep(5)
+"not reached"`);
+  assert.equal(r.error && r.error.kind, "crashed", JSON.stringify(r));
+  assert.match(r.error.message, /js\.postMessage/);
+  assert.equal(r.restarted, true);
+  const next = await run("open('/work/flood.txt').read()");
+  assert.equal(next.result, "'kept'", JSON.stringify(next));
+});
+
 test(`${B}: JS work left by a run is ended or detected: message loops, nested workers, postTask`, async () => {
   await page.evaluate(() => window.dens.trust.reset());
   const loop = await run(`

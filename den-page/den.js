@@ -261,7 +261,7 @@
     // any unkeyed one: it cannot be told apart from user code's. (The global channel, not a
     // MessageChannel: a port costs Firefox ~0.15 ms per message, this ~0.02 ms.)
     // User code has no reason to post there (nothing reads it), and each message costs this page
-    // a deserialization (in Firefox on the host's thread): a worker that posts more than
+    // a deserialization (in Firefox on the host's thread): a worker that posts
     // MAX_STRAY_MESSAGES unkeyed ones is ended, like a crash.
     const key = randomKey();
     let stray = 0;
@@ -270,10 +270,9 @@
       if (Array.isArray(d) && d.length === 2 && d[0] === key) onMessage(d[1]);
       else if (++stray === MAX_STRAY_MESSAGES) {
         w.onmessage = null;
-        onError(`the worker posted more than ${MAX_STRAY_MESSAGES} messages of its own on its global channel (js.postMessage), which foxden does not read; it was restarted`, true);
+        onError(`the worker posted ${MAX_STRAY_MESSAGES} messages of its own on its global channel (js.postMessage), which foxden does not read; it was restarted`, true);
       }
     };
-    w.onmessageerror = null;
     w.onerror = (e) => {
       e.preventDefault();
       onError(`worker error: ${e.message || "unknown"}`);
@@ -750,9 +749,9 @@
     };
     inflight.deadline = performance.now() + msg.timeoutMs;
     inflight.timer = setTimeout(inflight.onTimeout, msg.timeoutMs);
+    /** @type {RunWorker} */ (worker).ctl.postMessage(msg, msg.put.map((f) => f.data.buffer));
     // The host's watchdog counts from here: the run now has timeoutMs (+ the interrupt grace).
     send({ t: "started", id: msg.id });
-    /** @type {RunWorker} */ (worker).ctl.postMessage(msg, msg.put.map((f) => f.data.buffer));
   }
 
   // The host's `warm` (its warm cache's snapshot, or null) comes after `boot`, once it read

@@ -147,7 +147,7 @@ fn run_task(task: Task) -> Result<(), String> {
         Task::Setup(need) => setup::setup(need),
         Task::Build { dev } => build::build(dev),
         // The demo needs only the build tools; browsers and drivers are the tests' business.
-        Task::Demo { dev, port } => setup::setup(setup::Need::Build)
+        Task::Demo { dev, port } => setup::setup_then(setup::Need::Build, !dev)
             .and_then(|_| build::build(dev))
             .and_then(|_| serve::demo(port)),
         Task::Serve { port } => serve::demo(port),

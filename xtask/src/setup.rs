@@ -9,7 +9,12 @@ use std::process::Command;
 /// 1, 0 for wasm-pack; no LTO, parallel codegen) in one shared target folder (`target/tools`):
 /// on a fresh 2-core machine this is most of the demo's set-up time (228 s of 298 s measured),
 /// and the tools run on inputs of a few MiB, where opt-level 1 is fast enough.
-fn install_build_tools(step: &dyn Fn(&str)) -> Result<(), String> {
+///
+/// With `release_wasm`, when a tool has to be compiled, foxden's own wasm module is compiled
+/// (release, as wasm-pack will ask) in the background meanwhile, into the workspace's target
+/// folder, where wasm-pack's `cargo build` then finds it up to date: its long single-threaded
+/// end (LTO, one codegen unit) overlaps the tools' compile instead of following it.
+fn install_build_tools(step: &dyn Fn(&str), release_wasm: bool) -> Result<(), String> {
     let targets =
         output(Command::new("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
     if !targets
@@ -35,7 +40,18 @@ fn install_build_tools(step: &dyn Fn(&str)) -> Result<(), String> {
         "--version",
     )
     .unwrap_or_default();
-    if !have.ends_with(&want) {
+    let need_bindgen = !have.ends_with(&want);
+    let need_pack = has(
+        cargo_bin("wasm-pack").to_str().unwrap_or("wasm-pack"),
+        "--version",
+    )
+    .is_none();
+    let mut wasm = if release_wasm && (need_bindgen || need_pack) {
+        Some(Prebuild::start(step)?)
+    } else {
+        None
+    };
+    if need_bindgen {
         step(&format!(
             "compiling wasm-bindgen-cli {want} (found {have:?}; about 3 min)"
         ));
@@ -45,12 +61,7 @@ fn install_build_tools(step: &dyn Fn(&str)) -> Result<(), String> {
         quick(&mut c);
         run(&mut c)?;
     }
-    if has(
-        cargo_bin("wasm-pack").to_str().unwrap_or("wasm-pack"),
-        "--version",
-    )
-    .is_none()
-    {
+    if need_pack {
         step("compiling wasm-pack (about 1 min)");
         let mut c = cargo();
         c.args(["install", "wasm-pack"]);
@@ -61,7 +72,67 @@ fn install_build_tools(step: &dyn Fn(&str)) -> Result<(), String> {
         run(&mut c)?;
     }
     step("build tools ready");
+    if let Some(w) = wasm.take() {
+        w.finish(step);
+    }
     Ok(())
+}
+
+/// foxden's wasm module compiling in the background (see `install_build_tools`); its output goes
+/// to `target/prebuild.log`. A failure only costs the overlap: wasm-pack compiles it again and
+/// shows the error.
+struct Prebuild {
+    child: std::process::Child,
+    log: PathBuf,
+}
+
+impl Prebuild {
+    fn start(step: &dyn Fn(&str)) -> Result<Prebuild, String> {
+        let target = root().join("target");
+        std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
+        let log = target.join("prebuild.log");
+        let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| format!("{}: {e}", log.display()))?;
+        step("compiling foxden's wasm module in the background (log: target/prebuild.log)");
+        // The command wasm-pack runs (`wasm-pack build --release` in element/).
+        let child = cargo()
+            .current_dir(root().join("element"))
+            .args([
+                "build",
+                "--lib",
+                "--release",
+                "--target",
+                "wasm32-unknown-unknown",
+            ])
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| format!("cargo build (background): {e}"))?;
+        Ok(Prebuild { child, log })
+    }
+
+    fn finish(mut self, step: &dyn Fn(&str)) {
+        match self.child.wait() {
+            Ok(s) if s.success() => step("foxden's wasm module compiled"),
+            Ok(s) => step(&format!(
+                "the background compile of foxden's wasm module failed ({s}; see {}): wasm-pack compiles it again",
+                self.log.display()
+            )),
+            Err(e) => step(&format!("the background compile of foxden's wasm module: {e}")),
+        }
+    }
+}
+
+impl Drop for Prebuild {
+    /// An error before `finish` (a tool failed to compile) leaves no cargo running behind.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 /// The wasm-bindgen crate version pinned in the workspace (`=0.2.N`).
@@ -133,6 +204,12 @@ pub enum Need {
 }
 
 pub fn setup(need: Need) -> Result<(), String> {
+    setup_then(need, false)
+}
+
+/// `setup`; with `release_wasm`, the caller builds dist/ in release next, and foxden's wasm
+/// module compiles while the tools do (when there are tools to compile).
+pub fn setup_then(need: Need, release_wasm: bool) -> Result<(), String> {
     let r = root();
     if need != Need::Browsers {
         eprintln!("xtask: checking the build tools (wasm target, wasm-bindgen-cli, wasm-pack, npm packages)");
@@ -158,7 +235,7 @@ pub fn setup(need: Need) -> Result<(), String> {
                     .map_err(|e| format!("npm ci: {e} (is Node.js 20+ installed?)"))?,
             )
         };
-        let tools = install_build_tools(&step);
+        let tools = install_build_tools(&step, release_wasm);
         if let Some(child) = npm.as_mut() {
             let status = child.wait().map_err(|e| format!("npm ci: {e}"))?;
             if !status.success() {

@@ -31,7 +31,7 @@ pub fn browser(b: Option<&str>) -> Result<Option<String>, String> {
 }
 
 pub fn test_all(suite: &E2e) -> Result<(), String> {
-    crate::setup::setup(crate::setup::Need::All)?;
+    crate::setup::setup_then(crate::setup::Need::All, true)?;
     let r = root();
     run(cargo().current_dir(&r).args(["fmt", "--all", "--check"]))?;
     run(cargo().current_dir(&r).args([

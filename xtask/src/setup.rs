@@ -6,9 +6,10 @@ use std::process::Command;
 
 /// The Rust side of the build tools: the wasm target, wasm-bindgen-cli of the pinned version and
 /// wasm-pack, each only when missing. The two tools are compiled with a quick profile (opt-level
-/// 1, 0 for wasm-pack; no LTO, parallel codegen) in one shared target folder (`target/tools`):
-/// on a fresh 2-core machine this is most of the demo's set-up time (228 s of 298 s measured),
-/// and the tools run on inputs of a few MiB, where opt-level 1 is fast enough.
+/// 1, 0 for wasm-pack; no LTO, parallel codegen), at the same time, in target folders of their
+/// own (`target/tools`, `target/tools-pack`): on a fresh 2-core machine this is most of the
+/// demo's set-up time, and the tools run on inputs of a few MiB, where opt-level 1 is fast
+/// enough.
 ///
 /// With `release_wasm`, when a tool has to be compiled, foxden's own wasm module is compiled
 /// (release, as wasm-pack will ask) in the background meanwhile, into the workspace's target
@@ -25,9 +26,9 @@ fn install_build_tools(step: &dyn Fn(&str), release_wasm: bool) -> Result<(), St
         run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))?;
     }
     let tools_target = root().join("target/tools");
-    let quick = |c: &mut Command| {
+    let quick = |c: &mut Command, target: &std::path::Path| {
         c.arg("--target-dir")
-            .arg(&tools_target)
+            .arg(target)
             .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "1")
             .env("CARGO_PROFILE_RELEASE_LTO", "off")
             .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
@@ -47,86 +48,122 @@ fn install_build_tools(step: &dyn Fn(&str), release_wasm: bool) -> Result<(), St
     )
     .is_none();
     let mut wasm = if release_wasm && (need_bindgen || need_pack) {
-        Some(Prebuild::start(step)?)
+        // The command wasm-pack runs (`wasm-pack build --release` in element/).
+        let mut c = cargo();
+        c.current_dir(root().join("element")).args([
+            "build",
+            "--lib",
+            "--release",
+            "--target",
+            "wasm32-unknown-unknown",
+        ]);
+        Some(Background::start(
+            &mut c,
+            "prebuild",
+            step,
+            "foxden's wasm module",
+        )?)
+    } else {
+        None
+    };
+    // wasm-pack compiles beside wasm-bindgen-cli, in a target folder of its own: a cargo install
+    // on a fresh machine leaves a core idle much of the time (downloads, a long crate compiling
+    // alone), and the two share no artifacts anyway (different opt-levels).
+    let mut pack = if need_pack {
+        let mut c = cargo();
+        c.args(["install", "wasm-pack"]);
+        quick(&mut c, &root().join("target/tools-pack"));
+        // wasm-pack only starts cargo, wasm-bindgen and wasm-opt: unoptimized, it compiles in
+        // about half the time and runs no slower that anyone could notice.
+        c.env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0");
+        Some(Background::start(
+            &mut c,
+            "install-wasm-pack",
+            step,
+            "wasm-pack (about 2 min)",
+        )?)
     } else {
         None
     };
     if need_bindgen {
         step(&format!(
-            "compiling wasm-bindgen-cli {want} (found {have:?}; about 3 min)"
+            "compiling wasm-bindgen-cli {want} (found {have:?}; about 4 min)"
         ));
         // Without --locked: the registry here may lack the newest patch of a dependency.
         let mut c = cargo();
         c.args(["install", "wasm-bindgen-cli", "--version", &want, "--force"]);
-        quick(&mut c);
+        quick(&mut c, &tools_target);
         run(&mut c)?;
     }
-    if need_pack {
-        step("compiling wasm-pack (about 1 min)");
-        let mut c = cargo();
-        c.args(["install", "wasm-pack"]);
-        quick(&mut c);
-        // wasm-pack only starts cargo, wasm-bindgen and wasm-opt: unoptimized, it compiles in
-        // about half the time and runs no slower that anyone could notice.
-        c.env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0");
-        run(&mut c)?;
+    if let Some(p) = pack.take() {
+        let log = p.log.clone();
+        match p.finish() {
+            Ok(s) if s.success() => step("wasm-pack compiled"),
+            Ok(s) => {
+                return Err(format!(
+                    "cargo install wasm-pack failed ({s}); see {}",
+                    log.display()
+                ))
+            }
+            Err(e) => return Err(e),
+        }
     }
     step("build tools ready");
     if let Some(w) = wasm.take() {
-        w.finish(step);
+        let log = w.log.clone();
+        match w.finish() {
+            Ok(s) if s.success() => step("foxden's wasm module compiled"),
+            // Only the overlap is lost: wasm-pack compiles it again and shows the error.
+            Ok(s) => step(&format!(
+                "the background compile of foxden's wasm module failed ({s}; see {}): wasm-pack compiles it again",
+                log.display()
+            )),
+            Err(e) => step(&e),
+        }
     }
     Ok(())
 }
 
-/// foxden's wasm module compiling in the background (see `install_build_tools`); its output goes
-/// to `target/prebuild.log`. A failure only costs the overlap: wasm-pack compiles it again and
-/// shows the error.
-struct Prebuild {
+/// A command running in the background while the set-up goes on, its output in
+/// `target/<name>.log`. Dropped before `finish` (a step failed), it is killed.
+struct Background {
     child: std::process::Child,
     log: PathBuf,
 }
 
-impl Prebuild {
-    fn start(step: &dyn Fn(&str)) -> Result<Prebuild, String> {
+impl Background {
+    fn start(
+        cmd: &mut Command,
+        name: &str,
+        step: &dyn Fn(&str),
+        what: &str,
+    ) -> Result<Background, String> {
         let target = root().join("target");
         std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
-        let log = target.join("prebuild.log");
+        let log = target.join(format!("{name}.log"));
         let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = out
             .try_clone()
             .map_err(|e| format!("{}: {e}", log.display()))?;
-        step("compiling foxden's wasm module in the background (log: target/prebuild.log)");
-        // The command wasm-pack runs (`wasm-pack build --release` in element/).
-        let child = cargo()
-            .current_dir(root().join("element"))
-            .args([
-                "build",
-                "--lib",
-                "--release",
-                "--target",
-                "wasm32-unknown-unknown",
-            ])
+        step(&format!(
+            "compiling {what} in the background (log: target/{name}.log)"
+        ));
+        let child = cmd
             .stdout(out)
             .stderr(err)
             .spawn()
-            .map_err(|e| format!("cargo build (background): {e}"))?;
-        Ok(Prebuild { child, log })
+            .map_err(|e| format!("{}: {e}", crate::describe(cmd)))?;
+        Ok(Background { child, log })
     }
 
-    fn finish(mut self, step: &dyn Fn(&str)) {
-        match self.child.wait() {
-            Ok(s) if s.success() => step("foxden's wasm module compiled"),
-            Ok(s) => step(&format!(
-                "the background compile of foxden's wasm module failed ({s}; see {}): wasm-pack compiles it again",
-                self.log.display()
-            )),
-            Err(e) => step(&format!("the background compile of foxden's wasm module: {e}")),
-        }
+    fn finish(mut self) -> Result<std::process::ExitStatus, String> {
+        self.child
+            .wait()
+            .map_err(|e| format!("{}: {e}", self.log.display()))
     }
 }
 
-impl Drop for Prebuild {
-    /// An error before `finish` (a tool failed to compile) leaves no cargo running behind.
+impl Drop for Background {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();

@@ -5,11 +5,12 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust side of the build tools: the wasm target, wasm-bindgen-cli of the pinned version and
-/// wasm-pack, each only when missing. The two tools are compiled with a quick profile (opt-level
-/// 1, 0 for wasm-pack; no LTO, parallel codegen), at the same time, in target folders of their
-/// own (`target/tools`, `target/tools-pack`): on a fresh 2-core machine this is most of the
-/// demo's set-up time, and the tools run on inputs of a few MiB, where opt-level 1 is fast
-/// enough.
+/// wasm-pack, each only when missing. The two tools are compiled unoptimized (opt-level 0, no
+/// LTO, parallel codegen), at the same time, in target folders of their own (`target/tools`,
+/// `target/tools-pack`): on a fresh 2-core machine this is most of the demo's set-up time.
+/// Measured there: wasm-bindgen-cli compiles in 92 s at opt-level 0 against 275 s at 1, and
+/// then takes 1.3 s instead of 0.3 s on foxden's module, with the same output; wasm-pack only
+/// starts cargo, wasm-bindgen and wasm-opt.
 ///
 /// With `release_wasm`, when a tool has to be compiled, foxden's own wasm module is compiled
 /// (release, as wasm-pack will ask) in the background meanwhile, into the workspace's target
@@ -29,7 +30,7 @@ fn install_build_tools(step: &dyn Fn(&str), release_wasm: bool) -> Result<(), St
     let quick = |c: &mut Command, target: &std::path::Path| {
         c.arg("--target-dir")
             .arg(target)
-            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "1")
+            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
             .env("CARGO_PROFILE_RELEASE_LTO", "off")
             .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
             .env("CARGO_PROFILE_RELEASE_DEBUG", "0");
@@ -73,21 +74,18 @@ fn install_build_tools(step: &dyn Fn(&str), release_wasm: bool) -> Result<(), St
         let mut c = cargo();
         c.args(["install", "wasm-pack"]);
         quick(&mut c, &root().join("target/tools-pack"));
-        // wasm-pack only starts cargo, wasm-bindgen and wasm-opt: unoptimized, it compiles in
-        // about half the time and runs no slower that anyone could notice.
-        c.env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0");
         Some(Background::start(
             &mut c,
             "install-wasm-pack",
             step,
-            "wasm-pack (about 2 min)",
+            "wasm-pack (about 1.5 min)",
         )?)
     } else {
         None
     };
     if need_bindgen {
         step(&format!(
-            "compiling wasm-bindgen-cli {want} (found {have:?}; about 4 min)"
+            "compiling wasm-bindgen-cli {want} (found {have:?}; about 2 min)"
         ));
         // Without --locked: the registry here may lack the newest patch of a dependency.
         let mut c = cargo();

@@ -67,9 +67,9 @@ fn install_build_tools(step: &dyn Fn(&str), release_wasm: bool) -> Result<(), St
     } else {
         None
     };
-    // wasm-pack compiles beside wasm-bindgen-cli, in a target folder of its own: a cargo install
-    // on a fresh machine leaves a core idle much of the time (downloads, a long crate compiling
-    // alone), and the two share no artifacts anyway (different opt-levels).
+    // wasm-pack compiles beside wasm-bindgen-cli: a cargo install on a fresh machine leaves a
+    // core idle much of the time (downloads, a long crate compiling alone). Its target folder is
+    // its own, or it would wait for the other's lock; the few crates both use compile twice.
     let mut pack = if need_pack {
         let mut c = cargo();
         c.args(["install", "wasm-pack"]);

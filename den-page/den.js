@@ -23,8 +23,7 @@
 /** @typedef {import("./protocol").DisplayItem} DisplayItem */
 /** @typedef {import("./protocol").Wheel} Wheel */
 /** @typedef {{ms: number, from: "scratch" | "snapshot", packagesMs?: number}} Booted How a worker booted. */
-/** @typedef {{postMessage: (msg: any, transfer?: Transferable[]) => void}} Ctl Posts to a worker (its global channel). */
-/** @typedef {{w: Worker, ctl: Ctl, input: Int32Array | null}} Spawned A started worker, what posts to it, and its input buffer (isolated dens). */
+/** @typedef {{w: Worker, input: Int32Array | null}} Spawned A started worker and its input buffer (isolated dens). */
 /**
  * A "run" worker.
  * @typedef {Spawned & {ready: Promise<Booted>, booting: {resolve: (b: Booted) => void, reject: (e: Error) => void} | null, booted: boolean}} RunWorker
@@ -127,7 +126,7 @@
   let installedImage = null;
   const MAX_INSTALLED_BYTES = 1 << 30;
   /** @type {RunWorker | null} */
-  let worker = null; // {w, ctl, ready, booting, booted} of the worker that runs code
+  let worker = null; // {w, input, ready, booting, booted} of the worker that runs code
   /** @type {Promise<Booted> | null} */
   let workerReady = null; // promise: resolves when the current worker booted
   /** @type {Inflight | null} */
@@ -295,7 +294,7 @@
     const transfer = [boot.stdlib];
     if (boot.snapshot) transfer.push(boot.snapshot.buffer);
     w.postMessage(boot, transfer);
-    return { w, ctl: { postMessage: (msg, t) => w.postMessage(msg, t || []) }, input };
+    return { w, input };
   }
 
   /** 128 random bits, hex: a worker's key. */
@@ -310,7 +309,7 @@
    */
   /** @param {number} [pending] as in spawn */
   function bootWorker(pending = 0) {
-    const rec = /** @type {RunWorker} */ (/** @type {unknown} */ ({ w: null, ctl: null, input: null, ready: null, booting: null, booted: false }));
+    const rec = /** @type {RunWorker} */ (/** @type {unknown} */ ({ w: null, input: null, ready: null, booting: null, booted: false }));
     rec.ready = new Promise((resolve, reject) => {
       rec.booting = { resolve, reject };
     });
@@ -624,7 +623,7 @@
       if (typeof req === "string") {
         /** @type {import("./protocol").DenToWorkerFetchReply} */
         const no = { t: "fetch-reply", id: inflight.id, req: msg.req, status: null, headers: [], body: null, refused: "bad-request", message: req };
-        /** @type {RunWorker} */ (worker).ctl.postMessage(no);
+        /** @type {RunWorker} */ (worker).w.postMessage(no);
         return;
       }
       send(req, req.body ? [req.body.buffer] : []);
@@ -758,7 +757,7 @@
     };
     inflight.deadline = performance.now() + msg.timeoutMs;
     inflight.timer = setTimeout(inflight.onTimeout, msg.timeoutMs);
-    /** @type {RunWorker} */ (worker).ctl.postMessage(msg, msg.put.map((f) => f.data.buffer));
+    /** @type {RunWorker} */ (worker).w.postMessage(msg, msg.put.map((f) => f.data.buffer));
     // The host's watchdog counts from here: the run now has timeoutMs (+ the interrupt grace).
     send({ t: "started", id: msg.id });
   }
@@ -812,14 +811,14 @@
     if (!hint) startWorker();
     else if (snapshot && snapshotBytes === hint) {
       const copy = snapshot.slice();
-      first.ctl.postMessage({ t: "snapshot", snapshot: copy, copies: snapshotCopies }, [copy.buffer]);
+      first.w.postMessage({ t: "snapshot", snapshot: copy, copies: snapshotCopies }, [copy.buffer]);
     } else if (snapshot) {
       // The hint was wrong (the entry changed): this worker sized Pyodide for another length.
       endWorker(first);
       startWorker();
     } else {
       // No entry for these assets after all: the worker boots from scratch.
-      first.ctl.postMessage({ t: "snapshot", snapshot: null, copies: null });
+      first.w.postMessage({ t: "snapshot", snapshot: null, copies: null });
     }
     /** @type {Booted} */
     let booted;
@@ -869,7 +868,7 @@
     } else if (msg.t === "fetch-reply") {
       // The host's answer to a fetch of the run in flight goes to its worker; a late one (the
       // run ended, or its worker was replaced) is dropped.
-      if (inflight && inflight.started && msg.id === inflight.id && worker) worker.ctl.postMessage(msg, msg.body instanceof Uint8Array ? [msg.body.buffer] : []);
+      if (inflight && inflight.started && msg.id === inflight.id && worker) worker.w.postMessage(msg, msg.body instanceof Uint8Array ? [msg.body.buffer] : []);
     } else if (msg.t === "reset") {
       // New interpreter, files gone from the worker (the host re-sends them on the next run).
       // A run in flight is ended as crashed first.

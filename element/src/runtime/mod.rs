@@ -253,7 +253,12 @@ impl Connection {
                 on_fetch: req.on_fetch,
             },
         );
-        if !self.post_run(&req.msg, &req.transfer) {
+        // The den page forwards the run to its worker and times it.
+        if self
+            .link
+            .post_message_with_transferable(&req.msg, &req.transfer)
+            .is_err()
+        {
             self.shared.borrow_mut().runs.remove(&id);
             return RunEnd::Closed;
         }
@@ -264,14 +269,6 @@ impl Connection {
         };
         self.shared.borrow_mut().runs.remove(&id);
         end
-    }
-
-    /// Posts a run to the den page (it forwards it to its worker and times it). `false` if it
-    /// could not be posted.
-    fn post_run(&self, msg: &js_sys::Object, transfer: &Array) -> bool {
-        self.link
-            .post_message_with_transferable(msg, transfer)
-            .is_ok()
     }
 
     /// Phase 2: waits for the run's reply while its clock has time left. The clock stops while

@@ -70,7 +70,7 @@
   // Limits on what a worker may send (it runs user code: every message is hostile). The host
   // checks all of these again (and the bytes of the files, which pass through here by transfer,
   // without a copy); here they keep the den page itself bounded.
-  const PROTOCOL = 7;
+  const PROTOCOL = 8;
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
   const MAX_PATH = 1024;
   const STREAMS = ["stdout", "stderr"];
@@ -133,6 +133,7 @@
   let inflight = null; // {id, timer, timeoutMs, cap, used, truncated, started, interrupted} of the run the worker is executing
   /** @type {HostToDenRun[]} */
   const queue = []; // runs waiting for the worker
+  const queuedRuns = new Set(); // ids of the runs said to be `queued`, until they start or end
   // When this page is cross-origin isolated (host page with COOP + COEP, iframe allowed
   // "cross-origin-isolated"), a SharedArrayBuffer lets a timeout interrupt Python (SIGINT ->
   // KeyboardInterrupt) without killing the worker, so Python variables survive. The worker is
@@ -456,6 +457,7 @@
   function finish(reply, transfer) {
     const done = /** @type {Inflight} */ (inflight);
     inflight = null;
+    queuedRuns.delete(reply.id);
     clearTimeout(done.timer);
     try {
       send(reply, transfer);
@@ -758,8 +760,8 @@
     inflight.deadline = performance.now() + msg.timeoutMs;
     inflight.timer = setTimeout(inflight.onTimeout, msg.timeoutMs);
     /** @type {RunWorker} */ (worker).w.postMessage(msg, msg.put.map((f) => f.data.buffer));
-    // The host's watchdog counts from here: the run now has timeoutMs (+ the interrupt grace).
-    send({ t: "started", id: msg.id });
+    // A queued run's clock on the host starts now: it has timeoutMs (+ the host's grace).
+    if (queuedRuns.delete(msg.id)) send({ t: "started", id: msg.id });
   }
 
   // The host's `warm` (its warm cache's snapshot, or null) comes after `boot`, once it read
@@ -859,6 +861,13 @@
     }
     else if (msg.t === "warm") onWarm(msg);
     else if (msg.t === "run") {
+      // A run that cannot start at once (its worker is booting, or a run is in flight) is said
+      // to be `queued`: the host's watchdog then waits for `started` (it allows a boot's time).
+      // Any other run starts now, and its clock on the host started when it was posted.
+      if (inflight || queue.length > 0 || !worker || !worker.booted || workerReady !== worker.ready) {
+        queuedRuns.add(msg.id);
+        send({ t: "queued", id: msg.id });
+      }
       queue.push(msg);
       pump();
     } else if (msg.t === "input-reply") {

@@ -5,7 +5,7 @@
 // what an honest sender posts; the reader of a den page or worker message checks it anyway.
 
 /** The protocol version a den page announces in `hello`. */
-export type ProtocolVersion = 7;
+export type ProtocolVersion = 8;
 
 /** A pure-Python wheel to install, checked by the host against its SHA-256 pin. */
 export interface Wheel {
@@ -243,7 +243,14 @@ export interface DenToHostSnapshot {
   snapshot: Uint8Array;
 }
 
-/** started: the run was handed to a booted worker (watchdog phase 2). On window.postMessage (source checked). */
+/** queued: on arrival, only for a run that cannot start at once (its worker is booting): the watchdog gives it `loadTimeoutMs` + 3 s until `started`. On window.postMessage (source checked). */
+export interface DenToHostQueued {
+  t: "queued";
+  /** The run. */
+  id: number;
+}
+
+/** started: a `queued` run was handed to its booted worker (its watchdog clock starts; other runs started when posted). On window.postMessage (source checked). */
 export interface DenToHostStarted {
   t: "started";
   /** The run. */
@@ -333,7 +340,7 @@ export interface DenToHostFetch {
 }
 
 /** Every message den page → host. */
-export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostStarted | DenToHostOut | DenToHostDisplay | DenToHostInput | DenToHostDone | DenToHostResetDone | DenToHostFetch;
+export type DenToHost = DenToHostHello | DenToHostLoadError | DenToHostReady | DenToHostSnapshot | DenToHostQueued | DenToHostStarted | DenToHostOut | DenToHostDisplay | DenToHostInput | DenToHostDone | DenToHostResetDone | DenToHostFetch;
 
 // --- den page → worker ---
 

@@ -241,7 +241,8 @@ test(`${B}: hostile input: one question at a time, for live runs only, prompts c
     const replies = [];
     const prev = port.onmessage;
     port.onmessage = (e) => { if (e.data && e.data.t === "input-reply") replies.push(e.data); else prev(e); };
-    post({ t: "input", id: msg.id, prompt: "before started" });
+    post({ t: "queued", id: msg.id });
+    post({ t: "input", id: msg.id, prompt: "while queued" });
     post({ t: "started", id: msg.id });
     post({ t: "input", id: msg.id, prompt: "p1" });
     post({ t: "input", id: msg.id, prompt: "p2" });
@@ -317,6 +318,28 @@ test(`${B}: hostile: a den page that floods the host and never answers is replac
     }`, { timeoutMs: 500 });
   assert.equal(r.error.kind, "timeout");
   assert.ok(Date.now() - t0 < 60000);
+});
+test(`${B}: hostile: a queued run that never starts is bounded by the boot deadline, and queued counts once`, async () => {
+  const out = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, memoryStore } = window.foxden;
+    // loadTimeoutMs 1000: a queued run must say started within 1 s + the host's 3 s grace.
+    const d = await openDen({ name: "queued", store: memoryStore(), runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html", loadTimeoutMs: 1000 }) });
+    let t = performance.now();
+    const never = await d.run(`post({ t: "queued", id: msg.id }); await new Promise(() => {});`, { timeoutMs: 60000 });
+    const neverMs = performance.now() - t;
+    // A second queued (after started) does not stop the clock: the run times out on it.
+    t = performance.now();
+    const again = await d.run(`post({ t: "queued", id: msg.id }); post({ t: "started", id: msg.id }); await sleep(50); post({ t: "queued", id: msg.id }); await new Promise(() => {});`, { timeoutMs: 300 });
+    const againMs = performance.now() - t;
+    const ok = await d.run(`post({ t: "queued", id: msg.id }); await sleep(100); post({ t: "started", id: msg.id }); post(honest({ result: "'late start'" }))`, { timeoutMs: 300 });
+    await d.close();
+    return { never: [never.error.kind, never.error.type, never.restarted], neverMs, again: [again.error.kind, again.restarted], againMs, ok: ok.result };
+  });
+  assert.deepEqual(out.never, ["crashed", "DenPageError", true]);
+  assert.ok(out.neverMs > 3500 && out.neverMs < 15000, `never started: ${out.neverMs} ms`);
+  assert.deepEqual(out.again, ["timeout", true]);
+  assert.ok(out.againMs > 3000 && out.againMs < 15000, `queued twice: ${out.againMs} ms`);
+  assert.equal(out.ok, "'late start'");
 });
 test(`${B}: hostile: a done before started is still bounded and accepted once`, async () => {
   const r = await attack(`post(honest({ result: "'one'" })); post(honest({ result: "'two'" }));`);

@@ -99,3 +99,49 @@ pub async fn with_timeout<F: Future>(fut: F, ms: f64) -> Option<F::Output> {
         Either::Right(_) => None,
     }
 }
+
+/// A repeating timer that can be stopped and started again, also from its own callback: the
+/// callback is kept while stopped (a closure must not be dropped while it runs). `Drop` clears
+/// the timer and frees the callback.
+pub struct Ticker {
+    closure: Closure<dyn FnMut()>,
+    period_ms: i32,
+    id: Option<i32>,
+}
+
+impl Ticker {
+    /// A stopped ticker that calls `f` every `period_ms` once started.
+    pub fn new(period_ms: i32, f: impl FnMut() + 'static) -> Self {
+        Ticker {
+            closure: Closure::<dyn FnMut()>::new(f),
+            period_ms,
+            id: None,
+        }
+    }
+
+    /// Starts it (a no-op while it runs).
+    pub fn start(&mut self) {
+        if self.id.is_none() {
+            self.id = web_sys::window().and_then(|w| {
+                w.set_interval_with_callback_and_timeout_and_arguments_0(
+                    self.closure.as_ref().unchecked_ref(),
+                    self.period_ms,
+                )
+                .ok()
+            });
+        }
+    }
+
+    /// Stops it (a no-op while stopped).
+    pub fn stop(&mut self) {
+        if let (Some(id), Some(w)) = (self.id.take(), web_sys::window()) {
+            w.clear_interval_with_handle(id);
+        }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

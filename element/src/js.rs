@@ -1,6 +1,8 @@
 //! Small helpers for building and reading plain JavaScript objects.
 
 use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use wasm_bindgen::{JsCast, JsValue};
@@ -27,31 +29,50 @@ pub fn settled(r: Result<JsValue, JsValue>) -> Promise {
     }
 }
 
+thread_local! {
+    /// The JS strings of the property names foxden reads and writes, each made once: making a
+    /// JS string from Rust decodes it from wasm memory, and a run reads and writes dozens.
+    static KEYS: RefCell<HashMap<(usize, usize), JsValue>> = RefCell::new(HashMap::new());
+    /// `performance`, looked up once (the clock is read on every run).
+    static PERFORMANCE: Option<web_sys::Performance> =
+        web_sys::window().and_then(|w| w.performance());
+}
+
+/// The JS string of a property name (made once per name, then reused).
+pub fn key(k: &'static str) -> JsValue {
+    KEYS.with(|keys| {
+        keys.borrow_mut()
+            .entry((k.as_ptr() as usize, k.len()))
+            .or_insert_with(|| JsValue::from_str(k))
+            .clone()
+    })
+}
+
 /// Builds a plain object from key/value pairs.
-pub fn obj(pairs: &[(&str, JsValue)]) -> Object {
+pub fn obj(pairs: &[(&'static str, JsValue)]) -> Object {
     let o = Object::new();
     for (k, v) in pairs {
-        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+        let _ = Reflect::set(&o, &key(k), v);
     }
     o
 }
 
 /// Reads `target[key]` (undefined when absent or when `target` is not an object).
-pub fn get(target: &JsValue, key: &str) -> JsValue {
+pub fn get(target: &JsValue, name: &'static str) -> JsValue {
     if !target.is_object() {
         return JsValue::UNDEFINED;
     }
-    Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    Reflect::get(target, &key(name)).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// Reads a string field.
-pub fn get_str(target: &JsValue, key: &str) -> Option<String> {
-    get(target, key).as_string()
+pub fn get_str(target: &JsValue, name: &'static str) -> Option<String> {
+    get(target, name).as_string()
 }
 
 /// Reads a number field.
-pub fn get_f64(target: &JsValue, key: &str) -> Option<f64> {
-    get(target, key).as_f64()
+pub fn get_f64(target: &JsValue, name: &'static str) -> Option<f64> {
+    get(target, name).as_f64()
 }
 
 /// True for `undefined` and `null`.
@@ -98,10 +119,7 @@ pub fn str_array<S: AsRef<str>>(items: &[S]) -> Array {
 
 /// `performance.now()` or 0.
 pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.now())
-        .unwrap_or(0.0)
+    PERFORMANCE.with(|p| p.as_ref().map_or(0.0, |p| p.now()))
 }
 
 /// Wall-clock milliseconds since the epoch.

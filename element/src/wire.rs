@@ -31,7 +31,7 @@ pub fn text(v: &JsValue, cap: usize) -> Option<(String, bool)> {
 
 fn field_text(
     msg: &JsValue,
-    key: &str,
+    key: &'static str,
     field: &'static str,
     cap: usize,
 ) -> Result<String, ReplyError> {
@@ -43,7 +43,7 @@ fn field_text(
         })
 }
 
-fn flag(msg: &JsValue, key: &str, field: &'static str) -> Result<bool, ReplyError> {
+fn flag(msg: &JsValue, key: &'static str, field: &'static str) -> Result<bool, ReplyError> {
     let v = get(msg, key);
     if is_absent(&v) {
         return Ok(false);
@@ -54,7 +54,7 @@ fn flag(msg: &JsValue, key: &str, field: &'static str) -> Result<bool, ReplyErro
     })
 }
 
-fn list(msg: &JsValue, key: &str, field: &'static str) -> Result<Array, ReplyError> {
+fn list(msg: &JsValue, key: &'static str, field: &'static str) -> Result<Array, ReplyError> {
     let v = get(msg, key);
     if is_absent(&v) {
         return Ok(Array::new());

@@ -12,7 +12,7 @@
 use std::fmt;
 
 /// The protocol version a den page announces in `hello`; the host refuses any other.
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// Longest path a den page may name (the path rules' own limit).
 pub const MAX_PATH_BYTES: usize = crate::paths::MAX_PATH_BYTES;
@@ -85,7 +85,11 @@ pub enum DenToHost {
     Ready,
     /// The den could not start: `{stage, message}`.
     LoadError,
-    /// A run was handed to the worker: `{id}`; the host's watchdog counts from here.
+    /// A run cannot start at once (the worker is booting, or another run is in flight): `{id}`,
+    /// sent when the run arrives. The host's watchdog then gives it `loadTimeoutMs` + 3 s from
+    /// posting, until `started`. A run that is not `queued` started when it was posted.
+    Queued,
+    /// A `queued` run was handed to the worker: `{id}`; its watchdog clock starts here.
     Started,
     /// Streamed output of a run: `{id, stream, text}`.
     Out,
@@ -112,6 +116,7 @@ impl DenToHost {
         Self::Hello,
         Self::Ready,
         Self::LoadError,
+        Self::Queued,
         Self::Started,
         Self::Out,
         Self::Display,
@@ -128,6 +133,7 @@ impl DenToHost {
             Self::Hello => "hello",
             Self::Ready => "ready",
             Self::LoadError => "load-error",
+            Self::Queued => "queued",
             Self::Started => "started",
             Self::Out => "out",
             Self::Display => "display",
@@ -489,13 +495,15 @@ impl OutputBuffer {
     }
 }
 
-/// How long the host waits for a den page, in two phases: until it says the run `started`
-/// (the worker may be booting after a restart), then until `done`.
+/// How long the host waits for a den page. A run's clock starts when it is posted; a run the den
+/// page says is `queued` (its worker is booting after a restart) gets `start_ms` from posting to
+/// say `started`, and its clock starts then. Either way the den page must answer `done` within
+/// `run_ms` of the clock's start.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Watchdog {
-    /// From posting the run to `started` (ms).
+    /// From posting a run the den page said is `queued` to its `started` (ms).
     pub start_ms: f64,
-    /// From `started` to `done` (ms).
+    /// From posting the run (or from `started`, for a `queued` one) to `done` (ms).
     pub run_ms: f64,
 }
 

@@ -43,7 +43,7 @@ impl DenOptions {
 }
 
 /// Reads the number option `key` of `api`, with the default and range of the options table.
-pub(crate) fn number(v: &JsValue, api: Api, key: &str) -> Result<f64, JsValue> {
+pub(crate) fn number(v: &JsValue, api: Api, key: &'static str) -> Result<f64, JsValue> {
     let Some(opt) = options::by_api(api, key) else {
         return Err(option_error(key, &format!("{key} is not an option")));
     };
@@ -105,7 +105,7 @@ impl DenOptions {
 }
 
 /// A list of strings (`network.allow`, `network.methods`); `None` when absent.
-fn string_list(v: &JsValue, key: &str) -> Result<Option<Vec<String>>, JsValue> {
+fn string_list(v: &JsValue, key: &'static str) -> Result<Option<Vec<String>>, JsValue> {
     let raw = get(v, key);
     if is_absent(&raw) {
         return Ok(None);

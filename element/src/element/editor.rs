@@ -26,7 +26,7 @@ pub(crate) struct Editor {
 }
 
 impl Editor {
-    fn method(&self, name: &str) -> Option<Function> {
+    fn method(&self, name: &'static str) -> Option<Function> {
         get(&self.handle, name).dyn_into().ok()
     }
     /// The current text.

@@ -287,7 +287,7 @@ pub(super) async fn send_warm(
                 _ => "miss",
             };
             conn.warm.set(warm);
-            let ms = |k: &str| {
+            let ms = |k: &'static str| {
                 get_f64(&ready, k)
                     .filter(|v| v.is_finite() && *v >= 0.0)
                     .unwrap_or(0.0)
@@ -412,6 +412,9 @@ pub(super) fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Conn
     let (tx, rx) = oneshot::channel();
     shared.borrow_mut().loader = Some(tx);
     shared.borrow_mut().link = Some(link.clone());
+    let weak = Rc::downgrade(&shared);
+    shared.borrow_mut().watchdog =
+        Some(Ticker::new(WATCHDOG_TICK_MS, move || watchdog_tick(&weak)));
     // Every window message of this page reaches this listener; only the den iframe's are read
     // (other frames, and the page's own scripts, may post anything to the window).
     let s2 = shared.clone();

@@ -89,7 +89,7 @@ pub(crate) fn default_url(rel: &str) -> String {
 }
 
 /// A switch that is on unless set to false (or "off"); "on" / true turn it on.
-fn on_off(v: &JsValue, key: &str) -> Result<bool, JsValue> {
+fn on_off(v: &JsValue, key: &'static str) -> Result<bool, JsValue> {
     let raw = get(v, key);
     if is_absent(&raw) {
         return Ok(true);
@@ -110,7 +110,7 @@ fn on_off(v: &JsValue, key: &str) -> Result<bool, JsValue> {
 impl RuntimeOptions {
     /// Reads the options object given to `iframeRuntime` (or the runtime part of an element).
     pub fn from_js(v: &JsValue) -> Result<Self, JsValue> {
-        let url_opt = |key: &str, default: &str| -> Result<String, JsValue> {
+        let url_opt = |key: &'static str, default: &str| -> Result<String, JsValue> {
             let raw = get(v, key);
             if is_absent(&raw) {
                 return Ok(default_url(default));

@@ -143,7 +143,11 @@ pub fn available() -> bool {
         .unwrap_or(false)
 }
 
-async fn call(target: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+async fn call(
+    target: &JsValue,
+    method: &'static str,
+    args: &[JsValue],
+) -> Result<JsValue, JsValue> {
     let f: Function = get(target, method).dyn_into()?;
     let p = f.apply(target, &args.iter().collect::<Array>())?;
     JsFuture::from(Promise::resolve(&p)).await

@@ -682,10 +682,17 @@ pub static DEN_TO_HOST: Hop = Hop {
             )],
         },
         Message {
+            name: "Queued",
+            t: Some(DenToHost::Queued.as_str()),
+            channel: Channel::Connected,
+            when: "on arrival, only for a run that cannot start at once (its worker is booting): the watchdog gives it `loadTimeoutMs` + 3 s until `started`",
+            fields: &[run_id("The run.")],
+        },
+        Message {
             name: "Started",
             t: Some(DenToHost::Started.as_str()),
             channel: Channel::Connected,
-            when: "the run was handed to a booted worker (watchdog phase 2)",
+            when: "a `queued` run was handed to its booted worker (its watchdog clock starts; other runs started when posted)",
             fields: &[run_id("The run.")],
         },
         Message {

@@ -864,7 +864,7 @@
       // A run that cannot start at once (its worker is booting, or a run is in flight) is said
       // to be `queued`: the host's watchdog then waits for `started` (it allows a boot's time).
       // Any other run starts now, and its clock on the host started when it was posted.
-      if (inflight || queue.length > 0 || !worker || !worker.booted || workerReady !== worker.ready) {
+      if (inflight || queue.length > 0 || !worker || !worker.booted) {
         queuedRuns.add(msg.id);
         send({ t: "queued", id: msg.id });
       }

@@ -94,29 +94,15 @@ fn install_build_tools(step: &dyn Fn(&str), release_wasm: bool) -> Result<(), St
         run(&mut c)?;
     }
     if let Some(p) = pack.take() {
-        let log = p.log.clone();
-        match p.finish() {
-            Ok(s) if s.success() => step("wasm-pack compiled"),
-            Ok(s) => {
-                return Err(format!(
-                    "cargo install wasm-pack failed ({s}); see {}",
-                    log.display()
-                ))
-            }
-            Err(e) => return Err(e),
-        }
+        p.finish()?;
+        step("wasm-pack compiled");
     }
     step("build tools ready");
     if let Some(w) = wasm.take() {
-        let log = w.log.clone();
         match w.finish() {
-            Ok(s) if s.success() => step("foxden's wasm module compiled"),
+            Ok(()) => step("foxden's wasm module compiled"),
             // Only the overlap is lost: wasm-pack compiles it again and shows the error.
-            Ok(s) => step(&format!(
-                "the background compile of foxden's wasm module failed ({s}; see {}): wasm-pack compiles it again",
-                log.display()
-            )),
-            Err(e) => step(&e),
+            Err(e) => step(&format!("{e}: wasm-pack compiles it again")),
         }
     }
     Ok(())
@@ -127,6 +113,7 @@ fn install_build_tools(step: &dyn Fn(&str), release_wasm: bool) -> Result<(), St
 struct Background {
     child: std::process::Child,
     log: PathBuf,
+    what: String,
 }
 
 impl Background {
@@ -137,7 +124,7 @@ impl Background {
         what: &str,
     ) -> Result<Background, String> {
         let target = root().join("target");
-        std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
+        crate::fsx::create_dir(&target)?;
         let log = target.join(format!("{name}.log"));
         let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = out
@@ -151,13 +138,24 @@ impl Background {
             .stderr(err)
             .spawn()
             .map_err(|e| format!("{}: {e}", crate::describe(cmd)))?;
-        Ok(Background { child, log })
+        Ok(Background {
+            child,
+            log,
+            what: what.to_owned(),
+        })
     }
 
-    fn finish(mut self) -> Result<std::process::ExitStatus, String> {
-        self.child
-            .wait()
-            .map_err(|e| format!("{}: {e}", self.log.display()))
+    /// Waits for it; an error names what failed and its log.
+    fn finish(mut self) -> Result<(), String> {
+        match self.child.wait() {
+            Ok(s) if s.success() => Ok(()),
+            Ok(s) => Err(format!(
+                "compiling {} failed ({s}); see {}",
+                self.what,
+                self.log.display()
+            )),
+            Err(e) => Err(format!("{}: {e}", self.log.display())),
+        }
     }
 }
 

@@ -122,6 +122,54 @@ test(`${B}: snapshot, corrupt restore changes nothing, good restore replaces all
   assert.equal(r.viaRun, "'alpha[0, 1, 2, 255]'");
 });
 
+test(`${B}: snapshots are read where they are: views with an offset, ArrayBuffer, DataView; files come out as copies`, async () => {
+  const r = await page.evaluate(async () => {
+    const { decodeSnapshot, SnapshotError } = window.foxden;
+    const den = window.dens.snap;
+    await den.writeFile("/drop/a.txt", "alpha");
+    const snap = await den.snapshot();
+    const text = (u) => new TextDecoder().decode(u);
+    // The snapshot in the middle of a larger buffer, junk on both sides.
+    const big = new Uint8Array(snap.length + 40).fill(0xee);
+    big.set(snap, 16);
+    const view = big.subarray(16, 16 + snap.length);
+    const fromView = decodeSnapshot(view);
+    const fromDataView = decodeSnapshot(new DataView(big.buffer, 16, snap.length));
+    const fromBuffer = decodeSnapshot(big.buffer.slice(16, 16 + snap.length));
+    let junk;
+    try {
+      decodeSnapshot(big);
+      junk = "accepted";
+    } catch (e) {
+      junk = e instanceof SnapshotError ? "refused" : e.name;
+    }
+    // Out: copies. Changing the input after the call changes no file, and the other way round.
+    const a = fromView["/drop/a.txt"];
+    view.fill(0);
+    const aAfterInputChanged = text(a);
+    big.set(snap, 16);
+    a[0] = 0x41;
+    const again = text(decodeSnapshot(view)["/drop/a.txt"]);
+    // restore() and openDen({ snapshot }) read the view too, and keep their own copy.
+    await den.writeFile("/drop/a.txt", "changed");
+    await den.restore(view);
+    view.fill(0);
+    const restored = await den.readText("/drop/a.txt");
+    big.set(snap, 16);
+    return {
+      keys: [Object.keys(fromView), Object.keys(fromDataView), Object.keys(fromBuffer)],
+      texts: [text(fromDataView["/drop/a.txt"]), text(fromBuffer["/drop/a.txt"])],
+      junk, aAfterInputChanged, again, restored,
+    };
+  });
+  for (const k of r.keys) assert.ok(k.includes("/drop/a.txt"), JSON.stringify(r.keys));
+  assert.deepEqual(r.texts, ["alpha", "alpha"]);
+  assert.equal(r.junk, "refused", "the whole buffer, junk included, is not a snapshot");
+  assert.equal(r.aAfterInputChanged, "alpha");
+  assert.equal(r.again, "alpha");
+  assert.equal(r.restored, "alpha");
+});
+
 test(`${B}: fork copies the files and then diverges`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.snap;

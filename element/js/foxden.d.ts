@@ -254,7 +254,9 @@ export declare function runShell(
 export declare function encodeSnapshot(files: Record<string, string | Uint8Array>): Uint8Array;
 /** Deletes the warm cache (Cache Storage `foxden-warm-v2`); resolves true if there was one. */
 export declare function clearWarmCache(): Promise<boolean>;
-export declare function decodeSnapshot(bytes: Uint8Array | ArrayBuffer, opts?: { maxDenBytes?: number }): Record<string, Uint8Array>;
+/** Checks every byte of a snapshot (read in place, hashed in slices) and returns a copy of each
+ * file; throws `SnapshotError`. Any typed array or `DataView` at any offset is accepted. */
+export declare function decodeSnapshot(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, opts?: { maxDenBytes?: number }): Record<string, Uint8Array>;
 export declare function liveCounts(): { listeners: number; connections: number };
 
 export declare class FoxdenError extends Error {}

@@ -89,24 +89,118 @@ pub fn bytes_to_js(bytes: &[u8]) -> Uint8Array {
 
 /// Converts string / Uint8Array / ArrayBuffer / typed array view to bytes.
 pub fn data_to_bytes(v: &JsValue) -> Option<Vec<u8>> {
-    if let Some(s) = v.as_string() {
-        return Some(s.into_bytes());
+    match v.as_string() {
+        Some(s) => Some(s.into_bytes()),
+        None => byte_view(v).map(|u| u.to_vec()),
     }
+}
+
+/// Hands `f` JS bytes in 1 MiB slices with their offsets (no full copy into wasm memory).
+pub fn in_slices(bytes: &Uint8Array, mut f: impl FnMut(u32, &[u8])) {
+    let len = bytes.length();
+    let mut buf = vec![0u8; (1 << 20).min(len as usize)];
+    let mut off = 0u32;
+    while off < len {
+        let end = (off + (1 << 20)).min(len);
+        let chunk = &mut buf[..(end - off) as usize];
+        bytes.subarray(off, end).copy_to(chunk);
+        f(off, chunk);
+        off = end;
+    }
+}
+
+/// SHA-256 of JS bytes, read in 1 MiB slices.
+pub fn sha256_js(bytes: &Uint8Array) -> [u8; 32] {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    in_slices(bytes, |_, chunk| h.update(chunk));
+    h.finalize().into()
+}
+
+/// The bytes of a `Uint8Array`, an `ArrayBuffer` or another typed array (a view, no copy).
+pub fn byte_view(v: &JsValue) -> Option<Uint8Array> {
     if let Some(u) = v.dyn_ref::<Uint8Array>() {
-        return Some(u.to_vec());
+        return Some(u.clone());
     }
     if let Some(b) = v.dyn_ref::<js_sys::ArrayBuffer>() {
-        return Some(Uint8Array::new(b).to_vec());
+        return Some(Uint8Array::new(b));
     }
     if js_sys::ArrayBuffer::is_view(v) {
-        let buf = get(v, "buffer");
         let off = get_f64(v, "byteOffset").unwrap_or(0.0) as u32;
         let len = get_f64(v, "byteLength").unwrap_or(0.0) as u32;
-        if let Some(b) = buf.dyn_ref::<js_sys::ArrayBuffer>() {
-            return Some(Uint8Array::new_with_byte_offset_and_length(b, off, len).to_vec());
+        if let Some(b) = get(v, "buffer").dyn_ref::<js_sys::ArrayBuffer>() {
+            return Some(Uint8Array::new_with_byte_offset_and_length(b, off, len));
         }
     }
     None
+}
+
+/// A snapshot still in JS memory, checked in place: headers and the manifest are copied into
+/// wasm memory, file data is hashed in 1 MiB slices, so the archive is never copied whole.
+pub struct JsSnapshot(Uint8Array);
+
+impl JsSnapshot {
+    /// The snapshot in `v` (bytes, an `ArrayBuffer` or a typed array). Bytes in a
+    /// `SharedArrayBuffer` are copied first: another thread could change them between the check
+    /// and the copy out.
+    pub fn new(v: &JsValue) -> Option<Self> {
+        let view = byte_view(v)?;
+        if view.buffer().is_instance_of::<js_sys::ArrayBuffer>() {
+            Some(Self(view))
+        } else {
+            Some(Self(view.slice(0, view.length())))
+        }
+    }
+
+    /// Checks all of the snapshot (`foxden_core::snapshot::verify_snapshot`).
+    pub fn verify(
+        &self,
+        max_bytes: u64,
+    ) -> Result<Vec<foxden_core::snapshot::SnapshotFile>, foxden_core::snapshot::SnapshotError>
+    {
+        foxden_core::snapshot::verify_snapshot(self, max_bytes)
+    }
+
+    /// Checks the snapshot and unpacks it into a den: each file is copied once, the archive is
+    /// never copied whole.
+    pub fn decode(
+        &self,
+        max_bytes: u64,
+    ) -> Result<foxden_core::FileMap, foxden_core::snapshot::SnapshotError> {
+        let files = self.verify(max_bytes)?;
+        foxden_core::snapshot::file_map(files, |r| self.part(r).to_vec().into())
+    }
+
+    /// A copy of the bytes of `range`, made by the browser.
+    pub fn copy(&self, range: std::ops::Range<usize>) -> Uint8Array {
+        self.0.slice(range.start as u32, range.end as u32)
+    }
+
+    /// The bytes of `range` as a view (no copy).
+    pub fn part(&self, range: std::ops::Range<usize>) -> Uint8Array {
+        self.0.subarray(range.start as u32, range.end as u32)
+    }
+}
+
+impl foxden_core::snapshot::SnapshotSource for JsSnapshot {
+    fn size(&self) -> usize {
+        self.0.length() as usize
+    }
+    fn bytes(&self, range: std::ops::Range<usize>) -> std::borrow::Cow<'_, [u8]> {
+        std::borrow::Cow::Owned(self.part(range).to_vec())
+    }
+    fn sha256(&self, range: std::ops::Range<usize>) -> [u8; 32] {
+        sha256_js(&self.part(range))
+    }
+    fn first_nonzero(&self, range: std::ops::Range<usize>) -> Option<usize> {
+        let mut found = None;
+        in_slices(&self.part(range), |off, chunk| {
+            if found.is_none() {
+                found = chunk.iter().position(|&b| b != 0).map(|i| off as usize + i);
+            }
+        });
+        found
+    }
 }
 
 /// A JS array of strings.

@@ -63,15 +63,19 @@ pub fn open_den(opts: JsValue) -> js_sys::Promise {
 async fn open_den_impl(opts: JsValue) -> Result<Den, JsValue> {
     let o = DenOptions::from_js(&opts)?;
     let snap = get(&opts, "snapshot");
-    let snapshot = if js::is_absent(&snap) {
+    let initial = if js::is_absent(&snap) {
         None
     } else {
-        Some(js::data_to_bytes(&snap).ok_or_else(|| {
+        let snap = js::JsSnapshot::new(&snap).ok_or_else(|| {
             errors::option_error(
                 "snapshot",
                 "snapshot must be Uint8Array or ArrayBuffer bytes",
             )
-        })?)
+        })?;
+        Some(
+            snap.decode(o.max_den_bytes)
+                .map_err(|e| errors::snapshot_error(e.code(), &e.to_string()))?,
+        )
     };
     let progress: runtime::Progress = match get(&opts, "onProgress").dyn_into::<js_sys::Function>()
     {
@@ -83,7 +87,7 @@ async fn open_den_impl(opts: JsValue) -> Result<Den, JsValue> {
         }),
         Err(_) => Rc::new(|_, _| {}),
     };
-    den::open(o, snapshot, progress, None).await
+    den::open(o, initial, progress, None).await
 }
 
 /// The default runtime: `iframeRuntime({ denUrl?, pyodideUrl?, isolation?, loadTimeoutMs?, container? })`.
@@ -176,21 +180,22 @@ pub fn encode_snapshot(files: JsValue) -> Result<js_sys::Uint8Array, JsValue> {
 /// Checks and unpacks snapshot bytes into `{ path: Uint8Array }`; throws `SnapshotError`.
 #[wasm_bindgen(js_name = decodeSnapshot)]
 pub fn decode_snapshot(bytes: JsValue, opts: JsValue) -> Result<JsValue, JsValue> {
-    let data = js::data_to_bytes(&bytes)
-        .filter(|_| bytes.as_string().is_none())
-        .ok_or_else(|| {
-            errors::snapshot_error(
-                "format",
-                "decodeSnapshot needs Uint8Array or ArrayBuffer bytes",
-            )
-        })?;
+    let snap = js::JsSnapshot::new(&bytes).ok_or_else(|| {
+        errors::snapshot_error(
+            "format",
+            "decodeSnapshot needs Uint8Array or ArrayBuffer bytes",
+        )
+    })?;
     let max = get_f64(&opts, "maxDenBytes")
         .unwrap_or(foxden_core::limits::DEFAULT_MAX_DEN_BYTES as f64) as u64;
-    let map = foxden_core::snapshot::decode_snapshot(&data, max)
+    // Checked where the bytes are (hashed in slices), then each file copied out by the browser.
+    let files = snap
+        .verify(max)
         .map_err(|e| errors::snapshot_error(e.code(), &e.to_string()))?;
     let out = js_sys::Object::new();
-    for (path, e) in map.iter() {
-        let _ = js_sys::Reflect::set(&out, &path.as_str().into(), &bytes_to_js(&e.data));
+    for f in files {
+        let data = snap.copy(f.data);
+        let _ = js_sys::Reflect::set(&out, &f.path.as_str().into(), &data);
     }
     Ok(out.into())
 }

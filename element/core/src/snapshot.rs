@@ -21,6 +21,7 @@ use crate::files::{FileEntry, FileMap, Op};
 use crate::paths::normalize_file_path;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// The snapshot format version this build writes and the only one it reads.
@@ -438,10 +439,88 @@ fn file_headers(index: usize, file: &ManifestFile<'_>) -> Vec<u8> {
 // Decoding
 // ---------------------------------------------------------------------------------------------
 
-/// Unpacks a snapshot after verifying all of it (see the module docs and
-/// `docs/snapshot-format.md`). Refuses, without panicking, anything `encode_snapshot` would
-/// not have written, and snapshots whose files add up to more than `max_bytes`.
+/// Where [`verify_snapshot`] reads an archive from. A byte slice is one; the browser build
+/// reads a JavaScript `Uint8Array` through it in pieces, so that checking a snapshot there
+/// never copies the whole archive into wasm memory.
+pub trait SnapshotSource {
+    /// Length of the archive in bytes.
+    fn size(&self) -> usize;
+    /// The bytes of `range` (inside `0..size()`): borrowed where the source can, else copied.
+    fn bytes(&self, range: Range<usize>) -> Cow<'_, [u8]>;
+    /// The SHA-256 of the bytes of `range` (inside `0..size()`).
+    fn sha256(&self, range: Range<usize>) -> [u8; 32];
+    /// Where, counted from `range.start`, the first nonzero byte of `range` is, if any.
+    fn first_nonzero(&self, range: Range<usize>) -> Option<usize> {
+        self.bytes(range).iter().position(|&b| b != 0)
+    }
+}
+
+impl SnapshotSource for &[u8] {
+    fn size(&self) -> usize {
+        self.len()
+    }
+    fn bytes(&self, range: Range<usize>) -> Cow<'_, [u8]> {
+        Cow::Borrowed(&self[range])
+    }
+    fn sha256(&self, range: Range<usize>) -> [u8; 32] {
+        crate::sha256(&self[range])
+    }
+}
+
+/// One file of a verified snapshot: its den path, where its data lies in the archive, its
+/// SHA-256 (checked against the data) and its `mtime_ms`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotFile {
+    /// The den path, normalized.
+    pub path: String,
+    /// The byte range of the file's data in the archive.
+    pub data: Range<usize>,
+    /// The SHA-256 of that data, equal to what the manifest records.
+    pub sha256: [u8; 32],
+    /// Last modification, milliseconds since the Unix epoch.
+    pub mtime_ms: f64,
+}
+
+/// Unpacks a snapshot after verifying all of it (see [`verify_snapshot`]).
 pub fn decode_snapshot(bytes: &[u8], max_bytes: u64) -> Result<FileMap, SnapshotError> {
+    let files = verify_snapshot(&bytes, max_bytes)?;
+    file_map(files, |range| Arc::from(&bytes[range]))
+}
+
+/// The den of the files [`verify_snapshot`] returned, with the data `data` gives for each
+/// range (the same bytes that were verified).
+pub fn file_map(
+    files: Vec<SnapshotFile>,
+    mut data: impl FnMut(Range<usize>) -> Arc<[u8]>,
+) -> Result<FileMap, SnapshotError> {
+    let ops = files
+        .into_iter()
+        .map(|f| Op::Put {
+            entry: FileEntry {
+                data: data(f.data),
+                sha256: f.sha256,
+                mtime_ms: f.mtime_ms,
+            },
+            path: f.path,
+        })
+        .collect();
+    let mut map = FileMap::new();
+    map.apply(ops, u64::MAX)
+        .map_err(|e| SnapshotError::Manifest {
+            reason: format!("the files cannot form a den: {e}"),
+        })?;
+    Ok(map)
+}
+
+/// Verifies all of a snapshot (see the module docs and `docs/snapshot-format.md`) and says
+/// where each file's data is, without copying it. Refuses, without panicking, anything
+/// `encode_snapshot` would not have written, and snapshots whose files add up to more than
+/// `max_bytes`. The files it returns can form a den: sorted, unique, normalized paths, none
+/// inside another.
+pub fn verify_snapshot(
+    bytes: &dyn SnapshotSource,
+    max_bytes: u64,
+) -> Result<Vec<SnapshotFile>, SnapshotError> {
     // The manifest entry.
     let first = match read_entry(bytes, 0)? {
         Some(e) => e,
@@ -457,11 +536,11 @@ pub fn decode_snapshot(bytes: &[u8], max_bytes: u64) -> Result<FileMap, Snapshot
             String::from_utf8_lossy(&first.path)
         )));
     }
-    let manifest_bytes = entry_data(bytes, &first)?;
-    let manifest = parse_manifest(manifest_bytes)?;
+    let manifest_bytes = bytes.bytes(entry_data(bytes, &first)?);
+    let manifest = parse_manifest(&manifest_bytes)?;
     let files = &manifest.files;
     expect_canonical(
-        &bytes[first.start..first.data_start],
+        &bytes.bytes(first.start..first.data_start),
         &manifest_header(first.size, files),
         first.start,
         0,
@@ -471,7 +550,7 @@ pub fn decode_snapshot(bytes: &[u8], max_bytes: u64) -> Result<FileMap, Snapshot
 
     // One entry per file, in manifest order.
     let mut pos = first.next;
-    let mut ops = Vec::with_capacity(files.len());
+    let mut out = Vec::with_capacity(files.len());
     for (index, file) in files.iter().enumerate() {
         let entry = match read_entry(bytes, pos)? {
             Some(e) => e,
@@ -518,14 +597,14 @@ pub fn decode_snapshot(bytes: &[u8], max_bytes: u64) -> Result<FileMap, Snapshot
             0
         };
         expect_canonical(
-            &bytes[entry.start..entry.data_start],
+            &bytes.bytes(entry.start..entry.data_start),
             &file_headers(index, file),
             entry.start,
             pax_block,
             &format!("the tar header of {path}"),
         )?;
         let data = entry_data(bytes, &entry)?;
-        let digest = crate::sha256(data);
+        let digest = bytes.sha256(data.clone());
         if digest != file.sha256 {
             return Err(SnapshotError::HashMismatch {
                 path,
@@ -533,24 +612,16 @@ pub fn decode_snapshot(bytes: &[u8], max_bytes: u64) -> Result<FileMap, Snapshot
                 actual: crate::hex(&digest),
             });
         }
-        ops.push(Op::Put {
+        out.push(SnapshotFile {
             path,
-            entry: FileEntry {
-                data: Arc::from(data),
-                sha256: digest,
-                mtime_ms: file.mtime_ms,
-            },
+            data,
+            sha256: digest,
+            mtime_ms: file.mtime_ms,
         });
         pos = entry.next;
     }
     check_end(bytes, pos, files)?;
-
-    let mut map = FileMap::new();
-    map.apply(ops, u64::MAX)
-        .map_err(|e| SnapshotError::Manifest {
-            reason: format!("the files cannot form a den: {e}"),
-        })?;
-    Ok(map)
+    Ok(out)
 }
 
 fn manifest_err(reason: impl Into<String>) -> SnapshotError {
@@ -583,15 +654,20 @@ struct RawEntry {
 }
 
 /// The 512-byte block at `pos`, or a truncation error naming `what`.
-fn block<'a>(bytes: &'a [u8], pos: usize, what: &str) -> Result<&'a [u8], SnapshotError> {
-    pos.checked_add(BLOCK)
-        .and_then(|end| bytes.get(pos..end))
-        .ok_or_else(|| SnapshotError::Truncated {
+fn block<'a>(
+    bytes: &'a dyn SnapshotSource,
+    pos: usize,
+    what: &str,
+) -> Result<Cow<'a, [u8]>, SnapshotError> {
+    match pos.checked_add(BLOCK) {
+        Some(end) if end <= bytes.size() => Ok(bytes.bytes(pos..end)),
+        _ => Err(SnapshotError::Truncated {
             what: what.to_owned(),
             offset: pos as u64,
             needed: BLOCK as u64,
-            len: bytes.len() as u64,
-        })
+            len: bytes.size() as u64,
+        }),
+    }
 }
 
 fn is_zero(b: &[u8]) -> bool {
@@ -667,7 +743,7 @@ fn type_name(t: u8) -> &'static str {
 /// Where the data of an entry of `size` bytes starting at `data_start` ends (padded), or a
 /// truncation error. Never trusts `size` beyond the input length.
 fn data_end(
-    bytes: &[u8],
+    bytes: &dyn SnapshotSource,
     data_start: usize,
     size: u64,
     what: &str,
@@ -675,27 +751,27 @@ fn data_end(
     let padded = size.div_ceil(BLOCK as u64).checked_mul(BLOCK as u64);
     let end = padded.and_then(|p| p.checked_add(data_start as u64));
     match end {
-        Some(end) if end <= bytes.len() as u64 => Ok(end as usize),
+        Some(end) if end <= bytes.size() as u64 => Ok(end as usize),
         _ => Err(SnapshotError::Truncated {
             what: what.to_owned(),
             offset: data_start as u64,
             needed: padded.unwrap_or(u64::MAX),
-            len: bytes.len() as u64,
+            len: bytes.size() as u64,
         }),
     }
 }
 
-/// The data of an entry, after checking that its padding is zero.
-fn entry_data<'a>(bytes: &'a [u8], e: &RawEntry) -> Result<&'a [u8], SnapshotError> {
+/// Where the data of an entry is, after checking that its padding is zero.
+fn entry_data(bytes: &dyn SnapshotSource, e: &RawEntry) -> Result<Range<usize>, SnapshotError> {
     // read_entry checked data_start + padded(size) == next <= len, so size fits in usize.
     let end = e.data_start + e.size as usize;
-    if let Some(i) = bytes[end..e.next].iter().position(|&b| b != 0) {
+    if let Some(i) = bytes.first_nonzero(end..e.next) {
         return Err(format_err(
             end + i,
             "the padding after an entry's data is not zero",
         ));
     }
-    Ok(&bytes[e.data_start..end])
+    Ok(e.data_start..end)
 }
 
 /// PAX records this format uses.
@@ -755,37 +831,34 @@ fn parse_pax(data: &[u8], offset: usize) -> Result<Pax, SnapshotError> {
 }
 
 /// Reads the entry at `pos`: `None` for a zero block (the end of the archive).
-fn read_entry(bytes: &[u8], pos: usize) -> Result<Option<RawEntry>, SnapshotError> {
+fn read_entry(bytes: &dyn SnapshotSource, pos: usize) -> Result<Option<RawEntry>, SnapshotError> {
     let mut h = block(bytes, pos, "a tar header")?;
-    if is_zero(h) {
+    if is_zero(&h) {
         return Ok(None);
     }
-    check_header(h, pos)?;
+    check_header(&h, pos)?;
     let mut header = pos;
     let mut pax = Pax::default();
     if h[156] == b'x' {
-        let size = octal_field(h, 124..136, "size", pos)?;
+        let size = octal_field(&h, 124..136, "size", pos)?;
         let end = data_end(bytes, pos + BLOCK, size, "an extended header")?;
-        let data = &bytes[pos + BLOCK..pos + BLOCK + size as usize];
-        if let Some(i) = bytes[pos + BLOCK + data.len()..end]
-            .iter()
-            .position(|&b| b != 0)
-        {
+        let data = bytes.bytes(pos + BLOCK..pos + BLOCK + size as usize);
+        if let Some(i) = bytes.first_nonzero(pos + BLOCK + data.len()..end) {
             return Err(format_err(
                 pos + BLOCK + data.len() + i,
                 "the padding after an extended header is not zero",
             ));
         }
-        pax = parse_pax(data, pos + BLOCK)?;
+        pax = parse_pax(&data, pos + BLOCK)?;
         header = end;
         h = block(bytes, header, "the tar header after an extended header")?;
-        if is_zero(h) {
+        if is_zero(&h) {
             return Err(format_err(
                 header,
                 "an extended header is not followed by an entry",
             ));
         }
-        check_header(h, header)?;
+        check_header(&h, header)?;
         if h[156] == b'x' {
             return Err(format_err(header + 156, "two extended headers in a row"));
         }
@@ -815,7 +888,7 @@ fn read_entry(bytes: &[u8], pos: usize) -> Result<Option<RawEntry>, SnapshotErro
             ),
         });
     }
-    let header_size = octal_field(h, 124..136, "size", header)?;
+    let header_size = octal_field(&h, 124..136, "size", header)?;
     let size = pax.size.unwrap_or(header_size);
     let data_start = header + BLOCK;
     let what = format!("the data of {:?}", String::from_utf8_lossy(&path));
@@ -916,9 +989,13 @@ fn field_name(i: usize) -> &'static str {
 }
 
 /// After the last file: two zero blocks, then nothing but whole zero blocks.
-fn check_end(bytes: &[u8], pos: usize, files: &[ManifestFile<'_>]) -> Result<(), SnapshotError> {
+fn check_end(
+    bytes: &dyn SnapshotSource,
+    pos: usize,
+    files: &[ManifestFile<'_>],
+) -> Result<(), SnapshotError> {
     let first = block(bytes, pos, "the end-of-archive marker")?;
-    if !is_zero(first) {
+    if !is_zero(&first) {
         // Another entry: say what it is.
         let err = match read_entry(bytes, pos) {
             Err(e) => e,
@@ -952,15 +1029,15 @@ fn check_end(bytes: &[u8], pos: usize, files: &[ManifestFile<'_>]) -> Result<(),
         ));
     }
     let rest_start = pos + 2 * BLOCK;
-    let rest = &bytes[rest_start..];
-    if let Some(i) = rest.iter().position(|&b| b != 0) {
+    if let Some(i) = bytes.first_nonzero(rest_start..bytes.size()) {
         return Err(format_err(
             rest_start + i,
             "data after the end of the archive",
         ));
     }
-    let whole = rest.len() / BLOCK * BLOCK;
-    if whole != rest.len() {
+    let rest_len = bytes.size() - rest_start;
+    let whole = rest_len / BLOCK * BLOCK;
+    if whole != rest_len {
         return Err(format_err(
             rest_start + whole,
             "bytes after the end of the archive that are not whole zero blocks",

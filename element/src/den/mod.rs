@@ -86,16 +86,17 @@ pub(crate) fn forget_name(name: &str) {
     release_name(name);
 }
 
-/// Opens a den (used by `openDen`, `fork` and the element).
+/// Opens a den (used by `openDen`, `fork` and the element). `initial`: the files it starts with
+/// (a checked snapshot's, or the forked den's), replacing what its store holds.
 pub async fn open(
     opts: DenOptions,
-    snapshot: Option<Vec<u8>>,
+    initial: Option<FileMap>,
     progress: Progress,
     sink: Option<EventSink>,
 ) -> Result<Den, JsValue> {
     claim_name(&opts.name)?;
     let name = opts.name.clone();
-    let result = open_claimed(opts, snapshot, progress, sink).await;
+    let result = open_claimed(opts, initial, progress, sink).await;
     if result.is_err() {
         release_name(&name);
     }
@@ -104,14 +105,12 @@ pub async fn open(
 
 async fn open_claimed(
     opts: DenOptions,
-    snapshot: Option<Vec<u8>>,
+    initial: Option<FileMap>,
     progress: Progress,
     sink: Option<EventSink>,
 ) -> Result<Den, JsValue> {
     let (persist, mut files) = crate::store::open(&opts.store, &opts.name).await?;
-    if let Some(bytes) = snapshot {
-        let restored = foxden_core::snapshot::decode_snapshot(&bytes, opts.max_den_bytes)
-            .map_err(|e| snapshot_error(e.code(), &e.to_string()))?;
+    if let Some(restored) = initial {
         let ops = files.diff_to(&restored);
         let (ops, _) = files
             .check_limits(ops, &opts.write_limits())
@@ -419,6 +418,12 @@ impl Den {
         ))
     }
 
+    /// The files of an open den, shared, not copied (their data is immutable).
+    pub(crate) fn files_now(&self) -> Option<FileMap> {
+        self.inner.check_open().ok()?;
+        Some(self.inner.files.borrow().clone())
+    }
+
     pub(crate) fn snapshot_impl(&self) -> Result<JsValue, JsValue> {
         self.inner.check_open()?;
         let bytes = foxden_core::snapshot::encode_snapshot(&self.inner.files.borrow());
@@ -428,15 +433,14 @@ impl Den {
     pub(crate) async fn restore_impl(&self, data: JsValue) -> Result<JsValue, JsValue> {
         let inner = &self.inner;
         inner.check_open()?;
-        let bytes = js::data_to_bytes(&data)
-            .filter(|_| data.as_string().is_none())
+        let restored = js::JsSnapshot::new(&data)
             .ok_or_else(|| {
                 snapshot_error(
                     "format",
                     "restore needs the snapshot bytes (Uint8Array or ArrayBuffer)",
                 )
-            })?;
-        let restored = foxden_core::snapshot::decode_snapshot(&bytes, inner.opts.max_den_bytes)
+            })?
+            .decode(inner.opts.max_den_bytes)
             .map_err(|e| snapshot_error(e.code(), &e.to_string()))?;
         let _guard = inner.exclusive().await;
         inner.check_open()?;
@@ -456,9 +460,10 @@ impl Den {
         let mut o = inner.opts.clone();
         o.name = name;
         limits::validate_den_name(&o.name).map_err(|e| option_error("name", &e.to_string()))?;
-        // A forked idb den gets its own records (the store is keyed by den name).
-        let snapshot = foxden_core::snapshot::encode_snapshot(&inner.files.borrow());
-        open(o, Some(snapshot), Rc::new(|_, _| {}), None).await
+        // A forked idb den gets its own records (the store is keyed by den name). The files are
+        // shared, not copied: their data is immutable (`Arc`), a change replaces an entry.
+        let files = inner.files.borrow().clone();
+        open(o, Some(files), Rc::new(|_, _| {}), None).await
     }
 
     pub(crate) async fn reset_impl(&self) -> Result<JsValue, JsValue> {

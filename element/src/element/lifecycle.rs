@@ -238,7 +238,7 @@ pub(crate) fn reconcile(state: &Rc<State>) {
 pub(crate) fn start_open(state: &Rc<State>, config: Config) {
     // A memory den that only changes runtime options keeps its files (not its variables).
     let env = config.env.clone();
-    let snapshot = {
+    let files = {
         let phase = state.phase.borrow();
         phase
             .den()
@@ -248,8 +248,7 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
                     && d.inner.opts.store == StoreSpec::Memory
                     && config.den.store == StoreSpec::Memory
             })
-            .and_then(|d| d.snapshot_impl().ok())
-            .and_then(|b| js::data_to_bytes(&b))
+            .and_then(|d| d.files_now())
     };
     let (tx, rx) = oneshot::channel::<()>();
     state.shut(Phase::Opening {
@@ -296,7 +295,7 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
     let router = lease.router.clone();
     *state.lease.borrow_mut() = Some(lease);
     spawn_local(async move {
-        let open = Box::pin(den::open(config.den, snapshot, progress, Some(sink)));
+        let open = Box::pin(den::open(config.den, files, progress, Some(sink)));
         let result = match select(open, rx).await {
             Either::Left((r, _)) => r,
             Either::Right((_, open)) => {

@@ -19,7 +19,7 @@
 //!   user code has no way to send one (see docs/architecture.md).
 //! - Off: `iframeRuntime({ warmStart: false })`, or `warm-start="off"` on the element.
 
-use crate::js::get;
+use crate::js::{get, in_slices, sha256_js};
 use js_sys::{Array, ArrayBuffer, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -33,28 +33,6 @@ const HASH_HEADER: &str = "x-foxden-sha256";
 const LENGTH_HEADER: &str = "x-foxden-length";
 /// Largest snapshot the host accepts from a den page (Pyodide's are ~30 MB).
 pub const MAX_SNAPSHOT_BYTES: u32 = foxden_core::sparse::MAX_TOTAL as u32;
-
-/// Hands `f` JS bytes in 1 MiB slices with their offsets (no full copy into wasm memory).
-fn in_slices(bytes: &Uint8Array, mut f: impl FnMut(u32, &[u8])) {
-    let len = bytes.length();
-    let mut buf = vec![0u8; (1 << 20).min(len as usize)];
-    let mut off = 0u32;
-    while off < len {
-        let end = (off + (1 << 20)).min(len);
-        let chunk = &mut buf[..(end - off) as usize];
-        bytes.subarray(off, end).copy_to(chunk);
-        f(off, chunk);
-        off = end;
-    }
-}
-
-/// SHA-256 of JS bytes, read in 1 MiB slices.
-pub fn sha256_js(bytes: &Uint8Array) -> [u8; 32] {
-    use sha2::Digest;
-    let mut h = sha2::Sha256::new();
-    in_slices(bytes, |_, chunk| h.update(chunk));
-    h.finalize().into()
-}
 
 /// SHA-256 of JS bytes: the browser's native digest where there is one (several times faster
 /// than hashing in wasm), else `sha256_js`.

@@ -156,3 +156,50 @@ test(`${BROWSER}: on a cross-origin isolated page the Stop button interrupts Pyt
   assert.deepEqual(r.hard, { type: "Stopped", kind: "crashed", restarted: true, status: "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)" });
   assert.equal(r.gone, "False");
 });
+
+test(`${BROWSER}: a snapshot in a SharedArrayBuffer that another thread keeps changing is copied before it is checked: what is accepted is what was hashed`, async () => {
+  const r = await page.evaluate(async () => {
+    const { encodeSnapshot, decodeSnapshot, openDen, iframeRuntime, SnapshotError } = window.foxden;
+    // One 8 MiB file behind a marker, so that hashing it takes a while.
+    const data = new Uint8Array(8 << 20).fill(0x55);
+    data.set(new TextEncoder().encode("FOXMARK"), 0);
+    const snap = encodeSnapshot({ "/work/x.bin": data });
+    const sab = new SharedArrayBuffer(snap.length);
+    const shared = new Uint8Array(sab);
+    shared.set(snap);
+    let at = -1;
+    for (let i = 0; i < snap.length - 7 && at < 0; i++) {
+      if (snap[i] === 0x46 && new TextDecoder().decode(snap.subarray(i, i + 7)) === "FOXMARK") at = i;
+    }
+    const victim = at + 5000;
+    // A worker flips one byte of the file's data, without pause, while the page checks it.
+    // It stops when told through `stop`, and says so.
+    const stop = new Int32Array(new SharedArrayBuffer(4));
+    const src = "onmessage = (e) => { const u = new Uint8Array(e.data.sab); postMessage('go'); while (Atomics.load(e.data.stop, 0) === 0) u[e.data.i] ^= 1; u[e.data.i] = 0x55; postMessage('stopped'); };";
+    const worker = new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" })));
+    await new Promise((res) => { worker.onmessage = res; worker.postMessage({ sab, i: victim, stop }); });
+    const seen = { accepted: 0, refused: 0, wrong: 0, other: [] };
+    const den = await openDen({ name: "sab", runtime: iframeRuntime() });
+    for (let k = 0; k < 12; k++) {
+      try {
+        const out = k % 2 ? decodeSnapshot(shared)["/work/x.bin"] : (await den.restore(shared), await den.readFile("/work/x.bin"));
+        seen.accepted++;
+        if (out[5000] !== 0x55 || out.length !== data.length) seen.wrong++;
+      } catch (e) {
+        if (e instanceof SnapshotError) seen.refused++;
+        else seen.other.push(e.name + ": " + e.message);
+      }
+    }
+    await new Promise((res) => { worker.onmessage = res; Atomics.store(stop, 0, 1); });
+    worker.terminate();
+    const calm = decodeSnapshot(shared)["/work/x.bin"][5000];
+    await den.close();
+    return { at, seen, calm, isolated: window.crossOriginIsolated };
+  });
+  assert.equal(r.isolated, true);
+  assert.ok(r.at > 0, "marker found");
+  assert.deepEqual(r.seen.other, []);
+  assert.equal(r.seen.accepted + r.seen.refused, 12);
+  assert.equal(r.seen.wrong, 0, `accepted data that differs from what was hashed: ${JSON.stringify(r.seen)}`);
+  assert.equal(r.calm, 0x55);
+});

@@ -170,6 +170,33 @@ test(`${B}: snapshots are read where they are: views with an offset, ArrayBuffer
   assert.equal(r.restored, "alpha");
 });
 
+test(`${B}: a snapshot longer than 4 GiB is refused as such, not read modulo 4 GiB`, async () => {
+  const r = await page.evaluate(async () => {
+    const { encodeSnapshot, decodeSnapshot, SnapshotError } = window.foxden;
+    // An empty den's snapshot (2048 bytes), then zeros, then junk in the very last byte: read
+    // modulo 4 GiB it would be exactly the snapshot. Untouched pages cost no memory.
+    const empty = encodeSnapshot({});
+    const big = new Uint8Array(2 ** 32 + empty.length);
+    big.set(empty, 0);
+    big[big.length - 1] = 1;
+    const outcome = async (f) => {
+      try {
+        await f();
+        return "accepted";
+      } catch (e) {
+        return e instanceof SnapshotError ? `${e.code}: ${e.message}` : `${e.name}: ${e.message}`;
+      }
+    };
+    return {
+      size: empty.length,
+      decoded: await outcome(() => decodeSnapshot(big)),
+      restored: await outcome(() => window.dens.snap.restore(big)),
+    };
+  });
+  assert.equal(r.size, 2048);
+  for (const o of [r.decoded, r.restored]) assert.match(o, /^format: .*4294969344 bytes long, more than the 4 GiB/);
+});
+
 test(`${B}: fork copies the files and then diverges`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.snap;

@@ -135,9 +135,16 @@ pub fn byte_view(v: &JsValue) -> Option<Uint8Array> {
     None
 }
 
+/// The longest snapshot a `JsSnapshot` reads: offsets into it are `u32`.
+const MAX_LEN: f64 = u32::MAX as f64;
+
 /// A snapshot still in JS memory, checked in place: headers and the manifest are copied into
 /// wasm memory, file data is hashed in 1 MiB slices, so the archive is never copied whole.
-pub struct JsSnapshot(Uint8Array);
+pub struct JsSnapshot {
+    bytes: Uint8Array,
+    /// The length as JavaScript has it: `length()` wraps at 4 GiB.
+    true_len: f64,
+}
 
 impl JsSnapshot {
     /// The snapshot in `v` (bytes, an `ArrayBuffer` or a typed array). Bytes in a
@@ -145,11 +152,13 @@ impl JsSnapshot {
     /// and the copy out.
     pub fn new(v: &JsValue) -> Option<Self> {
         let view = byte_view(v)?;
-        if view.buffer().is_instance_of::<js_sys::ArrayBuffer>() {
-            Some(Self(view))
+        let true_len = get_f64(&view, "length").unwrap_or(0.0);
+        let bytes = if view.buffer().is_instance_of::<js_sys::ArrayBuffer>() || true_len > MAX_LEN {
+            view
         } else {
-            Some(Self(view.slice(0, view.length())))
-        }
+            view.slice(0, view.length())
+        };
+        Some(Self { bytes, true_len })
     }
 
     /// Checks all of the snapshot (`foxden_core::snapshot::verify_snapshot`).
@@ -158,6 +167,15 @@ impl JsSnapshot {
         max_bytes: u64,
     ) -> Result<Vec<foxden_core::snapshot::SnapshotFile>, foxden_core::snapshot::SnapshotError>
     {
+        if self.true_len > MAX_LEN {
+            return Err(foxden_core::snapshot::SnapshotError::Format {
+                offset: 0,
+                reason: format!(
+                    "it is {} bytes long, more than the 4 GiB wasm can address",
+                    self.true_len as u64
+                ),
+            });
+        }
         foxden_core::snapshot::verify_snapshot(self, max_bytes)
     }
 
@@ -173,18 +191,18 @@ impl JsSnapshot {
 
     /// A copy of the bytes of `range`, made by the browser.
     pub fn copy(&self, range: std::ops::Range<usize>) -> Uint8Array {
-        self.0.slice(range.start as u32, range.end as u32)
+        self.bytes.slice(range.start as u32, range.end as u32)
     }
 
     /// The bytes of `range` as a view (no copy).
     pub fn part(&self, range: std::ops::Range<usize>) -> Uint8Array {
-        self.0.subarray(range.start as u32, range.end as u32)
+        self.bytes.subarray(range.start as u32, range.end as u32)
     }
 }
 
 impl foxden_core::snapshot::SnapshotSource for JsSnapshot {
     fn size(&self) -> usize {
-        self.0.length() as usize
+        self.bytes.length() as usize
     }
     fn bytes(&self, range: std::ops::Range<usize>) -> std::borrow::Cow<'_, [u8]> {
         std::borrow::Cow::Owned(self.part(range).to_vec())

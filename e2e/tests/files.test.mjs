@@ -197,6 +197,31 @@ test(`${B}: a snapshot longer than 4 GiB is refused as such, not read modulo 4 G
   for (const o of [r.decoded, r.restored]) assert.match(o, /^format: .*4294969344 bytes long, more than the 4 GiB/);
 });
 
+test(`${B}: writeFile over maxFileBytes is refused before its bytes are copied, even past 4 GiB`, async () => {
+  const r = await page.evaluate(async () => {
+    const { DenError } = window.foxden;
+    const den = window.dens.snap;
+    const answer = async (data) => {
+      const none = new Promise((res) => setTimeout(() => res("no answer in 30 s"), 30000));
+      const write = den.writeFile("/work/huge.bin", data).then(
+        () => "accepted",
+        (e) => (e instanceof DenError ? `${e.code}: ${e.message}` : `${e.name}: ${e.message}`),
+      );
+      return Promise.race([write, none]);
+    };
+    const past4GiB = await answer(new Uint8Array(2 ** 32 + 10));
+    const big = await answer(new Float64Array(2 ** 27)); // 1 GiB as another typed array
+    await den.writeFile("/work/after.txt", "still fine");
+    const after = await den.readText("/work/after.txt");
+    await den.deleteFile("/work/after.txt");
+    return { past4GiB, big, after, listed: (await den.list()).map((f) => f.path) };
+  });
+  assert.match(r.past4GiB, /^cap: "\/work\/huge.bin" would hold 4294967306 bytes, over the cap of \d+ bytes per file \(maxFileBytes\)/);
+  assert.match(r.big, /^cap: "\/work\/huge.bin" would hold 1073741824 bytes, over the cap/);
+  assert.equal(r.after, "still fine");
+  assert.ok(!r.listed.includes("/work/huge.bin"));
+});
+
 test(`${B}: fork copies the files and then diverges`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.snap;

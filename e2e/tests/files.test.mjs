@@ -222,6 +222,42 @@ test(`${B}: writeFile over maxFileBytes is refused before its bytes are copied, 
   assert.ok(!r.listed.includes("/work/huge.bin"));
 });
 
+test(`${B}: detached buffers (bytes transferred away) get an answer: writeFile refuses them, snapshots read them as empty`, async () => {
+  const r = await page.evaluate(async () => {
+    const { DenError, SnapshotError, decodeSnapshot, encodeSnapshot } = window.foxden;
+    const den = window.dens.snap;
+    // A buffer, or a typed array made before its buffer was transferred away.
+    const detached = (view = false) => {
+      const b = new ArrayBuffer(8);
+      const v = new Float32Array(b);
+      structuredClone(b, { transfer: [b] });
+      return view ? v : b;
+    };
+    const answer = async (f) => {
+      const none = new Promise((res) => setTimeout(() => res("no answer in 30 s"), 30000));
+      const done = (async () => f())().then(
+        (v) => `ok ${v instanceof Uint8Array ? v.length : JSON.stringify(v)}`,
+        (e) => (e instanceof DenError || e instanceof SnapshotError ? `${e.name} ${e.code}` : `${e.name}: ${e.message}`),
+      );
+      return Promise.race([done, none]);
+    };
+    return {
+      write: await answer(() => den.writeFile("/work/gone.bin", detached())),
+      writeView: await answer(() => den.writeFile("/work/gone.bin", detached(true))),
+      restore: await answer(() => den.restore(detached())),
+      decode: await answer(() => decodeSnapshot(detached(true))),
+      encoded: await answer(() => Object.values(decodeSnapshot(encodeSnapshot({ "/drop/e.bin": detached() })))[0]),
+      listed: (await den.list()).map((f) => f.path),
+    };
+  });
+  assert.equal(r.write, "DenError bad-data");
+  assert.equal(r.writeView, "DenError bad-data");
+  assert.equal(r.restore, "SnapshotError truncated");
+  assert.equal(r.decode, "SnapshotError truncated");
+  assert.equal(r.encoded, "ok 0");
+  assert.ok(!r.listed.includes("/work/gone.bin"));
+});
+
 test(`${B}: fork copies the files and then diverges`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.snap;

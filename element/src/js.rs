@@ -122,17 +122,41 @@ pub fn byte_view(v: &JsValue) -> Option<Uint8Array> {
     if let Some(u) = v.dyn_ref::<Uint8Array>() {
         return Some(u.clone());
     }
-    if let Some(b) = v.dyn_ref::<js_sys::ArrayBuffer>() {
-        return Some(Uint8Array::new(b));
+    let is_buffer = |b: &JsValue| {
+        b.is_instance_of::<js_sys::ArrayBuffer>() || b.is_instance_of::<js_sys::SharedArrayBuffer>()
+    };
+    let (buffer, offset, len) = if is_buffer(v) {
+        (v.clone(), 0.0, get_f64(v, "byteLength")?)
+    } else if js_sys::ArrayBuffer::is_view(v) {
+        let buffer = get(v, "buffer");
+        (buffer, get_f64(v, "byteOffset")?, get_f64(v, "byteLength")?)
+    } else {
+        return None;
+    };
+    if !is_buffer(&buffer) {
+        return None;
     }
-    if js_sys::ArrayBuffer::is_view(v) {
-        let off = get_f64(v, "byteOffset").unwrap_or(0.0) as u32;
-        let len = get_f64(v, "byteLength").unwrap_or(0.0) as u32;
-        if let Some(b) = get(v, "buffer").dyn_ref::<js_sys::ArrayBuffer>() {
-            return Some(Uint8Array::new_with_byte_offset_and_length(b, off, len));
-        }
+    // A detached buffer (its bytes transferred) reads as empty, as its views do; viewing it
+    // would throw.
+    if get(&buffer, "detached").as_bool() == Some(true) {
+        return Some(Uint8Array::new_with_length(0));
     }
-    None
+    // Offsets as JS numbers (a buffer may pass 4 GiB); a throw is an answer, not a lost task.
+    let args = Array::of3(&buffer, &offset.into(), &len.into());
+    let ctor = get(&js_sys::global(), "Uint8Array")
+        .dyn_into::<js_sys::Function>()
+        .ok()?;
+    Reflect::construct(&ctor, &args).ok()?.dyn_into().ok()
+}
+
+/// Whether `v` is an `ArrayBuffer`, or a view of one, whose bytes were transferred away.
+pub fn is_detached(v: &JsValue) -> bool {
+    let buffer = if js_sys::ArrayBuffer::is_view(v) {
+        get(v, "buffer")
+    } else {
+        v.clone()
+    };
+    get(&buffer, "detached").as_bool() == Some(true)
 }
 
 /// The longest snapshot a `JsSnapshot` reads: offsets into it are `u32`.

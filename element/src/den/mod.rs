@@ -328,14 +328,14 @@ impl Den {
         let inner = &self.inner;
         inner.check_open()?;
         let path = normalize_file_path(&path).map_err(|e| path_error(&e))?;
-        // Too big is refused before the bytes are copied: wasm memory never shrinks, and past
-        // 4 GiB a copy cannot even be made.
         if js::is_detached(&data) {
             return Err(den_error(
                 crate::errors::DenErrorCode::BadData,
                 "writeFile data is a detached ArrayBuffer: its bytes were transferred elsewhere",
             ));
         }
+        // Too big is refused before the bytes are copied: wasm memory never shrinks, and past
+        // 4 GiB a copy cannot even be made.
         let max = inner.opts.max_file_bytes;
         if let Some(size) = js::byte_view(&data)
             .map(|v| js::get_f64(&v, "length").unwrap_or(0.0))

@@ -150,6 +150,17 @@ test(`${B}: snapshots are read where they are: views with an offset, ArrayBuffer
     big.set(snap, 16);
     a[0] = 0x41;
     const again = text(decodeSnapshot(view)["/drop/a.txt"]);
+    // A subclass whose slice() returns a view (as a Buffer polyfill's does) still gets copies.
+    class ViewSlice extends Uint8Array {
+      slice(a, b) {
+        return this.subarray(a, b);
+      }
+    }
+    const sub = new ViewSlice(snap.length);
+    sub.set(snap);
+    const fromSub = decodeSnapshot(sub)["/drop/a.txt"];
+    sub.fill(0);
+    const subAfterInputChanged = text(fromSub);
     // restore() and openDen({ snapshot }) read the view too, and keep their own copy.
     await den.writeFile("/drop/a.txt", "changed");
     await den.restore(view);
@@ -159,7 +170,7 @@ test(`${B}: snapshots are read where they are: views with an offset, ArrayBuffer
     return {
       keys: [Object.keys(fromView), Object.keys(fromDataView), Object.keys(fromBuffer)],
       texts: [text(fromDataView["/drop/a.txt"]), text(fromBuffer["/drop/a.txt"])],
-      junk, aAfterInputChanged, again, restored,
+      junk, aAfterInputChanged, again, restored, subAfterInputChanged,
     };
   });
   for (const k of r.keys) assert.ok(k.includes("/drop/a.txt"), JSON.stringify(r.keys));
@@ -168,6 +179,7 @@ test(`${B}: snapshots are read where they are: views with an offset, ArrayBuffer
   assert.equal(r.aAfterInputChanged, "alpha");
   assert.equal(r.again, "alpha");
   assert.equal(r.restored, "alpha");
+  assert.equal(r.subAfterInputChanged, "alpha");
 });
 
 test(`${B}: a snapshot longer than 4 GiB is refused as such, not read modulo 4 GiB`, async () => {
@@ -197,13 +209,33 @@ test(`${B}: a snapshot longer than 4 GiB is refused as such, not read modulo 4 G
   for (const o of [r.decoded, r.restored]) assert.match(o, /^format: .*4294969344 bytes long, more than the 4 GiB/);
 });
 
+test(`${B}: a snapshot padded with zero blocks to just under 4 GiB is read to its end and accepted`, async () => {
+  const r = await page.evaluate(async () => {
+    const { encodeSnapshot, decodeSnapshot } = window.foxden;
+    const snap = encodeSnapshot({ "/drop/a.txt": "alpha" });
+    const padded = new Uint8Array(2 ** 32 - 512);
+    padded.set(snap, 0);
+    const files = decodeSnapshot(padded);
+    padded[padded.length - 1] = 1;
+    let junk = "accepted";
+    try {
+      decodeSnapshot(padded);
+    } catch (e) {
+      junk = `${e.code}: ${e.message}`;
+    }
+    return { text: new TextDecoder().decode(files["/drop/a.txt"]), junk };
+  });
+  assert.equal(r.text, "alpha");
+  assert.match(r.junk, /^format: .*data after the end of the archive/);
+});
+
 test(`${B}: writeFile over maxFileBytes is refused before its bytes are copied, even past 4 GiB`, async () => {
   const r = await page.evaluate(async () => {
     const { DenError } = window.foxden;
     const den = window.dens.snap;
-    const answer = async (data) => {
+    const answer = async (data, on = den) => {
       const none = new Promise((res) => setTimeout(() => res("no answer in 30 s"), 30000));
-      const write = den.writeFile("/work/huge.bin", data).then(
+      const write = on.writeFile("/work/huge.bin", data).then(
         () => "accepted",
         (e) => (e instanceof DenError ? `${e.code}: ${e.message}` : `${e.name}: ${e.message}`),
       );
@@ -211,13 +243,19 @@ test(`${B}: writeFile over maxFileBytes is refused before its bytes are copied, 
     };
     const past4GiB = await answer(new Uint8Array(2 ** 32 + 10));
     const big = await answer(new Float64Array(2 ** 27)); // 1 GiB as another typed array
+    // With the cap at its most (4 GiB), exactly 4 GiB is still more than wasm can take.
+    const { openDen, iframeRuntime } = window.foxden;
+    const wide = await openDen({ name: "wide-cap", runtime: iframeRuntime(), maxFileBytes: 2 ** 32, maxDenBytes: 2 ** 33 });
+    const at4GiB = await answer(new Uint8Array(2 ** 32), wide);
+    await wide.close();
     await den.writeFile("/work/after.txt", "still fine");
     const after = await den.readText("/work/after.txt");
     await den.deleteFile("/work/after.txt");
-    return { past4GiB, big, after, listed: (await den.list()).map((f) => f.path) };
+    return { past4GiB, big, at4GiB, after, listed: (await den.list()).map((f) => f.path) };
   });
   assert.match(r.past4GiB, /^cap: "\/work\/huge.bin" would hold 4294967306 bytes, over the cap of \d+ bytes per file \(maxFileBytes\)/);
   assert.match(r.big, /^cap: "\/work\/huge.bin" would hold 1073741824 bytes, over the cap/);
+  assert.match(r.at4GiB, /^cap: "\/work\/huge.bin" would hold 4294967296 bytes, over the cap/);
   assert.equal(r.after, "still fine");
   assert.ok(!r.listed.includes("/work/huge.bin"));
 });

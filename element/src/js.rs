@@ -101,7 +101,7 @@ pub fn in_slices(bytes: &Uint8Array, mut f: impl FnMut(u32, &[u8])) {
     let mut buf = vec![0u8; (1 << 20).min(len as usize)];
     let mut off = 0u32;
     while off < len {
-        let end = (off + (1 << 20)).min(len);
+        let end = off.saturating_add(1 << 20).min(len);
         let chunk = &mut buf[..(end - off) as usize];
         bytes.subarray(off, end).copy_to(chunk);
         f(off, chunk);
@@ -117,11 +117,10 @@ pub fn sha256_js(bytes: &Uint8Array) -> [u8; 32] {
     h.finalize().into()
 }
 
-/// The bytes of a `Uint8Array`, an `ArrayBuffer` or another typed array (a view, no copy).
+/// The bytes of a `Uint8Array`, an `ArrayBuffer` or another typed array: a plain `Uint8Array`
+/// view of them (no copy). Always a new plain one, so that a subclass's own `slice` or
+/// `subarray` (a `Buffer` polyfill's `slice` returns a view) never decides what is read.
 pub fn byte_view(v: &JsValue) -> Option<Uint8Array> {
-    if let Some(u) = v.dyn_ref::<Uint8Array>() {
-        return Some(u.clone());
-    }
     let is_buffer = |b: &JsValue| {
         b.is_instance_of::<js_sys::ArrayBuffer>() || b.is_instance_of::<js_sys::SharedArrayBuffer>()
     };
@@ -203,8 +202,8 @@ impl JsSnapshot {
         foxden_core::snapshot::verify_snapshot(self, max_bytes)
     }
 
-    /// Checks the snapshot and unpacks it into a den: each file is copied once, the archive is
-    /// never copied whole.
+    /// Checks the snapshot and unpacks it into a den: the files are copied one by one, the
+    /// archive is never copied whole.
     pub fn decode(
         &self,
         max_bytes: u64,

@@ -40,6 +40,12 @@ const MANIFEST_PREFIX: &str = "{\"format\":\"foxden-snapshot\",\"version\":";
 const HASH_LINE_START: &str = "\"manifest_sha256\":\"";
 const HASH_LINE_END: &str = "\"}\n";
 const HASH_LINE_LEN: usize = HASH_LINE_START.len() + 64 + HASH_LINE_END.len();
+/// The longest manifest a den's files can have: per file a path (its `"` escaped), a size, an
+/// `f64` mtime spelled out (up to ~330 characters) and a hash. Larger is refused before it is read.
+const MAX_MANIFEST_BYTES: u64 =
+    (crate::limits::DEFAULT_MAX_FILES * (2 * crate::paths::MAX_PATH_BYTES + 512) + 4096) as u64;
+/// The longest PAX extended header data a snapshot needs: one `path` record.
+const MAX_PAX_BYTES: u64 = (crate::paths::MAX_PATH_BYTES + 512) as u64;
 
 /// Why a snapshot was refused. [`SnapshotError::code`] is a stable short name.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -536,6 +542,12 @@ pub fn verify_snapshot(
             String::from_utf8_lossy(&first.path)
         )));
     }
+    if first.size > MAX_MANIFEST_BYTES {
+        return Err(manifest_err(format!(
+            "it is {} bytes, more than the manifest of a den's most files can be ({MAX_MANIFEST_BYTES})",
+            first.size
+        )));
+    }
     let manifest_bytes = bytes.bytes(entry_data(bytes, &first)?);
     let manifest = parse_manifest(&manifest_bytes)?;
     let files = &manifest.files;
@@ -841,6 +853,12 @@ fn read_entry(bytes: &dyn SnapshotSource, pos: usize) -> Result<Option<RawEntry>
     let mut pax = Pax::default();
     if h[156] == b'x' {
         let size = octal_field(&h, 124..136, "size", pos)?;
+        if size > MAX_PAX_BYTES {
+            return Err(format_err(
+                pos + 124,
+                format!("an extended header of {size} bytes is more than a den path needs"),
+            ));
+        }
         let end = data_end(bytes, pos + BLOCK, size, "an extended header")?;
         let data = bytes.bytes(pos + BLOCK..pos + BLOCK + size as usize);
         if let Some(i) = bytes.first_nonzero(pos + BLOCK + data.len()..end) {
@@ -1152,6 +1170,13 @@ fn parse_manifest(data: &[u8]) -> Result<Manifest<'_>, SnapshotError> {
 /// Checks the manifest's list: valid normalized paths, no duplicates, sorted, no path both a
 /// file and a folder, and the total within `max_bytes`. Runs before any file data is read.
 fn check_manifest_files(files: &[ManifestFile<'_>], max_bytes: u64) -> Result<(), SnapshotError> {
+    if files.len() > crate::limits::DEFAULT_MAX_FILES {
+        return Err(manifest_err(format!(
+            "the files cannot form a den: it lists {} files, more than the {} a den holds",
+            files.len(),
+            crate::limits::DEFAULT_MAX_FILES
+        )));
+    }
     let mut seen = BTreeSet::new();
     for f in files {
         check_den_path(&f.path)?;

@@ -899,3 +899,52 @@ proptest! {
         let _ = decode_snapshot(&data, cap);
     }
 }
+
+#[test]
+fn more_files_than_a_den_holds_are_refused_before_any_is_read() {
+    let names: Vec<String> = (0..10_001).map(|i| format!("/work/{i:05}")).collect();
+    let files: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b""[..])).collect();
+    let entries = names
+        .iter()
+        .map(|n| spec::Entry::file(n, b"", 0.0))
+        .collect();
+    let e = decode_snapshot(&forged(&files, entries), NO_CAP).unwrap_err();
+    assert_eq!(e.code(), "manifest", "{e}");
+    assert!(
+        e.to_string().contains("10001 files, more than the 10000"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_manifest_longer_than_any_den_needs_is_refused_before_it_is_copied() {
+    // The manifest's header claims 64 MiB, and the input really is that long.
+    let mut b = encode_snapshot(&FileMap::new());
+    let claimed: u64 = 64 << 20;
+    spec::octal(&mut b[124..136], claimed);
+    spec::fix_checksum(&mut b[..512]);
+    b.resize(512 + claimed as usize + 1024, 0);
+    let e = decode_snapshot(&b, NO_CAP).unwrap_err();
+    assert_eq!(e.code(), "manifest", "{e}");
+    assert!(
+        e.to_string()
+            .contains("more than the manifest of a den's most files can be"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_extended_header_longer_than_a_path_needs_is_refused() {
+    let m = map_of(&[(&pax_path(), b"x", 0.0)]);
+    let mut b = encode_snapshot(&m);
+    // The file's PAX header comes after the manifest entry; give it a 1 MiB size.
+    let pos = (0..b.len())
+        .step_by(512)
+        .find(|&p| b[p + 156] == b'x' && &b[p + 257..p + 263] == b"ustar\0")
+        .unwrap();
+    spec::octal(&mut b[pos + 124..pos + 136], 1 << 20);
+    spec::fix_checksum(&mut b[pos..pos + 512]);
+    let e = decode_snapshot(&b, NO_CAP).unwrap_err();
+    assert_eq!(e.code(), "format", "{e}");
+    assert!(e.to_string().contains("more than a den path needs"), "{e}");
+}

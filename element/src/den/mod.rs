@@ -336,11 +336,13 @@ impl Den {
         }
         // Too big is refused before the bytes are copied: wasm memory never shrinks, and past
         // 4 GiB a copy cannot even be made.
+        // (A string's UTF-8 is never shorter than its UTF-16 length.)
         let max = inner.opts.max_file_bytes;
-        if let Some(size) = js::byte_view(&data)
-            .map(|v| js::get_f64(&v, "length").unwrap_or(0.0))
-            .filter(|&n| n > max as f64)
-        {
+        let size = match data.dyn_ref::<js_sys::JsString>() {
+            Some(s) => Some(f64::from(s.length())),
+            None => js::byte_view(&data).and_then(|v| js::get_f64(&v, "length")),
+        };
+        if let Some(size) = size.filter(|&n| n > max.min(u64::from(u32::MAX)) as f64) {
             return Err(storage_to_js(&StorageError::FileTooBig {
                 path,
                 size: size as u64,

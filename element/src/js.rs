@@ -137,7 +137,7 @@ pub fn byte_view(v: &JsValue) -> Option<Uint8Array> {
     }
     // A detached buffer (its bytes transferred) reads as empty, as its views do; viewing it
     // would throw.
-    if get(&buffer, "detached").as_bool() == Some(true) {
+    if is_detached(&buffer) {
         return Some(Uint8Array::new_with_length(0));
     }
     // Offsets as JS numbers (a buffer may pass 4 GiB); a throw is an answer, not a lost task.

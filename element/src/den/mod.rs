@@ -338,9 +338,16 @@ impl Den {
         // 4 GiB a copy cannot even be made.
         // (A string's UTF-8 is never shorter than its UTF-16 length.)
         let max = inner.opts.max_file_bytes;
-        let size = match data.dyn_ref::<js_sys::JsString>() {
-            Some(s) => Some(f64::from(s.length())),
-            None => js::byte_view(&data).and_then(|v| js::get_f64(&v, "length")),
+        let text = data.dyn_ref::<js_sys::JsString>();
+        let view = if text.is_some() {
+            None
+        } else {
+            js::byte_view(&data)
+        };
+        let size = match (text, &view) {
+            (Some(s), _) => Some(f64::from(s.length())),
+            (None, Some(v)) => js::get_f64(v, "length"),
+            (None, None) => None,
         };
         if let Some(size) = size.filter(|&n| n > max.min(u64::from(u32::MAX)) as f64) {
             return Err(storage_to_js(&StorageError::FileTooBig {
@@ -349,12 +356,16 @@ impl Den {
                 max,
             }));
         }
-        let bytes = js::data_to_bytes(&data).ok_or_else(|| {
-            den_error(
-                crate::errors::DenErrorCode::BadData,
-                "writeFile data must be a string, Uint8Array, ArrayBuffer or typed array",
-            )
-        })?;
+        let bytes = match (data.as_string(), view) {
+            (Some(s), _) => s.into_bytes(),
+            (None, Some(v)) => v.to_vec(),
+            (None, None) => {
+                return Err(den_error(
+                    crate::errors::DenErrorCode::BadData,
+                    "writeFile data must be a string, Uint8Array, ArrayBuffer or typed array",
+                ))
+            }
+        };
         let _guard = inner.exclusive().await;
         inner.check_open()?;
         let changes = inner

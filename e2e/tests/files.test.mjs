@@ -373,6 +373,99 @@ test(`${B}: names are checked and freed by close()`, async () => {
   assert.equal(r.closedErr, "closed");
 });
 
+test(`${B}: a den that fails to open leaves its stored files as they were; stalled wheels fail at loadTimeoutMs`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, idbStore, DenLoadError } = window.foxden;
+    const store = idbStore("fx-e2e-keep");
+    const keep = await openDen({ name: "keepme", store, runtime: iframeRuntime() });
+    await keep.writeFile("/work/a.txt", "original");
+    const other = await openDen({ name: "keep-src", runtime: iframeRuntime() });
+    await other.writeFile("/work/b.txt", "from the snapshot");
+    const snapshot = await other.snapshot();
+    await other.close();
+    await keep.close();
+    const out = {};
+    // The snapshot is valid, but the den page never answers: the open fails, nothing is replaced.
+    try {
+      await openDen({ name: "keepme", store, snapshot, runtime: iframeRuntime({ denUrl: "/missing/den.html", loadTimeoutMs: 3000 }) });
+      out.failed = "opened";
+    } catch (e) {
+      out.failed = e instanceof DenLoadError ? e.stage : String(e);
+    }
+    const again = await openDen({ name: "keepme", store, runtime: iframeRuntime() });
+    out.files = (await again.list()).map((f) => f.path);
+    out.text = await again.readText("/work/a.txt");
+    await again.close();
+    // A wheel server that never answers: the open fails at loadTimeoutMs, and frees the name.
+    const t0 = performance.now();
+    try {
+      await openDen({ name: "stall", packages: [{ url: "/api/slow/stall-1.0-py3-none-any.whl?ms=20000", sha256: "0".repeat(64) }], runtime: iframeRuntime({ loadTimeoutMs: 2000 }) });
+      out.stall = "opened";
+    } catch (e) {
+      out.stall = e instanceof DenLoadError ? e.stage : String(e);
+    }
+    out.stallMs = performance.now() - t0;
+    const free = await openDen({ name: "stall", runtime: iframeRuntime() });
+    out.freed = (await free.run("1")).result;
+    await free.close();
+    return out;
+  });
+  assert.equal(r.failed, "timeout");
+  assert.deepEqual(r.files, ["/work/a.txt"]);
+  assert.equal(r.text, "original");
+  assert.equal(r.stall, "timeout");
+  assert.ok(r.stallMs < 8000, `stalled wheels took ${r.stallMs} ms`);
+  assert.equal(r.freed, "1");
+});
+
+test(`${B}: close() settles once an IndexedDB write in flight ended: the den reopens at once, write kept`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, idbStore } = window.foxden;
+    const store = idbStore("fx-e2e-reclose");
+    const den = await openDen({ name: "reclose", store, runtime: iframeRuntime(), maxFileBytes: 64 << 20 });
+    const big = new Uint8Array(32 << 20).fill(7);
+    const write = den.writeFile("/work/big.bin", big).then(() => "written", (e) => `refused: ${e.code}`);
+    await new Promise((r) => setTimeout(r, 0)); // the write is in its IndexedDB transaction now
+    await den.close();
+    let again;
+    try {
+      again = await openDen({ name: "reclose", store, runtime: iframeRuntime() });
+    } catch (e) {
+      return { reopen: `${e.name} ${e.code}: ${e.message}` };
+    }
+    const files = (await again.list()).map((f) => [f.path, f.size]);
+    await again.deleteFile("/work/big.bin").catch(() => {});
+    await again.close();
+    return { reopen: "ok", write: await write, files };
+  });
+  assert.equal(r.reopen, "ok");
+  assert.equal(r.write, "written");
+  assert.deepEqual(r.files, [["/work/big.bin", 32 << 20]]);
+});
+
+test(`${B}: reset() waiting behind a run, then close(): reset rejects as closed at once, no new den page`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime } = window.foxden;
+    const den = await openDen({ name: "reset-close", runtime: iframeRuntime() });
+    const run = den.run("import time\ntime.sleep(3)").then((x) => x.error && x.error.kind, (e) => e.code);
+    const reset = den.reset().then(() => "reset", (e) => e.code);
+    await new Promise((r) => setTimeout(r, 300));
+    let added = 0;
+    const watch = new MutationObserver((ms) => ms.forEach((m) => m.addedNodes.forEach((n) => (added += n.nodeName === "IFRAME" ? 1 : 0))));
+    watch.observe(document.body, { childList: true, subtree: true });
+    const t0 = performance.now();
+    await den.close();
+    const out = { reset: await reset, ms: performance.now() - t0, run: await run };
+    await new Promise((r) => setTimeout(r, 500));
+    watch.disconnect();
+    out.extra = added;
+    return out;
+  });
+  assert.equal(r.reset, "closed");
+  assert.ok(r.ms < 1000, `reset settled after ${r.ms} ms`);
+  assert.equal(r.extra, 0, "a den page was opened for a closed den");
+});
+
 test(`${B}: a den whose assets are missing or wrong rejects with DenLoadError naming what failed`, async () => {
   const r = await page.evaluate(async (base) => {
     const { openDen, iframeRuntime, DenLoadError } = window.foxden;

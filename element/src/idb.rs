@@ -130,7 +130,8 @@ impl IdbDen {
                 .get_all_with_key(&range)
                 .map_err(|e| idb_err("read", &e))?,
         )
-        .await?;
+        .await
+        .map_err(|e| idb_err("read", &e))?;
         let mut ops = Vec::new();
         for rec in Array::from(&all).iter() {
             let path = get_str(&rec, "path").unwrap_or_default();

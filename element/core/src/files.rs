@@ -159,6 +159,14 @@ impl WriteRate {
 
     /// Admits `files` writes at `now_ms`, or refuses them (and records nothing).
     pub fn admit(&mut self, now_ms: f64, files: u32) -> Result<(), StorageError> {
+        self.check(now_ms, files)?;
+        self.record(now_ms, files);
+        Ok(())
+    }
+
+    /// Whether `files` writes at `now_ms` are within the limit; records nothing (a batch that
+    /// may still fail, e.g. in IndexedDB, is [`Self::record`]ed once it was kept).
+    pub fn check(&mut self, now_ms: f64, files: u32) -> Result<(), StorageError> {
         if self.per_minute == 0 || files == 0 {
             return Ok(());
         }
@@ -177,8 +185,14 @@ impl WriteRate {
                 max: self.per_minute,
             });
         }
-        self.recent.push_back((now_ms, files));
         Ok(())
+    }
+
+    /// Counts `files` writes made at `now_ms`.
+    pub fn record(&mut self, now_ms: f64, files: u32) {
+        if self.per_minute != 0 && files != 0 {
+            self.recent.push_back((now_ms, files));
+        }
     }
 }
 
@@ -592,6 +606,13 @@ mod tests {
         assert!(off.admit(0.0, 1_000_000).is_ok());
         // One batch bigger than the limit is refused outright.
         assert!(WriteRate::new(2).admit(0.0, 3).is_err());
+        // check() alone records nothing: a batch that failed later costs no budget.
+        let mut r = WriteRate::new(3);
+        for _ in 0..10 {
+            assert!(r.check(0.0, 3).is_ok());
+        }
+        r.record(0.0, 3);
+        assert!(r.check(1.0, 1).is_err());
     }
 
     #[test]

@@ -94,9 +94,8 @@ impl Den {
         crate::js::promise(async move { d.reset_impl().await })
     }
 
-    /// Removes the iframe and frees the name.
+    /// Removes the iframe and frees the name (once an IndexedDB write in flight ended).
     pub fn close(&self) -> Promise {
-        self.close_impl();
-        Promise::resolve(&JsValue::UNDEFINED)
+        self.close_impl()
     }
 }

@@ -49,6 +49,11 @@ pub(crate) struct Inner {
     /// The tag of the run in progress (`RunOptions::tag`), read by the element's event router.
     run_tag: Cell<u32>,
     persist: RefCell<Option<Rc<crate::store::Persist>>>,
+    /// Settles when the IndexedDB transaction in flight (if any) ended: `close()` waits for it
+    /// before it releases the den's name and Web Lock.
+    persisting: RefCell<Option<Promise>>,
+    /// What `close()` returned (a second call returns it again).
+    closing: RefCell<Option<Promise>>,
     pub sink: RefCell<Option<EventSink>>,
     info: RefCell<JsValue>,
     /// File writes in the last minute (`maxWritesPerMinute`).
@@ -110,22 +115,43 @@ async fn open_claimed(
     sink: Option<EventSink>,
 ) -> Result<Den, JsValue> {
     let (persist, mut files) = crate::store::open(&opts.store, &opts.name).await?;
-    if let Some(restored) = initial {
-        let ops = files.diff_to(&restored);
-        let (ops, _) = files
-            .check_limits(ops, &opts.write_limits())
-            .map_err(|e| storage_to_js(&e))?;
+    // The starting files (a snapshot's, a fork's) are checked now, but replace what the store
+    // holds only once the den opened: a den that fails to open leaves its stored files as they were.
+    let initial = match initial {
+        Some(restored) => {
+            let ops = files.diff_to(&restored);
+            let (ops, _) = files
+                .check_limits(ops, &opts.write_limits())
+                .map_err(|e| storage_to_js(&e))?;
+            Some(ops)
+        }
+        None => None,
+    };
+    // The den's wheels: fetched and checked once, then handed to every den page and interpreter.
+    // A wheel server that never answers fails the open at loadTimeoutMs, like a den page.
+    let mut opts = opts;
+    if !opts.packages.is_empty() && opts.runtime.packages.is_empty() {
+        let deadline = opts.runtime.load_timeout_ms;
+        let wheels =
+            crate::callback::with_timeout(runtime::packages::load(&opts.packages), deadline)
+                .await
+                .ok_or_else(|| {
+                    crate::errors::load_error(
+                        crate::errors::LoadStage::Timeout,
+                        &format!(
+                    "the den's packages were not fetched within {deadline} ms (loadTimeoutMs)"
+                ),
+                    )
+                })??;
+        opts.runtime.packages = Rc::new(wheels);
+    }
+    let conn = runtime::start(&opts.runtime, progress).await?;
+    if let Some(ops) = initial {
         if let Some(p) = &persist {
             p.commit(&ops).await?;
         }
         files.apply_checked(ops);
     }
-    // The den's wheels: fetched and checked once, then handed to every den page and interpreter.
-    let mut opts = opts;
-    if !opts.packages.is_empty() && opts.runtime.packages.is_empty() {
-        opts.runtime.packages = Rc::new(runtime::packages::load(&opts.packages).await?);
-    }
-    let conn = runtime::start(&opts.runtime, progress).await?;
     let info = info_object(&conn);
     let inner = Rc::new(Inner {
         rate: RefCell::new(WriteRate::new(opts.max_writes_per_minute)),
@@ -139,6 +165,8 @@ async fn open_claimed(
         run_seq: Cell::new(0),
         run_tag: Cell::new(0),
         persist: RefCell::new(persist.map(Rc::new)),
+        persisting: RefCell::new(None),
+        closing: RefCell::new(None),
         sink: RefCell::new(sink),
         info: RefCell::new(info),
     });
@@ -210,7 +238,7 @@ impl Inner {
     }
 
     /// Commits a batch: checks it, persists it (one IndexedDB transaction), then applies it.
-    async fn commit(&self, ops: Vec<Op>, source: &str) -> Result<ChangeSet, StorageError> {
+    async fn commit(&self, ops: Vec<Op>, source: &str) -> Result<ChangeSet, CommitError> {
         let (ops, changes) = self
             .files
             .borrow()
@@ -219,18 +247,20 @@ impl Inner {
             return Ok(changes);
         }
         let writes = changes.created.len() + changes.changed.len() + changes.deleted.len();
-        self.rate
-            .borrow_mut()
-            .admit(js::wall_ms(), u32::try_from(writes).unwrap_or(u32::MAX))?;
+        let writes = u32::try_from(writes).unwrap_or(u32::MAX);
+        self.rate.borrow_mut().check(js::wall_ms(), writes)?;
         let persist = self.persist.borrow().clone();
         if let Some(p) = persist {
-            if let Err(e) = p.commit(&ops).await {
-                return Err(StorageError::Conflict {
-                    path: "(IndexedDB)".into(),
-                    other: js::describe(&e),
-                });
-            }
+            let gate = Gate::new();
+            *self.persisting.borrow_mut() = Some(gate.promise.clone());
+            let kept = p.commit(&ops).await;
+            // The transaction ended: close() may now release the Web Lock (it waits for this).
+            drop(p);
+            *self.persisting.borrow_mut() = None;
+            drop(gate);
+            kept.map_err(CommitError::Store)?;
         }
+        self.rate.borrow_mut().record(js::wall_ms(), writes);
         self.files.borrow_mut().apply_checked(ops);
         self.emit(&DenEvent::FileChange {
             source,
@@ -267,6 +297,57 @@ impl Inner {
         self.sync.borrow_mut().reset();
         *self.conn.borrow_mut() = Some(conn.clone());
         Ok(conn)
+    }
+}
+
+/// Why a batch was not kept: refused by the den's rules, or IndexedDB failed (a `DenError`
+/// with code `storage`, from the store).
+enum CommitError {
+    Refused(StorageError),
+    Store(JsValue),
+}
+
+impl From<StorageError> for CommitError {
+    fn from(e: StorageError) -> Self {
+        CommitError::Refused(e)
+    }
+}
+
+impl CommitError {
+    fn to_js(&self) -> JsValue {
+        match self {
+            CommitError::Refused(e) => storage_to_js(e),
+            CommitError::Store(e) => e.clone(),
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            CommitError::Refused(e) => e.to_string(),
+            CommitError::Store(e) => get_str(e, "message").unwrap_or_else(|| js::describe(e)),
+        }
+    }
+}
+
+/// A promise that settles when this value is dropped (however the holder's future ends).
+struct Gate {
+    promise: Promise,
+    resolve: Option<Function>,
+}
+
+impl Gate {
+    fn new() -> Self {
+        let mut resolve: Option<Function> = None;
+        let promise = Promise::new(&mut |res, _| resolve = Some(res));
+        Gate { promise, resolve }
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        if let Some(r) = self.resolve.take() {
+            let _ = r.call0(&JsValue::UNDEFINED);
+        }
     }
 }
 
@@ -377,7 +458,7 @@ impl Den {
                 "write",
             )
             .await
-            .map_err(|e| storage_to_js(&e))?;
+            .map_err(|e| e.to_js())?;
         Ok(changes_js(&changes))
     }
 
@@ -396,7 +477,7 @@ impl Den {
         let changes = inner
             .commit(vec![Op::Delete { path }], "delete")
             .await
-            .map_err(|e| storage_to_js(&e))?;
+            .map_err(|e| e.to_js())?;
         Ok(changes_js(&changes))
     }
 
@@ -477,10 +558,7 @@ impl Den {
         let _guard = inner.exclusive().await;
         inner.check_open()?;
         let ops = inner.files.borrow().diff_to(&restored);
-        let changes = inner
-            .commit(ops, "restore")
-            .await
-            .map_err(|e| storage_to_js(&e))?;
+        let changes = inner.commit(ops, "restore").await.map_err(|e| e.to_js())?;
         Ok(changes_js(&changes))
     }
 
@@ -502,6 +580,7 @@ impl Den {
         let inner = &self.inner;
         inner.check_open()?;
         let _guard = inner.exclusive().await;
+        inner.check_open()?;
         let conn = inner.ensure_connection().await?;
         let r = conn.reset(inner.opts.runtime.load_timeout_ms).await;
         inner.sync.borrow_mut().reset();
@@ -518,18 +597,38 @@ impl Den {
         Ok(out.into())
     }
 
-    pub(crate) fn close_impl(&self) {
+    /// Closes the den; the promise settles once its name and Web Lock are free (after an
+    /// IndexedDB transaction in flight ended), so that it can be opened again at once.
+    pub(crate) fn close_impl(&self) -> Promise {
         let inner = &self.inner;
         if inner.closed.replace(true) {
-            return;
+            let again = inner.closing.borrow().clone();
+            return again.unwrap_or_else(|| Promise::resolve(&JsValue::UNDEFINED));
         }
         // A run in flight ends now (as "crashed", the den was closed), not at its watchdog.
         if let Some(conn) = inner.conn.borrow_mut().take() {
             conn.cancel_pending();
         }
-        // Closes the IndexedDB connection and releases the den's Web Lock.
-        *inner.persist.borrow_mut() = None;
-        release_name(&inner.opts.name);
         *inner.sink.borrow_mut() = None;
+        // Closes the IndexedDB connection and releases the den's Web Lock: a commit in flight
+        // holds them until its transaction ends, and the name is freed only then.
+        let persist = inner.persist.borrow_mut().take();
+        let name = inner.opts.name.clone();
+        let pending = inner.persisting.borrow().clone();
+        let done = match pending {
+            None => {
+                drop(persist);
+                release_name(&name);
+                Promise::resolve(&JsValue::UNDEFINED)
+            }
+            Some(p) => js::promise(async move {
+                let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+                drop(persist);
+                release_name(&name);
+                Ok(JsValue::UNDEFINED)
+            }),
+        };
+        *inner.closing.borrow_mut() = Some(done.clone());
+        done
     }
 }

@@ -18,6 +18,9 @@ impl Den {
         inner.check_open()?;
         let _guard = inner.exclusive().await;
         inner.check_open()?;
+        // Connected first: a run that cannot start (the den page did not reopen) rejects
+        // before its `run` event, so that no `run` event goes without its `run-end`.
+        let conn = inner.ensure_connection().await?;
         let seq = inner.run_seq.get() + 1;
         inner.run_seq.set(seq);
         inner.run_tag.set(ro.tag);
@@ -25,7 +28,6 @@ impl Den {
             id: seq,
             code: &code,
         });
-        let conn = inner.ensure_connection().await?;
         // Ship only what the worker does not already have.
         let plan = inner.sync.borrow().plan(&inner.files.borrow());
         let put = Array::new();
@@ -208,7 +210,7 @@ impl Den {
             Err(e) => {
                 // Nothing was kept; the worker holds files the store refused: resync them next run.
                 inner.sync.borrow_mut().refused(&returned);
-                out.changes_not_kept(&e.to_string());
+                out.changes_not_kept(&e.message());
             }
         }
         if out.restarted {

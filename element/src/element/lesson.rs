@@ -268,7 +268,7 @@ fn forget(env: &str, e: &Rc<Env>) {
             .retain(|x| !(x.0 == env && Rc::ptr_eq(&x.1, e)));
     });
     if let Some(Ok(d)) = e.den.borrow_mut().take() {
-        d.close_impl();
+        let _ = d.close_impl();
     }
     e.router.den.borrow_mut().take();
 }

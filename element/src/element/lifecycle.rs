@@ -158,7 +158,7 @@ impl State {
             .is_some_and(|l| l.env.is_some());
         if let Phase::Live { den, .. } = old {
             if !shared {
-                den.close_impl();
+                let _ = den.close_impl();
             }
         }
         self.lease.borrow_mut().take();
@@ -308,13 +308,13 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
         };
         let Some(s) = weak.upgrade() else {
             if let Ok(d) = result {
-                d.close_impl();
+                let _ = d.close_impl();
             }
             return;
         };
         if s.generation.get() != generation {
             if let Ok(d) = result {
-                d.close_impl();
+                let _ = d.close_impl();
             }
             return;
         }

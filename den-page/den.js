@@ -23,7 +23,7 @@
 /** @typedef {import("./protocol").DisplayItem} DisplayItem */
 /** @typedef {import("./protocol").Wheel} Wheel */
 /** @typedef {{ms: number, from: "scratch" | "snapshot", packagesMs?: number}} Booted How a worker booted. */
-/** @typedef {{w: Worker, input: Int32Array | null}} Spawned A started worker and its input buffer (isolated dens). */
+/** @typedef {{w: Worker, input: Int32Array | null, interrupt: Int32Array | null}} Spawned A started worker, its input and interrupt buffers (isolated dens). */
 /**
  * A "run" worker.
  * @typedef {Spawned & {ready: Promise<Booted>, booting: {resolve: (b: Booted) => void, reject: (e: Error) => void} | null, booted: boolean}} RunWorker
@@ -137,11 +137,11 @@
   // When this page is cross-origin isolated (host page with COOP + COEP, iframe allowed
   // "cross-origin-isolated"), a SharedArrayBuffer lets a timeout interrupt Python (SIGINT ->
   // KeyboardInterrupt) without killing the worker, so Python variables survive. The worker is
-  // killed only if the interrupt does not end the run within INTERRUPT_GRACE_MS.
-  const interrupt =
-    self.crossOriginIsolated === true && typeof SharedArrayBuffer === "function"
-      ? new Int32Array(new SharedArrayBuffer(4))
-      : null;
+  // killed only if the interrupt does not end the run within INTERRUPT_GRACE_MS. Each run
+  // worker has its own buffer (spawn): a signal left unread by a worker that was then killed
+  // must not reach the next interpreter (it would fail its boot with KeyboardInterrupt), and a
+  // timeout must not land in a standby that is booting.
+  const interruptible = self.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
   const MAX_STRAY_MESSAGES = 10000;
   const INTERRUPT_GRACE_MS = 1000;
   // Interactive input() (isolated dens): each run worker gets an input buffer, [0] state
@@ -287,7 +287,8 @@
       onError(`worker error: ${e.message || "unknown"}`);
     };
     if (pre && pre.error) queueMicrotask(() => onError(/** @type {string} */ (pre.error)));
-    const input = role === "run" && interrupt ? new Int32Array(new SharedArrayBuffer(INPUT_HEADER_BYTES + MAX_ANSWER_BYTES)) : null;
+    const input = role === "run" && interruptible ? new Int32Array(new SharedArrayBuffer(INPUT_HEADER_BYTES + MAX_ANSWER_BYTES)) : null;
+    const interrupt = role === "run" && interruptible ? new Int32Array(new SharedArrayBuffer(4)) : null;
     /** @type {DenToWorkerBoot} */
     const boot = { t: "boot", role, key, module: /** @type {WebAssembly.Module} */ (module), stdlib: /** @type {ArrayBuffer} */ (stdlib).slice(0), lock: /** @type {string} */ (lock), interrupt, input, maxMemoryBytes, snapshot: role === "run" && snapshot ? snapshot.slice() : null, copies: role === "run" && snapshot ? snapshotCopies : null, snapshotBytes: role !== "run" ? 0 : snapshot ? snapshotBytes : pending, packages: role === "run" ? packages : [], verified: packagesVerified, installed: role === "run" ? installedImage : null };
     // The copies of the stdlib and the snapshot are transferred, not copied a second time.
@@ -295,7 +296,7 @@
     const transfer = [boot.stdlib];
     if (boot.snapshot) transfer.push(boot.snapshot.buffer);
     w.postMessage(boot, transfer);
-    return { w, input };
+    return { w, input, interrupt };
   }
 
   /** 128 random bits, hex: a worker's key. */
@@ -349,8 +350,9 @@
         rec.booting = null;
       }
       if (rec === standby) {
+        // Dropped as the standby, so ended too (else it would live on, unreachable).
         standby = null;
-        if (fatal) rec.w.terminate();
+        rec.w.terminate();
       }
       if (rec === worker && inflight && inflight.started) crashInflight(text);
       else if (rec === worker && fatal) restartWorker();
@@ -545,9 +547,12 @@
       if (typeof mime !== "string" || !Object.hasOwn(DISPLAY_MIMES, mime)) return "unknown type";
       const binary = DISPLAY_MIMES[/** @type {keyof typeof DISPLAY_MIMES} */ (mime)];
       if (binary) {
-        if (!(item.bytes instanceof Uint8Array)) return "not bytes";
+        if (!(item.bytes instanceof Uint8Array) || !(item.bytes.buffer instanceof ArrayBuffer)) return "not bytes";
+        // Forwarded as a copy of the view's bytes only: posting the view itself would copy
+        // its whole underlying buffer, which may be far larger than what was counted.
         size += item.bytes.length;
-        out.push({ mime, text: null, bytes: item.bytes });
+        if ((run.displayed || 0) + size > MAX_DISPLAY_BYTES) return "over the display budget";
+        out.push({ mime, text: null, bytes: item.bytes.slice() });
       } else {
         if (typeof item.text !== "string") return "not text";
         size += item.text.length;
@@ -610,12 +615,12 @@
       // A display is forwarded whole or not at all, within the run's display budget.
       const bundle = checkDisplay(msg.bundle);
       if (typeof bundle === "string") return;
-      send({ t: "display", id: inflight.id, bundle });
+      send({ t: "display", id: inflight.id, bundle }, bundle.flatMap((item) => (item.bytes ? [item.bytes.buffer] : [])));
     } else if (msg.t === "input") {
-      // One question at a time, from a run that may ask (not while being interrupted: a run
-      // past its timeout waits, unanswered, until the kill).
+      // One question at a time, from a run that may ask (not while being interrupted or
+      // stopped: such a run waits, unanswered, until the kill; a question would pause the clock).
       const buf = /** @type {RunWorker} */ (worker).input;
-      if (!buf || !inflight.interactive || inflight.asking || inflight.interrupted || typeof msg.prompt !== "string") return;
+      if (!buf || !inflight.interactive || inflight.asking || inflight.interrupted || inflight.stopping || typeof msg.prompt !== "string") return;
       inflight.asking = true;
       pauseClock(inflight);
       send({ t: "input", id: inflight.id, prompt: msg.prompt.slice(0, 4096) });
@@ -638,11 +643,11 @@
       const transfer = reply.changed.map((f) => f.data.buffer);
       if (inflight.interrupted) {
         // The run ended through our interrupt: it is a timeout, but the worker and its
-        // variables are kept.
+        // variables are kept (unless it left work behind: then it is restarted below).
         reply.error = {
           kind: "timeout",
           type: "TimeoutError",
-          message: `the run took longer than ${inflight.timeoutMs} ms and was interrupted (KeyboardInterrupt); Python variables were kept`,
+          message: `the run took longer than ${inflight.timeoutMs} ms and was interrupted (KeyboardInterrupt); ${reply.leftover ? "it left work running, so the worker was restarted (files kept, Python and JavaScript variables lost)" : "Python variables were kept"}`,
           traceback: (reply.error && reply.error.traceback) || "",
         };
         reply.result = null;
@@ -715,6 +720,7 @@
       finish(failedReply(run.id, "crashed", "Stopped", "the run was stopped; the worker was restarted (files kept, Python and JavaScript variables lost)"));
     };
     clearTimeout(run.timer);
+    const interrupt = worker && worker.interrupt;
     if (interrupt && !run.asking) {
       Atomics.store(interrupt, 0, 2); // SIGINT
       run.timer = setTimeout(restart, INTERRUPT_GRACE_MS);
@@ -741,6 +747,7 @@
     }
     const started = performance.now();
     inflight.started = true;
+    const interrupt = /** @type {RunWorker} */ (worker).interrupt;
     if (interrupt) Atomics.store(interrupt, 0, 0);
     const kill = () => {
       if (!inflight || inflight.id !== msg.id) return;
@@ -835,7 +842,7 @@
     // worker.js falls back to a normal boot when a snapshot does not load: then it is not used again.
     const warmth = snapshot ? (booted.from === "snapshot" ? "hit" : "rejected") : "miss";
     if (warmth === "rejected") keepSnapshot(null, null, 0);
-    send({ t: "ready", bootMs: booted.ms, denMs: performance.now() - started, interruptible: interrupt !== null, warm: warmth, packagesMs: booted.packagesMs });
+    send({ t: "ready", bootMs: booted.ms, denMs: performance.now() - started, interruptible, warm: warmth, packagesMs: booted.packagesMs });
     // The snapshot for fast restarts is made now, off the critical path, by a separate worker
     // (or came from the host's warm cache); then the standby boots from it. Both start in a
     // later task: spawning copies the snapshot and posts it, and where this page shares its

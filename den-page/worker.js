@@ -92,6 +92,20 @@ self.clearInterval = (id) => {
   liveTimers.delete(id);
   realClearInterval(id);
 };
+/**
+ * Puts `obj`'s own (tracking) versions of `names` on every prototype of `obj` that has its own
+ * copy too: else `WorkerGlobalScope.prototype.setInterval.call(self, ...)` would reach the
+ * untracked original and leave work running past the run unseen.
+ * @param {object} obj @param {string[]} names
+ */
+function shadowPrototypes(obj, names) {
+  for (let o = Object.getPrototypeOf(obj); o; o = Object.getPrototypeOf(o)) {
+    for (const name of names) {
+      if (Object.hasOwn(o, name)) Object.defineProperty(o, name, { value: /** @type {any} */ (obj)[name], writable: true, configurable: true, enumerable: true });
+    }
+  }
+}
+shadowPrototypes(self, ["setTimeout", "clearTimeout", "setInterval", "clearInterval"]);
 /** @param {number} ms */
 const sleep = (ms) => new Promise((r) => realSetTimeout(r, ms));
 
@@ -141,6 +155,7 @@ function installTracking() {
       p.then(settle, settle);
       return p;
     };
+    shadowPrototypes(sched, ["postTask"]);
   }
   if (typeof self.requestAnimationFrame === "function") {
     const realRaf = self.requestAnimationFrame.bind(self);
@@ -157,6 +172,7 @@ function installTracking() {
       liveTimers.delete(`raf${id}`);
       realCancel(id);
     };
+    shadowPrototypes(self, ["requestAnimationFrame", "cancelAnimationFrame"]);
   }
 }
 /** Closes the channels and terminates the workers the run made; true if there were any. */
@@ -492,6 +508,19 @@ let bootedFrom = ""; // "scratch" or "snapshot"
 /** @type {any} */ let pyRun;
 /** @type {any} */ let pyRunSync;
 /** @type {any} */ let pyPending;
+/**
+ * Python tasks still pending after a run (`first`: cancel them). A timeout's or Stop's signal
+ * landing while this runs raises KeyboardInterrupt here: that counts as work left behind (the
+ * worker is restarted), not as a fault of this script.
+ * @param {boolean} first
+ */
+function pendingTaskCount(first) {
+  try {
+    return pyPending(first);
+  } catch (_) {
+    return 1;
+  }
+}
 /** @type {string | null} */
 let fatal = null; // set when Pyodide failed fatally: every later run reports "crashed"
 
@@ -1535,13 +1564,13 @@ async function run(msg) {
   // JS timers to finish; if any is still alive, the den page restarts this worker.
   if (!fatal) {
     endRunResources();
-    let tasks = pyPending(true);
+    let tasks = pendingTaskCount(true);
     if (tasks > 0 || leftoverCount() > 0) {
       const deadline = performance.now() + msg.killGraceMs;
       while (performance.now() < deadline) {
         await sleep(5);
         endRunResources();
-        tasks = pyPending(false);
+        tasks = pendingTaskCount(false);
         if (tasks === 0 && leftoverCount() === 0) break;
       }
       if (tasks > 0 || leftoverCount() > 0) reply.leftover = true;

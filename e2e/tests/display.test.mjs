@@ -92,6 +92,32 @@ test(`${BROWSER}: bad displays get a clear error and the den keeps working`, asy
   assert.equal(r.after, "42");
 });
 
+test(`${BROWSER}: a display of small views into a huge buffer reaches the host as the views' bytes only`, async () => {
+  const r = await page.evaluate(async () => {
+    const den = window.dens.disp;
+    // What the den page posts to this page: each display item's bytes and the buffer under them.
+    const seen = [];
+    const watch = (e) => {
+      if (e.data && e.data.t === "display" && Array.isArray(e.data.bundle)) {
+        for (const item of e.data.bundle) if (item.bytes) seen.push([item.bytes.length, item.bytes.buffer.byteLength]);
+      }
+    };
+    window.addEventListener("message", watch);
+    const run = await den.run(`
+from pyodide.code import run_js
+import __main__
+o = run_js("({toJs(){const b=new ArrayBuffer(64<<20); new Uint8Array(b).fill(137); return Array.from({length:16},(_,i)=>['image/png',new Uint8Array(b,i,1)])}})")
+for i in range(3): __main__._foxden_post_display(o)
+`);
+    window.removeEventListener("message", watch);
+    return { error: run.error, displays: run.displays.length, first: run.displays[0] && Array.from(run.displays[0].data || run.displays[0].bytes || []), seen };
+  });
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.seen.length, 48, "16 items in each of 3 displays");
+  for (const [len, buf] of r.seen) assert.deepEqual([len, buf], [1, 1], "a view's whole buffer was posted");
+  assert.equal(r.displays, 3);
+});
+
 test(`${BROWSER}: the element shows displays, and hostile SVG and HTML run nothing in the host page`, async () => {
   const r = await page.evaluate(async (setup) => {
     window.pwned = [];

@@ -166,3 +166,46 @@ test(`${BROWSER}: without cross-origin isolation, input() says how to enable it 
   assert.match(r.error.message, /interactive input\(\) needs a cross-origin isolated den/);
   await plain.close();
 });
+
+test(`${BROWSER}: a timeout's interrupt left unread (the run was awaiting) does not reach the next interpreter`, async () => {
+  // With a standby (swapped in at the kill, then a new one boots) and without (the next run
+  // boots one): either way the next interpreter boots and runs. Each worker has its own signal.
+  for (const [name, runtime] of [["sig", {}], ["sig-nostandby", { standby: false }]]) {
+    await openQuickDen(page, name, { runtime });
+    const r = await page.evaluate(async (name) => {
+      const den = window.dens[name];
+      const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+      await den.run("x = 1");
+      await sleep(5000); // the standby (if any) boots
+      const t = await den.run("import asyncio\nawait asyncio.sleep(30)", { timeoutMs: 500 });
+      await sleep(4000); // the next standby boots
+      const reset = await den.reset().then((x) => x.from, (e) => `${e.code}: ${e.message}`);
+      const next = await den.run("1 + 1");
+      await den.close();
+      return { timeout: t.error && t.error.kind, restarted: t.restarted, reset, next: next.result, nextError: next.error };
+    }, name);
+    assert.equal(r.timeout, "timeout", `${name}: ${JSON.stringify(r)}`);
+    assert.equal(r.restarted, true, `${name}: an awaiting run is killed after the grace`);
+    assert.match(r.reset, /^(snapshot|scratch)$/, `${name}: reset failed: ${r.reset}`);
+    assert.equal(r.next, "2", `${name}: ${JSON.stringify(r.nextError)}`);
+  }
+});
+
+test(`${BROWSER}: a timeout landing while the run's leftover JS winds down is still a timeout, worded by what was kept`, async () => {
+  await openQuickDen(page, "grace", { den: { killGraceMs: 2000 } });
+  const r = await page.evaluate(async () => {
+    const den = window.dens.grace;
+    await den.run("kept = 41");
+    // The code ends at once; a JS timer keeps the worker in its grace period when the timeout comes.
+    const t = await den.run("from pyodide.code import run_js\nrun_js('setTimeout(() => {}, 1000)')", { timeoutMs: 300 });
+    const after = await den.run("kept + 1");
+    await den.close();
+    return { kind: t.error && t.error.kind, message: t.error && t.error.message, restarted: t.restarted, after: after.result, afterError: after.error };
+  });
+  assert.equal(r.kind, "timeout", JSON.stringify(r));
+  if (r.restarted) assert.doesNotMatch(r.message, /variables were kept/);
+  else {
+    assert.match(r.message, /variables were kept/);
+    assert.equal(r.after, "42", JSON.stringify(r.afterError));
+  }
+});

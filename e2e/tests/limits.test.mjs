@@ -157,6 +157,30 @@ test(`${BROWSER}: on a cross-origin isolated page the Stop button interrupts Pyt
   assert.equal(r.gone, "False");
 });
 
+test(`${BROWSER}: Stop holds when the interrupted code then asks for input(): the question is not asked, the run is stopped`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = window.makeElement({ name: "stop-ask", controls: "", readonly: "" });
+    await el.ready;
+    const asked = [];
+    // A listener that takes every question (preventDefault) and never answers.
+    el.addEventListener("input", (e) => {
+      asked.push(e.detail && e.detail.prompt);
+      e.preventDefault();
+    });
+    const stop = el.shadowRoot.querySelector('[part~="stop-button"]');
+    const running = el.run("try:\n    while True: pass\nexcept KeyboardInterrupt:\n    input('again? ')");
+    const t0 = Date.now();
+    while (stop.disabled && Date.now() - t0 < 10000) await new Promise((res) => setTimeout(res, 20));
+    await new Promise((res) => setTimeout(res, 300));
+    stop.click();
+    const res = await Promise.race([running, new Promise((res) => setTimeout(() => res("still running after 8 s"), 8000))]);
+    el.remove();
+    return { res: typeof res === "string" ? res : { type: res.error && res.error.type, restarted: res.restarted }, asked };
+  });
+  assert.deepEqual(r.res, { type: "Stopped", restarted: true });
+  assert.deepEqual(r.asked, []);
+});
+
 test(`${BROWSER}: a snapshot in a SharedArrayBuffer that another thread keeps changing is copied before it is checked: what is accepted is what was hashed`, async () => {
   const r = await page.evaluate(async () => {
     const { encodeSnapshot, decodeSnapshot, openDen, iframeRuntime, SnapshotError } = window.foxden;

@@ -244,6 +244,45 @@ js.scheduler.postTask(create_proxy(lambda: None), to_js({"delay": 60000}, dict_c
   }
 });
 
+test(`${B}: timers and tasks made through the prototypes (not the global's own methods) are detected too`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  const via = async (code) => {
+    const r = await run(`
+import js
+from pyodide.ffi import create_proxy
+ticks = [0]
+def tick(*_):
+    ticks[0] += 1
+    print("late tick")
+${code}
+`);
+    assert.equal(r.error, null, JSON.stringify(r.error));
+    return r;
+  };
+  // Found on whichever prototype holds them (WorkerGlobalScope's in Chromium); the own ones are ours.
+  const find = "o = js.Object.getPrototypeOf(js.globalThis)\nwhile o is not None and not js.Object.hasOwn(o, NAME):\n    o = js.Object.getPrototypeOf(o)\n";
+  for (const name of ["setInterval", "setTimeout"]) {
+    const onProto = await run(`import js\nNAME = "${name}"\n${find}o is not None`);
+    if (onProto.result !== "True") {
+      console.log(`# ${B}: ${name} is on no prototype of the worker's global here`);
+      continue;
+    }
+    // A timeout far past the run's grace period, or an interval: both outlive the run.
+    const ms = name === "setTimeout" ? 60000 : 100;
+    const r = await via(`NAME = "${name}"\n${find}getattr(o, NAME).call(js.globalThis, create_proxy(tick), ${ms})`);
+    assert.equal(r.restarted, true, `a ${name} made through the prototype was not seen: ${JSON.stringify(r)}`);
+    const next = await run("print('next run')");
+    assert.doesNotMatch(next.stdout, /late tick/);
+  }
+  const hasPostTask = await run("import js\nhasattr(js, 'scheduler') and hasattr(js.scheduler, 'postTask')");
+  if (hasPostTask.result === "True") {
+    const r = await via(`from pyodide.ffi import to_js
+proto = js.Object.getPrototypeOf(js.scheduler)
+proto.postTask.call(js.scheduler, create_proxy(tick), to_js({"delay": 60000}, dict_converter=js.Object.fromEntries))`);
+    assert.equal(r.restarted, true, "a postTask made through Scheduler.prototype was not seen");
+  }
+});
+
 test(`${B}: the den page rules every run: timeouts kill, leftovers restart, each new worker gets the den's files`, async () => {
   const out = await page.evaluate(async () => {
     const den = window.dens.trust;

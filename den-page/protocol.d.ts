@@ -357,7 +357,7 @@ export interface DenToWorkerBoot {
   stdlib: ArrayBuffer;
   /** pyodide-lock.json. */
   lock: string;
-  /** Pyodide's interrupt buffer, when the den page is cross-origin isolated. */
+  /** Pyodide's interrupt buffer, this worker's own (a signal left unread by a killed worker never reaches the next), when the den page is cross-origin isolated. */
   interrupt: Int32Array | null;
   /** The input buffer (state, length, then up to 1 MiB of UTF-8), when isolated. */
   input: Int32Array | null;

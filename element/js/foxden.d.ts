@@ -229,6 +229,8 @@ export interface DenMethods {
    * snapshot of a fresh interpreter, or booted from scratch (before that snapshot exists). */
   /** `packagesMs`: how long the new interpreter took to install the den's packages (part of `bootMs`; absent without packages). */
   reset(): Promise<{ from: "snapshot" | "scratch"; bootMs: number; packagesMs?: number }>;
+  /** Ends a run in flight and removes the iframe; resolves once an IndexedDB write in flight
+   * ended and the name and lock are free (the den can be opened again at once). */
   close(): Promise<void>;
 }
 

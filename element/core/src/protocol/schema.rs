@@ -792,7 +792,7 @@ pub static DEN_TO_WORKER: Hop = Hop {
                 f(
                     "interrupt",
                     Ty::OrNull(&Ty::Int32Array),
-                    "Pyodide's interrupt buffer, when the den page is cross-origin isolated.",
+                    "Pyodide's interrupt buffer, this worker's own (a signal left unread by a killed worker never reaches the next), when the den page is cross-origin isolated.",
                 ),
                 f(
                     "input",

@@ -488,6 +488,106 @@ test(`${B}: 200 create/remove cycles leave no live listeners or connections`, as
   assert.equal(r.iframes, r.base.connections);
 });
 
+test(`${B}: review mends: SVG shown from data: URLs; ready after close(); setup after a refused run; Run not stuck; reopen during an IndexedDB write`, async () => {
+  const r = await page.evaluate(async () => {
+    const make = (attrs, scripts = []) => {
+      const el = document.createElement("foxden-den");
+      for (const [k, v] of Object.entries({ "den-url": "/den/den.html", "pyodide-url": "/pyodide/", ...attrs })) el.setAttribute(k, v);
+      for (const [extra, code] of scripts) {
+        const s = document.createElement("script");
+        s.type = "text/x-python";
+        if (extra) s.setAttribute(extra, "");
+        s.textContent = code;
+        el.append(s);
+      }
+      document.getElementById("a").append(el);
+      return el;
+    };
+    const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+    const out = {};
+    // 1. An SVG display is an <img> from a data: URL (a blob: URL has this page's origin, and
+    //    "open image in new tab" would run its scripts here); a PNG stays a blob: URL.
+    const el = make({ name: "mend-ui", controls: "", readonly: "" }, [["setup", "def ready_():\n    return 'set up'"]]);
+    await el.ready;
+    await el.run(`import foxden
+foxden.display('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><script>parent.owned = 1</script><rect width="4" height="4"/></svg>', mime='image/svg+xml')
+foxden.display(b'\\x89PNG\\r\\n\\x1a\\n', mime='image/png')`);
+    out.srcs = [...el.shadowRoot.querySelectorAll('[part~="display-image"]')].map((i) => i.getAttribute("src").split(":")[0]);
+    // 2. Setup is claimed only by a run that ran: a refused run (bad option) leaves it to the next.
+    out.refused = await el.run("ready_()", { timeoutMs: -1 }).then(() => "ran", (e) => e.name);
+    out.setup = (await el.run("ready_()")).result;
+    // 3. Controls removed during a run and put back after it: the Run button is not left busy.
+    const running = el.run("import time\ntime.sleep(0.8)");
+    await sleep(200);
+    el.removeAttribute("controls");
+    await running;
+    el.setAttribute("controls", "");
+    await sleep(50);
+    const root = el.shadowRoot;
+    out.runBusy = root.querySelector('[part~="run-button"]').getAttribute("aria-disabled");
+    out.stopDisabled = root.querySelector('[part~="stop-button"]').disabled;
+    el.remove();
+    // 4. close() while loading, then a change that keeps the den closed: ready says closed.
+    const c = make({ name: "mend-closed" });
+    await sleep(50); // loading
+    c.close();
+    c.timeout = 5000;
+    out.closedReady = await Promise.race([c.ready.then(() => "resolved", (e) => e.code), sleep(8000).then(() => "pending")]);
+    c.remove();
+    // 5. An IndexedDB element reopened (an option changed) while a write is in flight: the new
+    //    den waits for the old one's lock, opens, and has the file.
+    const d = make({ name: "mend-idb", store: "idb" });
+    out.opened = await d.ready.then(() => "ready", (e) => `${e.code}: ${e.message}`);
+    const write = d.writeFile("/work/big.bin", new Uint8Array(8 << 20).fill(3)).then(() => "written", (e) => `${e.code}`);
+    await sleep(0);
+    d.setAttribute("max-files", "100");
+    await sleep(0); // the change is applied in a microtask: then `ready` is the new den's
+    out.reopened = await Promise.race([d.ready.then(() => "ready", (e) => `${e.code}: ${e.message}`), sleep(20000).then(() => "pending")]);
+    out.write = await write;
+    out.files = out.reopened === "ready" ? (await d.list()).map((f) => f.path) : null;
+    if (out.reopened === "ready") await d.deleteFile("/work/big.bin");
+    d.remove();
+    return out;
+  });
+  assert.deepEqual(r.srcs, ["data", "blob"]);
+  assert.equal(r.refused, "DenError");
+  assert.equal(r.setup, "'set up'");
+  assert.equal(r.runBusy, "false");
+  assert.equal(r.stopDisabled, true);
+  assert.equal(r.closedReady, "closed");
+  assert.equal(r.opened, "ready");
+  assert.equal(r.reopened, "ready");
+  assert.equal(r.write, "written");
+  assert.deepEqual(r.files, ["/work/big.bin"]);
+});
+
+test(`${B}: a shared environment that failed to open: an old member leaving does not close the next one of that name`, async () => {
+  const r = await page.evaluate(async () => {
+    const make = (attrs) => {
+      const el = document.createElement("foxden-den");
+      for (const [k, v] of Object.entries({ "pyodide-url": "/pyodide/", ...attrs })) el.setAttribute(k, v);
+      document.getElementById("b").append(el);
+      return el;
+    };
+    const broken = { env: "mend-env", "den-url": "/missing/den.html", "load-timeout": "2000" };
+    const a = make({ name: "mend-a", ...broken });
+    const b = make({ name: "mend-b", ...broken });
+    const failed = await Promise.all([a.ready, b.ready].map((p) => p.then(() => "ready", (e) => e.name)));
+    // A tries again with a working den page (a new environment of the same name); B leaves.
+    a.setAttribute("den-url", "/den/den.html");
+    a.setAttribute("load-timeout", "60000");
+    await new Promise((res) => setTimeout(res, 0));
+    b.remove();
+    const ready = await a.ready.then(() => "ready", (e) => `${e.code}: ${e.message}`);
+    const run = await a.run("6 * 7").then((x) => x.result, (e) => `${e.code}: ${e.message}`);
+    a.remove();
+    return { failed, ready, run };
+  });
+  assert.deepEqual(r.failed, ["DenLoadError", "DenLoadError"]);
+  assert.equal(r.ready, "ready");
+  assert.equal(r.run, "42");
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);

@@ -199,6 +199,16 @@ fn check_path(path: &str, glob: bool) -> Result<(), UrlError> {
             if !in_query && (v.eq_ignore_ascii_case("2f") || v.eq_ignore_ascii_case("5c")) {
                 return bad("the path holds an encoded / or \\ (%2F, %5C)");
             }
+            // A server that decodes twice reads %252E as a dot (and %252F, %255C as separators).
+            let next = path.get(i + 3..i + 5).unwrap_or("");
+            if !in_query
+                && v == "25"
+                && ["2e", "2f", "5c"]
+                    .iter()
+                    .any(|x| next.eq_ignore_ascii_case(x))
+            {
+                return bad("the path holds a doubly encoded . / or \\ (%252E, %252F, %255C)");
+            }
             i += 3;
             continue;
         }
@@ -212,6 +222,9 @@ fn check_path(path: &str, glob: bool) -> Result<(), UrlError> {
     }
     let only_path = path.split('?').next().unwrap_or("");
     for seg in only_path.split('/') {
+        // Java servers (Tomcat, Jetty, Spring) drop a segment's `;parameters` and then resolve
+        // `..`: browsers leave `..;` as it is, so it is checked as the server will read it.
+        let seg = seg.split(';').next().unwrap_or("");
         let decoded = seg.to_ascii_lowercase().replace("%2e", ".");
         if decoded == "." || decoded == ".." {
             return bad("the path has a . or .. segment (also as %2e)");
@@ -434,6 +447,15 @@ const FORBIDDEN_HEADERS: &[&str] = &[
     "transfer-encoding",
     "upgrade",
     "via",
+];
+
+/// Headers that servers read as the request's real method (past `network.methods`) or as who
+/// sent it: refused.
+const MISLEADING_HEADERS: &[&str] = &[
+    "x-http-method-override",
+    "x-http-method",
+    "x-method-override",
+    "forwarded",
 ];
 
 /// Why the network options were refused.
@@ -680,6 +702,11 @@ fn check_headers(headers: &[(String, String)]) -> Result<Vec<(String, String)>, 
         {
             return Err(format!(
                 "the header {name:?} is set by the browser, not by the den"
+            ));
+        }
+        if MISLEADING_HEADERS.contains(&lower.as_str()) || lower.starts_with("x-forwarded-") {
+            return Err(format!(
+                "the header {name:?} could make a server act on another method or client than the den's (network.methods); it is refused"
             ));
         }
         if value.bytes().any(|c| c == b'\r' || c == b'\n' || c == 0) || !value.is_ascii() {
@@ -940,6 +967,13 @@ mod tests {
             ("http://a.b/api/..", ". or .."),
             ("http://a.b/api%2f..%2fadmin", "encoded /"),
             ("http://a.b/api%5Cx", "encoded /"),
+            ("http://a.b/public/..;/admin", ". or .."),
+            ("http://a.b/public/%2e%2e;/admin", ". or .."),
+            ("http://a.b/public/..;jsessionid=x/admin", ". or .."),
+            ("http://a.b/public/.;/x", ". or .."),
+            ("http://a.b/public/%252e%252e/admin", "doubly encoded"),
+            ("http://a.b/public/%252F/admin", "doubly encoded"),
+            ("http://a.b/public/x%255cy", "doubly encoded"),
             ("http://a.b/%zz", "two hex digits"),
             ("http://a.b/%2", "two hex digits"),
             ("http://a.b/<script>", "'<'"),
@@ -1117,6 +1151,21 @@ mod tests {
         assert_eq!(reason(&mut b, h.clone()), Err(Refusal::BadRequest));
         h.headers = vec![("Sec-Fetch-Site".into(), "none".into())];
         assert_eq!(reason(&mut b, h.clone()), Err(Refusal::BadRequest));
+        // A method override would get past network.methods on servers that honour it.
+        for name in [
+            "X-HTTP-Method-Override",
+            "x-http-method",
+            "X-Method-Override",
+            "Forwarded",
+            "X-Forwarded-For",
+        ] {
+            h.headers = vec![(name.into(), "DELETE".into())];
+            assert_eq!(
+                reason(&mut b, h.clone()),
+                Err(Refusal::BadRequest),
+                "{name}"
+            );
+        }
         h.headers = vec![("bad name".into(), "x".into())];
         assert_eq!(reason(&mut b, h.clone()), Err(Refusal::BadRequest));
         h.headers = vec![("x".into(), "y".into()); MAX_HEADERS + 1];

@@ -135,7 +135,9 @@ impl Router {
 pub(crate) struct Lease {
     pub(crate) router: Rc<Router>,
     pub(crate) member: u32,
-    pub(crate) env: Option<String>,
+    /// The shared environment joined: its name and that very environment (a later one of the
+    /// same name, opened after this one failed, is not this lease's to release).
+    pub(crate) env: Option<(String, Rc<Env>)>,
 }
 
 impl Lease {
@@ -166,14 +168,14 @@ impl Drop for Lease {
             .members
             .borrow_mut()
             .retain(|m| m.0 != self.member);
-        if let Some(env) = &self.env {
-            release(env);
+        if let Some((name, env)) = &self.env {
+            release(name, env);
         }
     }
 }
 
 /// One shared environment: its den (once open), the elements waiting for it, how many use it.
-struct Env {
+pub(crate) struct Env {
     router: Rc<Router>,
     den: RefCell<Option<Result<Den, JsValue>>>,
     waiters: RefCell<Vec<oneshot::Sender<Result<Den, JsValue>>>>,
@@ -245,20 +247,17 @@ pub(crate) fn join_env(
         Lease {
             router: entry.router.clone(),
             member,
-            env: Some(env.to_owned()),
+            env: Some((env.to_owned(), entry.clone())),
         },
         rx,
     )
 }
 
-/// An element left `env`; the last one closes its den (once it is open).
-fn release(env: &str) {
-    let Some(e) = ENVS.with(|m| m.borrow().iter().find(|x| x.0 == env).map(|x| x.1.clone())) else {
-        return;
-    };
+/// An element left `e` (named `env`); the last one closes its den (once it is open).
+fn release(env: &str, e: &Rc<Env>) {
     e.users.set(e.users.get().saturating_sub(1));
     if e.users.get() == 0 && e.den.borrow().is_some() {
-        forget(env, &e);
+        forget(env, e);
     }
 }
 
@@ -332,9 +331,17 @@ pub(crate) async fn lesson_run(
     for setup in router.setup_scripts() {
         let setup = setup.as_str();
         if router.setup.borrow_mut().claim(setup) {
-            let r = den
+            // A run that is refused (bad options, closed den) did not run the setup either.
+            let r = match den
                 .run_tagged(setup.to_owned(), python_opts.clone(), hidden)
-                .await?;
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    router.setup.borrow_mut().undo(setup);
+                    return Err(e);
+                }
+            };
             if let Some(e) = run_error(&r) {
                 router.setup.borrow_mut().undo(setup);
                 state.ui_status(&format!("The setup code failed: {}: {}", e.ty, e.message));

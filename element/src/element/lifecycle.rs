@@ -87,6 +87,9 @@ pub(crate) struct State {
     pub(crate) code: RefCell<Option<String>>,
     /// The Stop button ended the run in progress.
     pub(crate) stopped: Cell<bool>,
+    /// What closing the previous den returned: the next opening waits for it (an IndexedDB
+    /// den frees its name and lock once a write in flight ended).
+    pub(crate) closing: RefCell<Option<Promise>>,
 }
 
 pub(crate) fn closed_error(state: &State) -> JsValue {
@@ -150,6 +153,8 @@ impl State {
     /// was in progress: dropping it cancels it).
     pub(crate) fn shut(&self, next: ElementPhase) {
         let old = self.phase.replace(next);
+        // An opening still in flight (its task may already be queued) must not go live now.
+        self.generation.set(self.generation.get().wrapping_add(1));
         // A shared environment's den is closed by its last element (dropping the lease).
         let shared = self
             .lease
@@ -158,11 +163,16 @@ impl State {
             .is_some_and(|l| l.env.is_some());
         if let Phase::Live { den, .. } = old {
             if !shared {
-                let _ = den.close_impl();
+                *self.closing.borrow_mut() = Some(den.close_impl());
             }
         }
         self.lease.borrow_mut().take();
+        // The den's run events end with it: nothing is running any more.
         self.runs_active.set(0);
+        self.stopped.set(false);
+        if let Some(ui) = self.ui() {
+            ui.set_busy(false);
+        }
     }
 }
 
@@ -225,6 +235,11 @@ pub(crate) fn reconcile(state: &Rc<State>) {
         }
         Step::Keep | Step::Open => {
             let Some(Ok(config)) = config else { return };
+            // A closed element keeps its den closed: a `ready` renewed by a change since says so.
+            if step == Step::Keep && matches!(*state.phase.borrow(), Phase::Closed { .. }) {
+                let err = closed_error(state);
+                state.ready.borrow_mut().settle(false, &err);
+            }
             state
                 .run_defaults
                 .set((config.timeout_ms, config.max_output_bytes));
@@ -294,7 +309,11 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
     let sink: EventSink = lease.router.sink();
     let router = lease.router.clone();
     *state.lease.borrow_mut() = Some(lease);
+    let closing = state.closing.borrow_mut().take();
     spawn_local(async move {
+        if let Some(p) = closing {
+            let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+        }
         let open = Box::pin(den::open(config.den, files, progress, Some(sink)));
         let result = match select(open, rx).await {
             Either::Left((r, _)) => r,
@@ -380,6 +399,14 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
         return;
     }
     state.emit(event.kind(), &event.detail());
+    // Counted with or without controls (they may come back during the run).
+    match event {
+        DenEvent::RunStart { .. } => state.runs_active.set(state.runs_active.get() + 1),
+        DenEvent::RunEnd { .. } => state
+            .runs_active
+            .set(state.runs_active.get().saturating_sub(1)),
+        _ => {}
+    }
     let Some(ui) = state.ui() else {
         return;
     };
@@ -388,16 +415,12 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
         DenEvent::Display { display, .. } => ui.append_display(display),
         DenEvent::Input { .. } => {}
         DenEvent::RunStart { .. } => {
-            state.runs_active.set(state.runs_active.get() + 1);
             ui.clear_output();
             state.stopped.set(false);
             ui.set_busy(true);
             state.ui_status("Running…");
         }
         DenEvent::RunEnd { outcome, .. } => {
-            state
-                .runs_active
-                .set(state.runs_active.get().saturating_sub(1));
             match &outcome.error {
                 None => {
                     // Like the Python prompt, a None result is not echoed.

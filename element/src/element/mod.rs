@@ -112,6 +112,7 @@ impl ElementHandle {
                 lease: RefCell::new(None),
                 code: RefCell::new(None),
                 stopped: Cell::new(false),
+                closing: RefCell::new(None),
             }),
         }
     }

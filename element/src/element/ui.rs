@@ -91,6 +91,8 @@ pub(crate) struct Ui {
     pub(crate) urls: RefCell<Vec<ObjectUrl>>,
     /// Blob URLs of the displayed images (freed when the output is cleared).
     pub(crate) display_urls: RefCell<Vec<ObjectUrl>>,
+    /// Images shown since the output was last cleared (their `alt` numbers).
+    pub(crate) images_shown: Cell<usize>,
     pub(crate) listeners: RefCell<Vec<Listener>>,
     /// The code editor, once its module has loaded (none with `readonly`).
     pub(crate) editor: RefCell<Option<super::editor::Editor>>,
@@ -130,6 +132,7 @@ impl Ui {
             root,
             urls: RefCell::new(Vec::new()),
             display_urls: RefCell::new(Vec::new()),
+            images_shown: Cell::new(0),
             listeners: RefCell::new(Vec::new()),
             editor: RefCell::new(None),
             editor_loading: Cell::new(false),
@@ -233,17 +236,20 @@ impl Ui {
     pub(crate) fn clear_output(&self) {
         self.output.set_text_content(None);
         self.display_urls.borrow_mut().clear();
+        self.images_shown.set(0);
     }
 
     /// Shows a display: its richest representation the element can show without running any
-    /// of it. Images (PNG, JPEG, SVG) become `<img>` from blob URLs (an SVG in `<img>` runs no
-    /// script); HTML goes into an `<iframe sandbox="">` (no scripts, an opaque origin); other
-    /// types are shown as text.
+    /// of it. PNG and JPEG become `<img>` from blob URLs; SVG becomes `<img>` from a `data:` URL
+    /// (an SVG in `<img>` runs no script, but a blob URL has this page's origin, so "open image
+    /// in new tab" would run its scripts as this page; a `data:` document's origin is opaque);
+    /// HTML goes into an `<iframe sandbox="">` (no scripts, an opaque origin); other types are
+    /// shown as text.
     pub(crate) fn append_display(&self, display: &Display) {
         let Some(doc) = self.root.owner_document() else {
             return;
         };
-        let n = self.display_urls.borrow().len() + 1;
+        let n = self.images_shown.get() + 1;
         let pick = display
             .iter()
             .find(|(m, _)| m.starts_with("image/") || m == "text/html")
@@ -253,19 +259,31 @@ impl Ui {
         let Some((mime, data)) = pick else { return };
         let node: Option<web_sys::Element> = match (mime.as_str(), data) {
             (m, data) if m.starts_with("image/") => {
-                let part: JsValue = match data {
-                    DisplayData::Bytes(b) => js_sys::Uint8Array::from(b.as_slice()).into(),
-                    DisplayData::Text(s) => s.as_str().into(),
+                let src = if m == "image/svg+xml" {
+                    let text = match data {
+                        DisplayData::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                        DisplayData::Text(s) => s.clone(),
+                    };
+                    let encoded = String::from(js_sys::encode_uri_component(&text));
+                    format!("data:image/svg+xml;charset=utf-8,{encoded}")
+                } else {
+                    let part: JsValue = match data {
+                        DisplayData::Bytes(b) => js_sys::Uint8Array::from(b.as_slice()).into(),
+                        DisplayData::Text(s) => s.as_str().into(),
+                    };
+                    let blob = JsBlob::new(&Array::of1(&part), &obj(&[("type", m.into())]).into());
+                    let url = ObjectUrl(create_object_url(&blob));
+                    let src = url.0.clone();
+                    self.display_urls.borrow_mut().push(url);
+                    src
                 };
-                let blob = JsBlob::new(&Array::of1(&part), &obj(&[("type", m.into())]).into());
-                let url = ObjectUrl(create_object_url(&blob));
                 let img = doc.create_element("img").ok();
                 if let Some(img) = &img {
-                    let _ = img.set_attribute("src", &url.0);
+                    let _ = img.set_attribute("src", &src);
                     let _ = img.set_attribute("alt", &format!("Output image {n}"));
                     let _ = img.set_attribute("part", "display-image");
                 }
-                self.display_urls.borrow_mut().push(url);
+                self.images_shown.set(n);
                 img
             }
             ("text/html", DisplayData::Text(html)) => {

@@ -794,8 +794,21 @@ let tracking = false;
 let walkAll = false;
 function installFsTracking() {
   const FS = /** @type {PyodideAPI} */ (py).FS;
+  // The hooks get paths as the code wrote them (`./r.txt`, `../out/m.txt`, `//work/x` after
+  // chdir("/")): each is made absolute and normal, the way the host names files. (A symlink
+  // makes `..` ambiguous, but then every file is walked anyway.)
   /** @param {unknown} p */
-  const abs = (p) => (typeof p !== "string" ? null : p.startsWith("/") ? p : `${FS.cwd()}/${p}`);
+  const abs = (p) => {
+    if (typeof p !== "string") return null;
+    /** @type {string[]} */
+    const parts = [];
+    for (const seg of (p.startsWith("/") ? p : `${FS.cwd()}/${p}`).split("/")) {
+      if (seg === "" || seg === ".") continue;
+      if (seg === "..") parts.pop();
+      else parts.push(seg);
+    }
+    return "/" + parts.join("/");
+  };
   /** @param {unknown} p */
   const mark = (p) => {
     const path = abs(p);
@@ -823,10 +836,22 @@ function installFsTracking() {
     mark(FS.getPath(node));
     return realDoTruncate.call(this, stream, node, len);
   };
+  // Writes through an open file are marked at the file's current path: onWriteToFile and
+  // stream.path keep the path the file was opened at, which a rename since made stale.
+  const realWrite = FS.write;
+  /** @this {unknown} */
+  FS.write = function (stream, ...rest) {
+    const n = realWrite.call(this, stream, ...rest);
+    const node = stream && /** @type {any} */ (stream).node;
+    if (node) mark(FS.getPath(node));
+    return n;
+  };
   const realMsync = FS.msync;
   /** @this {unknown} */
   FS.msync = function (stream, ...rest) {
-    if (stream && stream.path) mark(stream.path);
+    const node = stream && /** @type {any} */ (stream).node;
+    if (node) mark(FS.getPath(node));
+    else if (stream && stream.path) mark(stream.path);
     return realMsync.call(this, stream, ...rest);
   };
 }
@@ -848,17 +873,22 @@ function scanChanges(runStart) {
   const transfer = [];
   /** @type {Set<string>} */
   const seen = new Set();
+  /** @type {Set<string>} */
+  const sent = new Set();
   /**
+   * Reports a file once (a file in a touched folder is also touched itself).
    * @param {string} path
    * @param {FS.Stats} st
    * @param {boolean} force
    */
   const report = (path, st, force) => {
+    if (sent.has(path) || (seen.has(path) && !force)) return;
     seen.add(path);
     const now = statInfo(st); // one lookup per file: the lstat above is the stat of a file
     const before = known.get(path);
     if (force || !before || before.mtime !== now.mtime || before.size !== now.size || before.ino !== now.ino || now.mtime >= runStart - 1) {
       const data = FS.readFile(path);
+      sent.add(path);
       changed.push({ path, data });
       transfer.push(data.buffer);
     }
@@ -895,21 +925,26 @@ function scanChanges(runStart) {
       }
     }
   } else {
-    /** @type {string[]} */
-    const gone = [];
+    /** @type {Set<string>} */
+    const touched = new Set();
     for (const path of dirty) {
       if (!underRoots(path) && !ROOTS.some((r) => r.startsWith(path + "/"))) continue;
+      touched.add(path);
       const st = lstatOrNull(path);
-      if (!st) gone.push(path);
-      else if (FS.isDir(st.mode)) walk(path, false);
+      if (!st) continue;
+      if (FS.isDir(st.mode)) walk(path, false);
       else if (FS.isFile(st.mode) && underRoots(path)) report(path, st, true);
-      else gone.push(path); // a den file replaced by something that is not one
     }
-    // Known files at (or under) a touched path that is no longer a file there are deleted.
-    if (gone.length) {
+    // Known files at or under any touched path that are not files there any more are deleted:
+    // also under a folder that is there again (renamed away, then made anew). Each known file
+    // looks up its own ancestors, so this costs known files x depth, and nothing when no path
+    // was touched.
+    if (touched.size) {
       for (const path of known.keys()) {
         if (seen.has(path)) continue;
-        if (!gone.some((g) => path === g || path.startsWith(g + "/"))) continue;
+        let hit = false;
+        for (let p = path; p.length > 1 && !hit; p = p.slice(0, p.lastIndexOf("/")) || "/") hit = touched.has(p);
+        if (!hit) continue;
         const st = lstatOrNull(path);
         if (!(st && FS.isFile(st.mode))) {
           deleted.push(path);
@@ -1128,6 +1163,10 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, co
   // copies it and compiles that, which for this source costs 5-10x more (~50-200 ms of boot).
   py.globals.set("_foxden_helpers_src", PY_HELPERS);
   py.runPython('exec(compile(_foxden_helpers_src, "<foxden>", "exec"), globals())\ndel _foxden_helpers_src', { filename: "<foxden>" });
+  // An interpreter resumed from the memory snapshot starts with the maker's `random` state:
+  // every resume would draw the same numbers. Reseeded from the OS (crypto.getRandomValues).
+  // (The str hash secret is fixed at start-up and stays the snapshot's.)
+  py.runPython("import random\nrandom.seed()\ndel random", { filename: "<foxden>" });
   pyRun = py.globals.get("_foxden_run");
   pyRunSync = py.globals.get("_foxden_run_sync");
   pyPending = py.globals.get("_foxden_pending_tasks");

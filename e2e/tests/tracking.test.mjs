@@ -103,3 +103,67 @@ test(`${B}: 1000 unchanged files: a run reports nothing`, async () => {
   assert.equal(r.result, "'file 7'");
   assert.deepEqual(sorted(r), { created: [], changed: [], deleted: [] });
 });
+
+test(`${B}: relative and dotted paths, folders renamed away and made anew, writes after a rename, many new files: host and worker agree`, async () => {
+  // A den of its own: no symlink was ever made in it, so only touched paths are visited.
+  await openQuickDen(page, "track2");
+  const run2 = (code) => page.evaluate((code) => window.dens.track2.run(code, { timeoutMs: 30000 }), code);
+  const list2 = () => page.evaluate(async () => (await window.dens.track2.list()).map((f) => f.path).sort());
+  const text2 = (p) => page.evaluate((p) => window.dens.track2.readFile(p, "utf-8"), p);
+  const worker = async () => JSON.parse((await run2(`
+import os, json
+out = []
+for root in ("/drop", "/out", "/work"):
+    for d, _, fs in os.walk(root):
+        out += [os.path.join(d, f) for f in fs]
+print(json.dumps(sorted(out)))`)).stdout);
+  let r = await run2(`
+import os
+os.chdir("/work")
+open("r.txt", "w").write("r")
+open("m.txt", "w").write("m")
+os.makedirs("cache")
+open("cache/x", "w").write("x")
+f = open("/work/o.txt", "w"); f.write("a"); f.flush()`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  // Relative, dotted and // paths (after chdir("/")) name the same files.
+  r = await run2(`
+import os, shutil
+os.remove("./r.txt")
+os.rename("m.txt", "../out/m.txt")
+os.rename("/work/cache", "/work/cache.old"); os.mkdir("/work/cache"); shutil.rmtree("/work/cache.old")
+os.rename("/work/o.txt", "/work/p.txt")
+os.chdir("/")
+open("work/rel.txt", "w").write("rel")`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.stderr, "", "nothing refused");
+  // A write through the file opened before its rename.
+  r = await run2(`f.write("bbb"); f.flush()`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(await list2(), await worker());
+  assert.deepEqual(await list2(), ["/out/m.txt", "/work/p.txt", "/work/rel.txt"]);
+  assert.equal(await text2("/work/p.txt"), "abbb");
+  // 6000 new files in a new folder: each reported once.
+  r = await run2(`
+import os
+os.makedirs("/work/many")
+for i in range(6000):
+    open(f"/work/many/{i}", "w").write("x")`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.files.created.length, 6000);
+  assert.equal(new Set(r.files.created).size, 6000);
+  await page.evaluate(() => window.dens.track2.close());
+});
+
+test(`${B}: interpreters resumed from the memory snapshot draw different random numbers`, async () => {
+  const r = await page.evaluate(async () => {
+    const den = window.dens.track;
+    const draws = [];
+    for (let k = 0; k < 3; k++) {
+      if (k) await den.reset();
+      draws.push((await den.run("import random\nrandom.random()")).result);
+    }
+    return { draws, info: den.info.warmStart };
+  });
+  assert.equal(new Set(r.draws).size, 3, `the same draws: ${r.draws.join(", ")}`);
+});

@@ -136,7 +136,10 @@ impl IdbDen {
         for rec in Array::from(&all).iter() {
             let path = get_str(&rec, "path").unwrap_or_default();
             let data: Uint8Array = get(&rec, "data").unchecked_into();
-            let entry = FileEntry::new(data.to_vec(), get_f64(&rec, "mtime").unwrap_or(0.0));
+            let entry = FileEntry::new(
+                crate::js::shared_bytes(&data),
+                get_f64(&rec, "mtime").unwrap_or(0.0),
+            );
             // Records are checked on load too: a record whose hash does not match is refused.
             if get_str(&rec, "sha256").as_deref() != Some(foxden_core::hex(&entry.sha256).as_str())
             {

@@ -87,6 +87,17 @@ pub fn bytes_to_js(bytes: &[u8]) -> Uint8Array {
     out
 }
 
+/// A copy of `view`'s bytes in one shared buffer: one allocation in wasm memory, filled by the
+/// browser (a `Vec` turned into an `Arc<[u8]>` would be copied a second time, and for a moment
+/// need twice the room).
+pub fn shared_bytes(view: &Uint8Array) -> std::sync::Arc<[u8]> {
+    let mut data: std::sync::Arc<[u8]> = std::iter::repeat_n(0u8, view.length() as usize).collect();
+    if let Some(buf) = std::sync::Arc::get_mut(&mut data) {
+        view.copy_to(buf);
+    }
+    data
+}
+
 /// Converts string / Uint8Array / ArrayBuffer / typed array view to bytes.
 pub fn data_to_bytes(v: &JsValue) -> Option<Vec<u8>> {
     match v.as_string() {
@@ -209,7 +220,7 @@ impl JsSnapshot {
         max_bytes: u64,
     ) -> Result<foxden_core::FileMap, foxden_core::snapshot::SnapshotError> {
         let files = self.verify(max_bytes)?;
-        foxden_core::snapshot::file_map(files, |r| self.part(r).to_vec().into())
+        foxden_core::snapshot::file_map(files, |r| shared_bytes(&self.part(r)))
     }
 
     /// A copy of the bytes of `range`, made by the browser.

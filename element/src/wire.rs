@@ -161,9 +161,9 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         .map(|(path, data)| ChangedFile {
             path: String::from(path),
             data: if over_cap.is_some() {
-                Vec::new()
+                std::sync::Arc::from([])
             } else {
-                data.to_vec()
+                crate::js::shared_bytes(&data)
             },
         })
         .collect();

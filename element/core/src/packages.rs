@@ -215,9 +215,11 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
+        // Bytes, not string slices: a `%` before a multi-byte character must not panic.
         if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
+            let hex = |c: u8| (c as char).to_digit(16);
+            if let (Some(hi), Some(lo)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((hi * 16 + lo) as u8);
                 i += 3;
                 continue;
             }
@@ -329,6 +331,20 @@ mod tests {
     use super::*;
 
     const H: &str = "024ca478df22e9340661486f85298cff5f6dcdba14f3813e8830015b9ed1948f";
+
+    #[test]
+    fn url_file_names_decode_percent_escapes_without_panicking() {
+        assert_eq!(
+            file_name_of_url("/w/a%2Db-1-py3-none-any.whl?x#y"),
+            "a-b-1-py3-none-any.whl"
+        );
+        // A % before a multi-byte character, at the end, or before non-hex stays as it is.
+        assert_eq!(file_name_of_url("./%a\u{e9}-1.whl"), "%a\u{e9}-1.whl");
+        assert_eq!(file_name_of_url("./\u{e9}%\u{e9}"), "\u{e9}%\u{e9}");
+        assert_eq!(file_name_of_url("./x%2"), "x%2");
+        assert_eq!(file_name_of_url("./x%+1y"), "x%+1y");
+        assert!(parse_attribute(&format!("./%a\u{e9}-1-py3-none-any.whl#sha256={H}")).is_err());
+    }
 
     #[test]
     fn names_normalise_per_pep_503() {

@@ -264,8 +264,8 @@ impl RunError {
 pub struct ChangedFile {
     /// The path the den page named.
     pub path: String,
-    /// The content.
-    pub data: Vec<u8>,
+    /// The content (shared: it becomes the den's file without another copy).
+    pub data: std::sync::Arc<[u8]>,
 }
 
 /// A den page's `done`, read and bounded.

@@ -232,19 +232,19 @@ mod tests {
         let changed = vec![
             ChangedFile {
                 path: "/work/same".into(),
-                data: b"a".to_vec(),
+                data: b"a".as_slice().into(),
             },
             ChangedFile {
                 path: "/work/new".into(),
-                data: b"b".to_vec(),
+                data: b"b".as_slice().into(),
             },
             ChangedFile {
                 path: "/etc/passwd".into(),
-                data: b"x".to_vec(),
+                data: b"x".as_slice().into(),
             },
             ChangedFile {
                 path: "/drop/../x".into(),
-                data: b"x".to_vec(),
+                data: b"x".as_slice().into(),
             },
         ];
         let deleted = vec!["/work/gone".into(), "relative".into()];

@@ -437,9 +437,9 @@ impl Den {
                 max,
             }));
         }
-        let bytes = match (data.as_string(), view) {
-            (Some(s), _) => s.into_bytes(),
-            (None, Some(v)) => v.to_vec(),
+        let bytes: std::sync::Arc<[u8]> = match (data.as_string(), view) {
+            (Some(s), _) => s.into_bytes().into(),
+            (None, Some(v)) => js::shared_bytes(&v),
             (None, None) => {
                 return Err(den_error(
                     crate::errors::DenErrorCode::BadData,

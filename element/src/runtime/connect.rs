@@ -87,10 +87,24 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
             (Some(k), warm::Current::Several) => warm::load(k).await,
             _ => None,
         };
+        // A snapshot is taken from this den page only when none was handed over (a miss), or
+        // the one handed over was refused (its `ready`, sent before any user code ran, says
+        // so): after a hit, nothing it sends can replace the entry.
         let want_snapshot = key.is_some();
-        conn.shared.borrow_mut().warm_key = key;
+        let handed = snapshot.is_some();
+        conn.shared.borrow_mut().warm_key = key.clone().filter(|_| !handed);
         let warm_ms = js::now_ms() - booting;
-        let (den_ms, boot_ms) = send_warm(&conn, ready, snapshot, want_snapshot).await?;
+        let sent = send_warm(&conn, ready, snapshot, want_snapshot).await;
+        if handed && sent.is_ok() && conn.warm.get() == "rejected" {
+            conn.shared.borrow_mut().warm_key = key;
+        }
+        // A den that failed to start from the entry drops it: the next visit makes a new one.
+        if handed && sent.is_err() {
+            wasm_bindgen_futures::spawn_local(async {
+                let _ = warm::clear().await;
+            });
+        }
+        let (den_ms, boot_ms) = sent?;
         conn.stages = LoadStages {
             assets_ms,
             warm_ms,

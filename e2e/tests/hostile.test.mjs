@@ -146,14 +146,14 @@ test(`${B}: hostile done: a non-boolean truncated is refused`, async () => {
 // --- sizes and counts ---
 test(`${B}: hostile done: a sparse Array(2^32-1) of changes is refused at once`, async () => {
   const r = await attack(`post(honest({ changed: new Array(2 ** 32 - 1) }))`);
-  refused(r, /cap of 10000/);
+  refused(r, /cap of 20000/);
 });
 test(`${B}: hostile done: 100 000 empty files are refused (file cap)`, async () => {
   const r = await attack(`
     const changed = [];
     for (let i = 0; i < 100000; i++) changed.push({ path: "/work/f" + i, data: new Uint8Array(0) });
     post(honest({ changed }));`, { timeoutMs: 10000 });
-  refused(r, /cap of 10000/);
+  refused(r, /cap of 20000/);
 });
 test(`${B}: hostile done: files beyond maxDenBytes are not copied and not kept (storage error)`, async () => {
   const before = await page.evaluate(() => window.foxden.liveCounts());

@@ -175,6 +175,18 @@ test(`${B}: a wrong hash is a DenLoadError naming the package; the page's dens k
   assert.deepEqual(after, ["True", "2"]);
 });
 
+test(`${B}: a wheel larger than the den's budget for wheels is refused as it downloads, with or without a length`, async () => {
+  const n = 100 * 1024 * 1024;
+  const r = await page.evaluate(async (n) => ({
+    sized: await window.refusal("pk-big", [{ url: `/api/big/huge-1.0-py3-none-any.whl?n=${n}`, sha256: "0".repeat(64) }]),
+    streamed: await window.refusal("pk-big", [{ url: `/api/stream/huge-1.0-py3-none-any.whl?n=${n}`, sha256: "0".repeat(64) }]),
+  }), n);
+  for (const [how, x] of Object.entries(r)) {
+    assert.deepEqual([x.name, x.stage, x.package], ["DenLoadError", "package", "huge"], `${how}: ${JSON.stringify(x)}`);
+    assert.match(x.message, /larger than 67108864 bytes/, `${how}: ${x.message}`);
+  }
+});
+
 test(`${B}: wrong tags, a corrupt zip, a RECORD mismatch, an escaping path and a missing dependency are refused by name`, async () => {
   const r = await page.evaluate(
     async (record, escape, sympy) => {

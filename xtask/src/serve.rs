@@ -166,7 +166,8 @@ fn query_param(query: &str, key: &str) -> Option<String> {
 /// Endpoints under `/api/` for the network broker's tests (`foxden.fetch`, made by the host page):
 /// - `json`: `{"ok": true, "method", "path"}` as JSON;
 /// - `echo` (any method): the request body back, as `application/octet-stream`;
-/// - `big?n=N`: N bytes with a `Content-Length`; `stream?n=N`: N bytes, chunked, no length;
+/// - `big?n=N`: N bytes with a `Content-Length`; `stream?n=N`: N bytes, chunked, no length
+///   (N at most 128 MiB);
 /// - `redirect?to=URL`: 302 to URL;
 /// - `slow?ms=T`: `{"ok": true}` after T ms (at most 30 s).
 fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8], headers: &str) {
@@ -174,7 +175,7 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
     let n = query_param(query, "n")
         .and_then(|n| n.parse::<usize>().ok())
         .unwrap_or(0)
-        .min(64 << 20);
+        .min(128 << 20);
     let send = |stream: &mut TcpStream, status: &str, ctype: &str, extra: &str, data: &[u8]| {
         let head = format!(
             "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n{extra}{headers}\r\n",

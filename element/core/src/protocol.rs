@@ -339,7 +339,10 @@ impl ReplyLimits {
     /// Limits for a run with this output cap in a den with this byte cap.
     pub fn for_run(max_output_bytes: usize, max_den_bytes: u64) -> Self {
         ReplyLimits {
-            max_files: crate::limits::DEFAULT_MAX_FILES,
+            // A run may delete every file of a full den and create as many anew (the den page
+            // allows that many in each list); the den's own maxFiles is checked at the commit,
+            // which refuses the changes cleanly instead of treating the reply as broken.
+            max_files: 2 * crate::limits::DEFAULT_MAX_FILES,
             max_bytes: max_den_bytes,
             max_text_bytes: max_output_bytes,
         }
@@ -574,6 +577,8 @@ mod tests {
     fn reply_limits() {
         let l = ReplyLimits::for_run(1000, 100);
         assert!(l.check_counts(5000, 5000).is_ok());
+        assert!(l.check_counts(10_000, 10_000).is_ok());
+        assert!(l.check_counts(10_001, 10_000).is_err());
         assert!(matches!(
             l.check_counts(u32::MAX, 1),
             Err(ReplyError::TooManyFiles { .. })

@@ -45,11 +45,20 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// Largest body read into memory: under the 4 GiB a `Uint8Array` length in wasm can name.
+const MAX_BODY_BYTES: f64 = (2u64 << 30) as f64;
+
 pub(crate) async fn fetch_bytes(
     url: &str,
     progress: &dyn Fn(f64, f64),
 ) -> Result<ArrayBuffer, JsValue> {
-    fetch_bytes_teed(url, progress, None).await
+    fetch_bytes_teed(url, progress, None, MAX_BODY_BYTES).await
+}
+
+/// [`fetch_bytes`], refusing a body longer than `max` bytes: by its `Content-Length` before
+/// reading, else as soon as that many bytes came (the download is aborted).
+pub(crate) async fn fetch_bytes_capped(url: &str, max: u64) -> Result<ArrayBuffer, JsValue> {
+    fetch_bytes_teed(url, &|_, _| {}, None, (max as f64).min(MAX_BODY_BYTES)).await
 }
 
 /// [`fetch_bytes`], and with `tee`, a second reading of the body as it downloads (a
@@ -59,7 +68,14 @@ async fn fetch_bytes_teed(
     url: &str,
     progress: &dyn Fn(f64, f64),
     tee: Option<futures::channel::oneshot::Sender<JsValue>>,
+    max: f64,
 ) -> Result<ArrayBuffer, JsValue> {
+    let too_big = |n: f64| {
+        load_error(
+            crate::errors::LoadStage::Assets,
+            &format!("{url} is larger than {max} bytes ({n} bytes or more)"),
+        )
+    };
     let window = web_sys::window()
         .ok_or_else(|| load_error(crate::errors::LoadStage::Assets, "no window"))?;
     let mut abort = AbortOnDrop::new();
@@ -86,6 +102,9 @@ async fn fetch_bytes_teed(
         .flatten()
         .and_then(|s| s.parse::<f64>().ok())
         .unwrap_or(0.0);
+    if total > max {
+        return Err(too_big(total));
+    }
     progress(0.0, total);
     let body = match resp.body() {
         Some(b) => b,
@@ -96,7 +115,11 @@ async fn fetch_bytes_teed(
                 })?)
                 .await
                 .map_err(|e| load_error(crate::errors::LoadStage::Assets, &js::describe(&e)))?;
-            return Ok(buf.unchecked_into());
+            let buf: ArrayBuffer = buf.unchecked_into();
+            if f64::from(buf.byte_length()) > max {
+                return Err(too_big(f64::from(buf.byte_length())));
+            }
+            return Ok(buf);
         }
     };
     let mut body: JsValue = body.into();
@@ -127,6 +150,10 @@ async fn fetch_bytes_teed(
         }
         let chunk: Uint8Array = get(&r, "value").unchecked_into();
         loaded += chunk.length() as f64;
+        if loaded > max {
+            // Dropping `abort` (still armed) aborts the download.
+            return Err(too_big(loaded));
+        }
         progress(loaded, total.max(loaded));
         chunks.push(chunk);
     }
@@ -174,7 +201,7 @@ pub(crate) async fn fetch_assets(
     let zip_url = format!("{}python_stdlib.zip", opts.pyodide_url);
     let lock_url = format!("{}pyodide-lock.json", opts.pyodide_url);
     let (wasm, stdlib, lock) = futures::future::join3(
-        fetch_bytes_teed(&wasm_url, &r0, wasm_stream),
+        fetch_bytes_teed(&wasm_url, &r0, wasm_stream, MAX_BODY_BYTES),
         fetch_bytes(&zip_url, &r1),
         async {
             let t = fetch_text(&lock_url).await;

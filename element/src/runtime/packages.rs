@@ -142,7 +142,9 @@ pub async fn load(list: &[PackageSource]) -> Result<Vec<Wheel>, JsValue> {
     let fetched = futures::future::join_all(list.iter().map(|p| async move {
         match p {
             PackageSource::Bytes { bytes, .. } => Ok(bytes.clone()),
-            PackageSource::Url(u) => super::fetch_bytes(&u.url, &|_, _| {})
+            // Each wheel is cut off at the den's whole budget for wheels: a server that sends
+            // more never fills the page's memory first.
+            PackageSource::Url(u) => super::fetch_bytes_capped(&u.url, core::MAX_PACKAGES_BYTES)
                 .await
                 .map(|buf| Uint8Array::new(&buf))
                 .map_err(|e| {

@@ -838,20 +838,30 @@ function installFsTracking() {
   };
   // Writes through an open file are marked at the file's current path: onWriteToFile and
   // stream.path keep the path the file was opened at, which a rename since made stale.
+  // Regular files only: a pipe's or socket's node has no path (getPath would throw inside the
+  // write, a fatal error for Pyodide), and ttys (print) need no mark.
+  /** @param {any} stream */
+  const markStream = (stream) => {
+    const node = stream && stream.node;
+    if (node && FS.isFile(node.mode)) {
+      try {
+        mark(FS.getPath(node));
+      } catch (_) {
+        walkAll = true; // a file we cannot name: find it by walking every file
+      }
+    }
+  };
   const realWrite = FS.write;
   /** @this {unknown} */
   FS.write = function (stream, ...rest) {
     const n = realWrite.call(this, stream, ...rest);
-    const node = stream && /** @type {any} */ (stream).node;
-    if (node) mark(FS.getPath(node));
+    markStream(stream);
     return n;
   };
   const realMsync = FS.msync;
   /** @this {unknown} */
   FS.msync = function (stream, ...rest) {
-    const node = stream && /** @type {any} */ (stream).node;
-    if (node) mark(FS.getPath(node));
-    else if (stream && stream.path) mark(stream.path);
+    markStream(stream);
     return realMsync.call(this, stream, ...rest);
   };
 }
@@ -925,20 +935,22 @@ function scanChanges(runStart) {
       }
     }
   } else {
+    // Touched paths that are gone, folders, or no longer files: known files at or under them
+    // may be gone (also under a folder that is there again: renamed away, then made anew).
     /** @type {Set<string>} */
     const touched = new Set();
     for (const path of dirty) {
       if (!underRoots(path) && !ROOTS.some((r) => r.startsWith(path + "/"))) continue;
-      touched.add(path);
       const st = lstatOrNull(path);
-      if (!st) continue;
-      if (FS.isDir(st.mode)) walk(path, false);
-      else if (FS.isFile(st.mode) && underRoots(path)) report(path, st, true);
+      if (st && FS.isFile(st.mode) && underRoots(path)) {
+        report(path, st, true);
+        continue;
+      }
+      touched.add(path);
+      if (st && FS.isDir(st.mode)) walk(path, false);
     }
-    // Known files at or under any touched path that are not files there any more are deleted:
-    // also under a folder that is there again (renamed away, then made anew). Each known file
-    // looks up its own ancestors, so this costs known files x depth, and nothing when no path
-    // was touched.
+    // Each known file looks up its own ancestors: known files x depth, and nothing when only
+    // files were written (the common run).
     if (touched.size) {
       for (const path of known.keys()) {
         if (seen.has(path)) continue;

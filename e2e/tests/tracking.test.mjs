@@ -167,3 +167,19 @@ test(`${B}: interpreters resumed from the memory snapshot draw different random 
   });
   assert.equal(new Set(r.draws).size, 3, `the same draws: ${r.draws.join(", ")}`);
 });
+
+test(`${B}: writes to pipes and the terminal are not files: they work and mark nothing`, async () => {
+  await openQuickDen(page, "track3");
+  const r = await page.evaluate(async () => {
+    const den = window.dens.track3;
+    const pipe = await den.run("import os\nr, w = os.pipe()\nos.write(w, b'hi')\nos.read(r, 2)");
+    const after = await den.run("print('still here')\n6 * 7");
+    await den.close();
+    return { pipe: pipe.result, error: pipe.error, files: pipe.files, after: after.result, stdout: after.stdout };
+  });
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.pipe, "b'hi'");
+  assert.deepEqual(r.files, { created: [], changed: [], deleted: [] });
+  assert.equal(r.after, "42");
+  assert.equal(r.stdout, "still here\n");
+});

@@ -309,7 +309,8 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
     let sink: EventSink = lease.router.sink();
     let router = lease.router.clone();
     *state.lease.borrow_mut() = Some(lease);
-    let closing = state.closing.borrow_mut().take();
+    // Every opening until the next close waits for it (it settles once).
+    let closing = state.closing.borrow().clone();
     spawn_local(async move {
         if let Some(p) = closing {
             let _ = wasm_bindgen_futures::JsFuture::from(p).await;

@@ -244,6 +244,7 @@ impl ElementHandle {
     }
 
     /// Closes the den; it reopens when the element is re-inserted or a den attribute changes.
+    /// Resolves once its name is free again.
     pub fn close(&self) -> Promise {
         let s = &self.state;
         // A den that was open or opening is remembered as closed: the same attributes do not
@@ -265,6 +266,8 @@ impl ElementHandle {
             ui.files.set_text_content(None);
         }
         s.ui_status("Closed");
-        Promise::resolve(&JsValue::UNDEFINED)
+        // Settles once the den's name (and an IndexedDB den's lock) is free.
+        let closing = s.closing.borrow().clone();
+        closing.unwrap_or_else(|| Promise::resolve(&JsValue::UNDEFINED))
     }
 }

@@ -98,8 +98,10 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         if handed && sent.is_ok() && conn.warm.get() == "rejected" {
             conn.shared.borrow_mut().warm_key = key;
         }
-        // A den that failed to start from the entry drops it: the next visit makes a new one.
-        if handed && sent.is_err() {
+        // A den whose interpreter failed to start from the entry drops it: the next visit makes
+        // a new one. (Other failures, e.g. a load timeout, say nothing about the entry.)
+        let boot_failed = |e: &JsValue| get_str(e, "stage").as_deref() == Some("pyodide");
+        if handed && sent.as_ref().err().is_some_and(boot_failed) {
             wasm_bindgen_futures::spawn_local(async {
                 let _ = warm::clear().await;
             });

@@ -120,6 +120,16 @@ class Install(unittest.TestCase):
         good = make_wheel("fx-good", "1", {"fx_good.py": ""})
         self.refuse([(whl("fx-good", "1"), good), (whl("fx-bad", "1"), bad)], "fx-bad", "does not match its RECORD hash")
 
+    def test_only_record_and_its_signatures_go_unhashed(self):
+        # A file named like a RECORD signature, listed without a hash, is not waved through.
+        evil = "fx_bad-1.dist-info/RECORD.evil"
+        bad = make_wheel("fx-bad", "1", {"fx_bad.py": ""}, record_fix=lambda r: r + evil + ",,\n", extra_members=[(evil, b"x")])
+        self.refuse([(whl("fx-bad", "1"), bad)], "fx-bad", "no sha256 hash")
+        sig = "fx_ok-1.dist-info/RECORD.jws"
+        ok = make_wheel("fx-ok", "1", {"fx_ok.py": ""}, record_fix=lambda r: r + sig + ",,\n", extra_members=[(sig, b"{}")])
+        wheels.install([(whl("fx-ok", "1"), ok)], self.site, PYODIDE_ENV)
+        self.assertIn(sig, self.installed())
+
     def test_a_file_missing_from_record_is_refused(self):
         bad = make_wheel("fx-bad", "1", {"fx_bad.py": ""}, extra_members=[("fx_bad_extra.py", b"x = 1\n")])
         self.refuse([(whl("fx-bad", "1"), bad)], "fx-bad", "fx_bad_extra.py is not listed in RECORD")

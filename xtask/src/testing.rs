@@ -55,6 +55,11 @@ pub fn test_all(suite: &E2e) -> Result<(), String> {
     // den.js and worker.js against the message types generated from foxden-core's protocol.
     crate::typecheck::typecheck()?;
     run(cargo().current_dir(&r).args(["test", "--workspace"]))?;
+    // The wheel installer (den-page/wheels.py, run by the worker in Pyodide), under the
+    // machine's Python: its tests need only the standard library.
+    run(Command::new("python3")
+        .current_dir(&r)
+        .args(["den-page/wheels_test.py"]))?;
     crate::fuzz::fuzz(15)?;
     // The Rust glue's wasm-bindgen tests, in both real browsers (element/webdriver.json sets
     // the Debian binaries and the flags headless Chromium needs as root).

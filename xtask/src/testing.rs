@@ -118,7 +118,25 @@ fn with_servers(
         None => BROWSERS.to_vec(),
     };
     let mut failures = Vec::new();
+    // What each browser's failing tests printed: the spec reporter puts it at the end of that
+    // browser's run, so with two browsers the first one's scrolls far away; it is printed
+    // again at the very end.
+    let mut failure_reports = Vec::new();
     for b in &browsers {
+        let report = art.join(format!("{b}-report.txt"));
+        let mut args = node_args.to_vec();
+        if args.first().map(String::as_str) == Some("--test") {
+            // A second spec reporter writes this browser's report to a file.
+            let at = args.len().saturating_sub(1);
+            args.splice(
+                at..at,
+                [
+                    "--test-reporter-destination=stdout".to_owned(),
+                    "--test-reporter=spec".to_owned(),
+                    format!("--test-reporter-destination={}", report.display()),
+                ],
+            );
+        }
         let mut cmd = Command::new("node");
         cmd.current_dir(&r)
             .env("PATH", tool_path())
@@ -132,15 +150,33 @@ fn with_servers(
             .env("FOXDEN_EXT_DIR", crate::ext::ext_dir())
             .env("FOXDEN_WHEELS", crate::wheels::wheels_dir())
             .env("FOXDEN_DIST", dist_dir())
-            .args(node_args);
+            .args(&args);
         if let Err(e) = run(&mut cmd) {
             failures.push(format!("{b}: {e}"));
+            if let Ok(text) = std::fs::read_to_string(&report) {
+                failure_reports.push(format!("{b}:\n{}", failing_section(&text)));
+            }
         }
+    }
+    for r in &failure_reports {
+        eprintln!("xtask: the failing tests again, with what they printed: {r}");
     }
     if failures.is_empty() {
         Ok(())
     } else {
         Err(failures.join("; "))
+    }
+}
+
+/// The end of a spec report from its "failing tests:" line (the failures and their errors), or
+/// its last 60 lines when there is no such line.
+fn failing_section(report: &str) -> String {
+    match report.find("failing tests:") {
+        Some(at) => report[report[..at].rfind('\n').map_or(0, |n| n + 1)..].to_owned(),
+        None => {
+            let lines: Vec<&str> = report.lines().collect();
+            lines[lines.len().saturating_sub(60)..].join("\n")
+        }
     }
 }
 
@@ -217,6 +253,18 @@ mod tests {
         let all = e2e_node_args(&E2e::default());
         assert!(!all.iter().any(|a| a.starts_with("--test-name-pattern")));
         assert_eq!(all.last().map(String::as_str), Some("e2e/tests/"));
+    }
+
+    #[test]
+    fn the_failing_section_is_found() {
+        let report = "✔ a (1ms)\n✖ b (2ms)\n  boom\n✖ failing tests:\n\n✖ b (2ms)\n  boom\n";
+        assert_eq!(
+            failing_section(report),
+            "✖ failing tests:\n\n✖ b (2ms)\n  boom\n"
+        );
+        let long: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let tail = failing_section(&long);
+        assert!(tail.starts_with("line 40\n") && tail.ends_with("line 99"));
     }
 
     #[test]

@@ -233,6 +233,15 @@ fn check_path(path: &str, glob: bool) -> Result<(), UrlError> {
     Ok(())
 }
 
+/// `'` in the query as `%27`: browsers send it so (it is in the query percent-encode set of
+/// http and https), and a URL is checked as it is sent.
+fn encode_query_quotes(path: &str) -> String {
+    match path.split_once('?') {
+        Some((p, q)) if q.contains('\'') => format!("{p}?{}", q.replace('\'', "%27")),
+        _ => path.to_owned(),
+    }
+}
+
 /// Splits `host[:port]` from the rest at the first `/`, `?` or `#`.
 fn split_authority(rest: &str) -> (&str, &str) {
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
@@ -285,6 +294,7 @@ impl Url {
             format!("/{rest}")
         };
         check_path(&path, false)?;
+        let path = encode_query_quotes(&path);
         Ok(Url {
             scheme,
             host,
@@ -333,7 +343,8 @@ pub struct Pattern {
     pub host: HostPattern,
     /// The port, or `None` for `:*` (any).
     pub port: Option<u16>,
-    /// The path (and query) glob: `*` matches any characters, the rest is literal.
+    /// The path (and query) glob: `*` matches any characters, the rest is literal; the path
+    /// and the query are matched apart (see [`Pattern::matches`]).
     pub path: String,
 }
 
@@ -400,7 +411,7 @@ impl Pattern {
             scheme,
             host,
             port,
-            path: path.to_owned(),
+            path: encode_query_quotes(path),
         })
     }
 
@@ -416,7 +427,31 @@ impl Pattern {
         self.scheme == url.scheme
             && host_ok
             && self.port.is_none_or(|p| p == url.port)
-            && glob_match(&self.path, &url.path)
+            && self.path_matches(&url.path)
+    }
+
+    /// The path and the query are matched apart, so that literal text after a `*` limits
+    /// the path (`/*.json` does not match `/x?f=.json`). A pattern with a query (`?…`) matches
+    /// URLs with a matching query; one without matches URLs with no query, or any query when
+    /// its path ends in `*` (`/api/*` matches `/api/x?y=1`).
+    fn path_matches(&self, url_path: &str) -> bool {
+        let (pat_path, pat_query) = split_query(&self.path);
+        let (path, query) = split_query(url_path);
+        glob_match(pat_path, path)
+            && match (pat_query, query) {
+                (Some(pq), Some(q)) => glob_match(pq, q),
+                (Some(_), None) => false,
+                (None, None) => true,
+                (None, Some(_)) => pat_path.ends_with('*'),
+            }
+    }
+}
+
+/// `path?query` as the path and the query (`None`: no `?`).
+fn split_query(s: &str) -> (&str, Option<&str>) {
+    match s.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (s, None),
     }
 }
 
@@ -1031,6 +1066,27 @@ mod tests {
         let p = "https://a.b/data.json";
         assert!(allowed(p, "https://a.b/data.json"));
         assert!(!allowed(p, "https://a.b/data.json?x=1"));
+        // Literal text after a star limits the path: the query is matched apart.
+        let p = "https://a.b/*.json";
+        assert!(allowed(p, "https://a.b/x/y.json"));
+        assert!(!allowed(p, "https://a.b/admin?f=.json"));
+        assert!(!allowed(p, "https://a.b/admin?.json"));
+        assert!(!allowed(p, "https://a.b/y.json?x=1"));
+        assert!(allowed("https://a.b/*.json?*", "https://a.b/y.json?x=1"));
+        assert!(allowed("https://a.b/*.json?*", "https://a.b/y.json?"));
+        assert!(!allowed("https://a.b/*.json?*", "https://a.b/y.json"));
+        let p = "https://a.b/search?q=*&lang=en";
+        assert!(allowed(p, "https://a.b/search?q=cats&lang=en"));
+        assert!(!allowed(p, "https://a.b/search/x?q=cats&lang=en"));
+        assert!(!allowed(p, "https://a.b/search?q=cats&lang=de"));
+        // A query's ' is checked as browsers send it (%27), in the URL and in the pattern.
+        assert_eq!(
+            Url::parse("https://a.b/x'y?q='1'").map(|u| u.href()),
+            Ok("https://a.b/x'y?q=%271%27".to_owned())
+        );
+        assert!(allowed("https://a.b/s?q=%27*", "https://a.b/s?q='x'"));
+        assert!(allowed("https://a.b/s?q='*", "https://a.b/s?q=%27x"));
+        assert!(!allowed("https://a.b/s?q=x'", "https://a.b/s?q=x"));
         assert!(allowed("http://a.b:8080/*", "http://a.b:8080/"));
         assert!(!allowed("http://a.b:8080/*", "http://a.b/"));
         assert!(allowed("http://a.b/x/*/z", "http://a.b/x/y/w/z"));

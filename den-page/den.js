@@ -133,6 +133,8 @@
   let inflight = null; // {id, timer, timeoutMs, cap, used, truncated, started, interrupted} of the run the worker is executing
   /** @type {HostToDenRun[]} */
   const queue = []; // runs waiting for the worker
+  /** @type {string | null} */
+  let lostBetweenRuns = null; // why the worker was replaced since the last run (see bootWorker)
   const queuedRuns = new Set(); // ids of the runs said to be `queued`, until they start or end
   // When this page is cross-origin isolated (host page with COOP + COEP, iframe allowed
   // "cross-origin-isolated"), a SharedArrayBuffer lets a timeout interrupt Python (SIGINT ->
@@ -355,7 +357,13 @@
         rec.w.terminate();
       }
       if (rec === worker && inflight && inflight.started) crashInflight(text);
-      else if (rec === worker && fatal) restartWorker();
+      else if (rec === worker && fatal) {
+        // Between runs: the new worker has none of the den's files, and the host, which ships
+        // a run only the files the worker lacks, does not know. The next run is answered as
+        // crashed and restarted instead (the host then ships every file to the one after).
+        restartWorker();
+        lostBetweenRuns = text;
+      }
     };
     Object.assign(rec, spawn("run", onMessage, onError, pending));
     return rec;
@@ -733,6 +741,12 @@
     if (inflight || queue.length === 0) return;
     const msg = /** @type {HostToDenRun} */ (queue.shift());
     inflight = { id: msg.id, timer: 0, timeoutMs: msg.timeoutMs, cap: msg.maxOutputBytes, used: 0, truncated: false, started: false, interactive: msg.interactive === true };
+    if (lostBetweenRuns !== null) {
+      const why = lostBetweenRuns;
+      lostBetweenRuns = null;
+      finish(failedReply(msg.id, "crashed", "WorkerError", `this run was not started: after the last run, ${why}; files kept, Python and JavaScript variables lost (run it again)`));
+      return;
+    }
     for (;;) {
       const ready = workerReady;
       try {
@@ -890,6 +904,7 @@
       // A run in flight is ended as crashed first.
       if (inflight && inflight.started) crashInflight("the den was reset during the run");
       else restartWorker();
+      lostBetweenRuns = null; // the host forgets what the worker held on a reset
       /** @type {Promise<Booted>} */ (workerReady).then(
         (b) => send({ t: "reset-done", id: msg.id, from: b.from, bootMs: b.ms, packagesMs: b.packagesMs }),
         (e) => send({ t: "reset-done", id: msg.id, error: e.message }),

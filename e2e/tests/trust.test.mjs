@@ -188,6 +188,27 @@ time.sleep(5)
   assert.equal(next.result, "'kept'", JSON.stringify(next));
 });
 
+test(`${B}: a flood that starts after the run replied (a microtask) replaces the worker between runs; the next run says so and the den's files reach the new worker`, async () => {
+  await page.evaluate(() => window.dens.trust.writeFile("/work/late.txt", "still here"));
+  const r = await run(`
+import js
+from pyodide.ffi import create_once_callable
+def flood(*args):
+    for i in range(20000):
+        js.postMessage(i)
+js.Promise.resolve(0).then(create_once_callable(flood))
+"replied"`);
+  assert.equal(r.result, "'replied'", JSON.stringify(r));
+  await sleep(2000); // the den page reads the 20000 messages (about 0.4 s at most) and restarts the worker
+  const next = await run("1 + 1");
+  assert.equal(next.error && next.error.kind, "crashed", JSON.stringify(next));
+  assert.match(next.error.message, /not started: after the last run, the worker posted 10000 messages .*js\.postMessage/);
+  assert.equal(next.restarted, true);
+  // Before, this new worker got no files: the host thought the old one still held them.
+  const after = await run("open('/work/late.txt').read()");
+  assert.equal(after.result, "'still here'", JSON.stringify(after));
+});
+
 test(`${B}: JS work left by a run is ended or detected: message loops, nested workers, postTask`, async () => {
   await page.evaluate(() => window.dens.trust.reset());
   const loop = await run(`

@@ -164,3 +164,26 @@ test(`${BROWSER}: the element shows displays, and hostile SVG and HTML run nothi
     assert.ok(fs.statSync(path.join(dir, `display-${BROWSER}.png`)).size > 1000);
   }
 });
+
+test(`${BROWSER}: a large SVG (12 MiB, within the 16 MiB display cap) is shown too: its data: URL is base64, not percent-encoded`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = window.makeElement({ name: "disp-big", controls: "" });
+    await el.ready;
+    // 12 MiB of comment (with characters percent-encoding would triple) around a 30x20 rectangle.
+    const run = await el.run(
+      "import foxden\n" +
+        "pad = '<!-- ' + ('<\"&> ' * (12 * 1024 * 1024 // 5)) + '-->'\n" +
+        "foxden.display('<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"30\" height=\"20\">' + pad + '<rect width=\"30\" height=\"20\" fill=\"purple\"/></svg>', mime='image/svg+xml')",
+      { timeoutMs: 60000 },
+    );
+    const img = el.shadowRoot.querySelector("[part=output] img");
+    const width = !img ? -2 : img.complete && img.naturalWidth ? img.naturalWidth : await new Promise((res) => { img.onload = () => res(img.naturalWidth); img.onerror = () => res(-1); setTimeout(() => res(-3), 20000); });
+    const out = { error: run.error, width, height: img && img.naturalHeight, prefix: img && img.src.slice(0, 26), srcLength: img && img.src.length };
+    el.remove();
+    return out;
+  });
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.prefix, "data:image/svg+xml;base64,");
+  assert.ok(r.srcLength > 16 * 1024 * 1024 && r.srcLength < 17.5 * 1024 * 1024, String(r.srcLength));
+  assert.deepEqual([r.width, r.height], [30, 20]);
+});

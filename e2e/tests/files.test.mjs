@@ -229,7 +229,7 @@ test(`${B}: a snapshot padded with zero blocks to just under 4 GiB is read to it
   assert.match(r.junk, /^format: .*data after the end of the archive/);
 });
 
-test(`${B}: writeFile over maxFileBytes is refused before its bytes are copied, even past 4 GiB`, async () => {
+test(`${B}: writeFile over maxFileBytes is refused before its bytes are copied, even past 4 GiB; one the page has no memory for is refused too`, async () => {
   const r = await page.evaluate(async () => {
     const { DenError } = window.foxden;
     const den = window.dens.snap;
@@ -247,15 +247,22 @@ test(`${B}: writeFile over maxFileBytes is refused before its bytes are copied, 
     const { openDen, iframeRuntime } = window.foxden;
     const wide = await openDen({ name: "wide-cap", runtime: iframeRuntime(), maxFileBytes: 2 ** 32, maxDenBytes: 2 ** 33 });
     const at4GiB = await answer(new Uint8Array(2 ** 32), wide);
+    // Under the cap, but more than the page's wasm memory can still take: refused, not an
+    // abort of the module (which would end every den of the page); the den keeps working.
+    const noRoom = await answer(new Uint8Array(2 ** 32 - 2 ** 20), wide);
+    await wide.writeFile("/work/small.txt", "fits");
+    const wideAfter = await wide.readText("/work/small.txt");
     await wide.close();
     await den.writeFile("/work/after.txt", "still fine");
     const after = await den.readText("/work/after.txt");
     await den.deleteFile("/work/after.txt");
-    return { past4GiB, big, at4GiB, after, listed: (await den.list()).map((f) => f.path) };
+    return { past4GiB, big, at4GiB, noRoom, wideAfter, after, listed: (await den.list()).map((f) => f.path) };
   });
   assert.match(r.past4GiB, /^cap: "\/work\/huge.bin" would hold 4294967306 bytes, over the cap of \d+ bytes per file \(maxFileBytes\)/);
   assert.match(r.big, /^cap: "\/work\/huge.bin" would hold 1073741824 bytes, over the cap/);
   assert.match(r.at4GiB, /^cap: "\/work\/huge.bin" would hold 4294967296 bytes, over the cap/);
+  assert.match(r.noRoom, /^storage: the page has no memory left for 4293918720 more bytes of files/);
+  assert.equal(r.wideAfter, "fits");
   assert.equal(r.after, "still fine");
   assert.ok(!r.listed.includes("/work/huge.bin"));
 });
@@ -418,7 +425,7 @@ test(`${B}: a den that fails to open leaves its stored files as they were; stall
   assert.equal(r.freed, "1");
 });
 
-test(`${B}: close() settles once an IndexedDB write in flight ended: the den reopens at once, write kept`, async () => {
+test(`${B}: close() settles once an IndexedDB write in flight ended: the den reopens at once, write kept; openDen right after an unawaited close() waits for it`, async () => {
   const r = await page.evaluate(async () => {
     const { openDen, iframeRuntime, idbStore } = window.foxden;
     const store = idbStore("fx-e2e-reclose");
@@ -429,18 +436,34 @@ test(`${B}: close() settles once an IndexedDB write in flight ended: the den reo
     await den.close();
     let again;
     try {
-      again = await openDen({ name: "reclose", store, runtime: iframeRuntime() });
+      again = await openDen({ name: "reclose", store, runtime: iframeRuntime(), maxFileBytes: 64 << 20 });
     } catch (e) {
       return { reopen: `${e.name} ${e.code}: ${e.message}` };
     }
     const files = (await again.list()).map((f) => [f.path, f.size]);
-    await again.deleteFile("/work/big.bin").catch(() => {});
-    await again.close();
-    return { reopen: "ok", write: await write, files };
+    // The same without awaiting close(): openDen waits for the close of its name to settle
+    // (before, it failed as name-in-use while the write was in flight).
+    const write2 = again.writeFile("/work/big2.bin", big).then(() => "written", (e) => `refused: ${e.code}`);
+    await new Promise((r) => setTimeout(r, 0));
+    const closing = again.close();
+    let third;
+    try {
+      third = await openDen({ name: "reclose", store, runtime: iframeRuntime() });
+    } catch (e) {
+      return { reopen: "ok", write: await write, files, reopen2: `${e.name} ${e.code}: ${e.message}` };
+    }
+    await closing;
+    const files2 = (await third.list()).map((f) => [f.path, f.size]);
+    for (const p of ["/work/big.bin", "/work/big2.bin"]) await third.deleteFile(p).catch(() => {});
+    await third.close();
+    return { reopen: "ok", write: await write, files, reopen2: "ok", write2: await write2, files2 };
   });
   assert.equal(r.reopen, "ok");
   assert.equal(r.write, "written");
   assert.deepEqual(r.files, [["/work/big.bin", 32 << 20]]);
+  assert.equal(r.reopen2, "ok");
+  assert.equal(r.write2, "written");
+  assert.deepEqual(r.files2, [["/work/big.bin", 32 << 20], ["/work/big2.bin", 32 << 20]]);
 });
 
 test(`${B}: reset() waiting behind a run, then close(): reset rejects as closed at once, no new den page`, async () => {

@@ -25,7 +25,19 @@ const VERSION: u32 = 1;
 pub struct IdbDen {
     db: IdbDatabase,
     den: String,
-    _lock: Option<crate::locks::HeldLock>,
+    lock: Option<crate::locks::HeldLock>,
+}
+
+impl IdbDen {
+    /// Closes the database and releases the den's lock; the promise settles once the lock is
+    /// free.
+    pub fn close(mut self) -> js_sys::Promise {
+        self.db.close();
+        match self.lock.take() {
+            Some(l) => l.release(),
+            None => js_sys::Promise::resolve(&JsValue::UNDEFINED),
+        }
+    }
 }
 
 impl Drop for IdbDen {
@@ -111,7 +123,7 @@ impl IdbDen {
         let me = IdbDen {
             db,
             den: den.to_owned(),
-            _lock: lock,
+            lock,
         };
         let files = me.load().await?;
         Ok((me, files))
@@ -136,10 +148,9 @@ impl IdbDen {
         for rec in Array::from(&all).iter() {
             let path = get_str(&rec, "path").unwrap_or_default();
             let data: Uint8Array = get(&rec, "data").unchecked_into();
-            let entry = FileEntry::new(
-                crate::js::shared_bytes(&data),
-                get_f64(&rec, "mtime").unwrap_or(0.0),
-            );
+            let bytes = crate::js::shared_bytes(&data)
+                .map_err(|e| den_error(crate::errors::DenErrorCode::Storage, &e.to_string()))?;
+            let entry = FileEntry::new(bytes, get_f64(&rec, "mtime").unwrap_or(0.0));
             // Records are checked on load too: a record whose hash does not match is refused.
             if get_str(&rec, "sha256").as_deref() != Some(foxden_core::hex(&entry.sha256).as_str())
             {

@@ -87,15 +87,28 @@ pub fn bytes_to_js(bytes: &[u8]) -> Uint8Array {
     out
 }
 
+/// Whether wasm memory can take `bytes` more: a fallible reservation grows the memory or
+/// fails. (An allocation that cannot be met aborts the module, and every den of the page with
+/// it; this turns it into a typed refusal.)
+pub fn ensure_room(bytes: u64) -> Result<(), foxden_core::StorageError> {
+    let mut probe: Vec<u8> = Vec::new();
+    usize::try_from(bytes)
+        .ok()
+        .and_then(|n| n.checked_add(64))
+        .and_then(|n| probe.try_reserve_exact(n).ok())
+        .ok_or(foxden_core::StorageError::NoRoom { bytes })
+}
+
 /// A copy of `view`'s bytes in one shared buffer: one allocation in wasm memory, filled by the
 /// browser (a `Vec` turned into an `Arc<[u8]>` would be copied a second time, and for a moment
-/// need twice the room).
-pub fn shared_bytes(view: &Uint8Array) -> std::sync::Arc<[u8]> {
+/// need twice the room). Refused, not aborted, when wasm memory has no room for it.
+pub fn shared_bytes(view: &Uint8Array) -> Result<std::sync::Arc<[u8]>, foxden_core::StorageError> {
+    ensure_room(u64::from(view.length()))?;
     let mut data: std::sync::Arc<[u8]> = std::iter::repeat_n(0u8, view.length() as usize).collect();
     if let Some(buf) = std::sync::Arc::get_mut(&mut data) {
         view.copy_to(buf);
     }
-    data
+    Ok(data)
 }
 
 /// Converts string / Uint8Array / ArrayBuffer / typed array view to bytes.
@@ -220,7 +233,12 @@ impl JsSnapshot {
         max_bytes: u64,
     ) -> Result<foxden_core::FileMap, foxden_core::snapshot::SnapshotError> {
         let files = self.verify(max_bytes)?;
-        foxden_core::snapshot::file_map(files, |r| shared_bytes(&self.part(r)))
+        let total = files.iter().map(|f| f.data.len() as u64).sum();
+        let no_room = || foxden_core::snapshot::SnapshotError::NoRoom { total };
+        ensure_room(total).map_err(|_| no_room())?;
+        foxden_core::snapshot::file_map(files, |r| {
+            shared_bytes(&self.part(r)).map_err(|_| no_room())
+        })
     }
 
     /// A copy of the bytes of `range`, made by the browser.

@@ -16,7 +16,19 @@ use wasm_bindgen::JsCast;
 /// A held lock; dropping it releases the lock.
 pub struct HeldLock {
     release: Option<Function>,
+    /// What `locks.request` returned: it settles once the lock manager let the lock go.
+    released: Promise,
     _callback: Closure<dyn FnMut(JsValue) -> Promise>,
+}
+
+impl HeldLock {
+    /// Releases the lock; the promise settles once it is free (another request may have it).
+    pub fn release(mut self) -> Promise {
+        if let Some(r) = self.release.take() {
+            let _ = r.call0(&JsValue::UNDEFINED);
+        }
+        self.released.clone()
+    }
 }
 
 impl Drop for HeldLock {
@@ -56,13 +68,20 @@ pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue>
         p
     });
     let opts = obj(&[("ifAvailable", true.into())]);
-    let _ = Reflect::apply(
+    let released = Reflect::apply(
         &request,
         &locks,
         &js_sys::Array::of3(&name.into(), &opts, callback.as_ref()),
-    );
+    )
+    .ok()
+    .and_then(|p| p.dyn_into::<Promise>().ok())
+    .unwrap_or_else(|| Promise::resolve(&JsValue::UNDEFINED));
     match rx.await {
-        Ok((true, release)) => Ok(Some(HeldLock { release, _callback: callback })),
+        Ok((true, release)) => Ok(Some(HeldLock {
+            release,
+            released,
+            _callback: callback,
+        })),
         _ => Err(den_error(crate::errors::DenErrorCode::Locked,
             &format!("the den {den:?} is open in another tab or window; close it there first (two pages never write one den at once)"),
         )),

@@ -55,6 +55,13 @@ impl Persist {
             Persist::Idb(db) => db.commit(ops).await,
         }
     }
+
+    /// Ends the persistence; the promise settles once the den's lock is free.
+    pub fn close(self) -> js_sys::Promise {
+        match self {
+            Persist::Idb(db) => db.close(),
+        }
+    }
 }
 
 /// Opens the store of a den and loads its files.

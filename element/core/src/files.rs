@@ -108,6 +108,13 @@ pub enum StorageError {
         /// The limit.
         max: u32,
     },
+    /// The page has no memory left for the bytes: every den of a page keeps its files in the
+    /// host's one WebAssembly memory (4 GiB at most).
+    #[error("the page has no memory left for {bytes} more bytes of files (the host keeps every den's files in its WebAssembly memory, 4 GiB at most); nothing was changed")]
+    NoRoom {
+        /// The bytes that did not fit.
+        bytes: u64,
+    },
     /// A file and a folder would share a path (`/work/a` a file and `/work/a/b` a file).
     #[error("{path:?} conflicts with existing {other:?}: a path cannot be both a file and a folder; nothing was changed")]
     Conflict {

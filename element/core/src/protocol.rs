@@ -291,6 +291,9 @@ pub struct Done {
     /// were not copied (`changed` has paths with empty data), and the run's changes cannot be
     /// kept. A legitimate run can do this; it ends with a `storage` error.
     pub over_cap: Option<u64>,
+    /// The changed files (this many bytes) did not fit in the page's memory: their contents
+    /// were not copied, as for `over_cap`.
+    pub no_room: Option<u64>,
 }
 
 impl Done {
@@ -306,6 +309,7 @@ impl Done {
             restarted,
             duration_ms: 0.0,
             over_cap: None,
+            no_room: None,
         }
     }
 

@@ -136,6 +136,13 @@ pub enum SnapshotError {
         /// The limit.
         max: u64,
     },
+    /// The page has no memory left for the snapshot's files (the host keeps every den's files
+    /// in its one WebAssembly memory, 4 GiB at most).
+    #[error("snapshot holds {total} bytes of files, more than the page has memory left for (the host keeps every den's files in its WebAssembly memory, 4 GiB at most)")]
+    NoRoom {
+        /// Total bytes of the files.
+        total: u64,
+    },
     /// A path appears twice.
     #[error("snapshot holds {path} more than once ({place})")]
     Duplicate {
@@ -178,7 +185,7 @@ impl SnapshotError {
             }
             SnapshotError::SizeMismatch { .. } => "size-mismatch",
             SnapshotError::Path { .. } => "path",
-            SnapshotError::TooLarge { .. } => "too-large",
+            SnapshotError::TooLarge { .. } | SnapshotError::NoRoom { .. } => "too-large",
             SnapshotError::Duplicate { .. } => "duplicate",
             SnapshotError::UnexpectedEntry { .. } => "unexpected-entry",
             SnapshotError::MissingEntry { .. } => "missing-entry",
@@ -490,26 +497,28 @@ pub struct SnapshotFile {
 /// Unpacks a snapshot after verifying all of it (see [`verify_snapshot`]).
 pub fn decode_snapshot(bytes: &[u8], max_bytes: u64) -> Result<FileMap, SnapshotError> {
     let files = verify_snapshot(&bytes, max_bytes)?;
-    file_map(files, |range| Arc::from(&bytes[range]))
+    file_map(files, |range| Ok(Arc::from(&bytes[range])))
 }
 
 /// The den of the files [`verify_snapshot`] returned, with the data `data` gives for each
-/// range (the same bytes that were verified).
+/// range (the same bytes that were verified); `data` may refuse ([`SnapshotError::NoRoom`]).
 pub fn file_map(
     files: Vec<SnapshotFile>,
-    mut data: impl FnMut(Range<usize>) -> Arc<[u8]>,
+    mut data: impl FnMut(Range<usize>) -> Result<Arc<[u8]>, SnapshotError>,
 ) -> Result<FileMap, SnapshotError> {
     let ops = files
         .into_iter()
-        .map(|f| Op::Put {
-            entry: FileEntry {
-                data: data(f.data),
-                sha256: f.sha256,
-                mtime_ms: f.mtime_ms,
-            },
-            path: f.path,
+        .map(|f| {
+            Ok(Op::Put {
+                entry: FileEntry {
+                    data: data(f.data)?,
+                    sha256: f.sha256,
+                    mtime_ms: f.mtime_ms,
+                },
+                path: f.path,
+            })
         })
-        .collect();
+        .collect::<Result<Vec<_>, SnapshotError>>()?;
     let mut map = FileMap::new();
     map.apply(ops, u64::MAX)
         .map_err(|e| SnapshotError::Manifest {

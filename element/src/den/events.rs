@@ -256,5 +256,6 @@ pub fn storage_to_js(e: &StorageError) -> JsValue {
         | StorageError::FileTooBig { .. }
         | StorageError::TooManyWrites { .. } => den_error(DenErrorCode::Cap, &e.to_string()),
         StorageError::Conflict { .. } => den_error(DenErrorCode::Conflict, &e.to_string()),
+        StorageError::NoRoom { .. } => den_error(DenErrorCode::Storage, &e.to_string()),
     }
 }

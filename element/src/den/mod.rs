@@ -36,6 +36,10 @@ use wasm_bindgen::prelude::*;
 thread_local! {
     /// Names of the dens open in this page.
     static OPEN_NAMES: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+    /// The dens still closing, as (id, name, promise of the end of their close); see
+    /// [`closed_before`].
+    static CLOSING: RefCell<Vec<(u32, String, Promise)>> = const { RefCell::new(Vec::new()) };
+    static CLOSING_SEQ: Cell<u32> = const { Cell::new(0) };
 }
 
 pub(crate) struct Inner {
@@ -68,27 +72,60 @@ pub struct Den {
     pub(crate) inner: Rc<Inner>,
 }
 
-fn claim_name(name: &str) -> Result<(), JsValue> {
-    OPEN_NAMES.with(|n| {
-        if n.borrow_mut().insert(name.to_owned()) {
-            Ok(())
-        } else {
-            Err(den_error(
-                crate::errors::DenErrorCode::NameInUse,
-                &format!("a den named {name:?} is already open in this page; close it first"),
-            ))
+/// A den's claim on its name in this page: dropped unkept (an opening that failed, or whose
+/// future was dropped while loading), it frees the name again.
+struct NameClaim {
+    name: Option<String>,
+}
+
+impl NameClaim {
+    fn new(name: &str) -> Result<Self, JsValue> {
+        OPEN_NAMES.with(|n| {
+            if n.borrow_mut().insert(name.to_owned()) {
+                Ok(NameClaim {
+                    name: Some(name.to_owned()),
+                })
+            } else {
+                Err(den_error(
+                    crate::errors::DenErrorCode::NameInUse,
+                    &format!("a den named {name:?} is already open in this page; close it first"),
+                ))
+            }
+        })
+    }
+
+    /// The den opened: it holds the name until `close()` frees it ([`release_name`]).
+    fn keep(mut self) {
+        self.name = None;
+    }
+}
+
+impl Drop for NameClaim {
+    fn drop(&mut self) {
+        if let Some(n) = self.name.take() {
+            release_name(&n);
         }
-    })
+    }
 }
 
 fn release_name(name: &str) {
     OPEN_NAMES.with(|n| n.borrow_mut().remove(name));
 }
 
-/// Frees a name claimed by an `open` future that was dropped before it finished (the element
-/// cancels an opening when it is removed while loading).
-pub(crate) fn forget_name(name: &str) {
-    release_name(name);
+/// Waits while a den of this name is still closing (an IndexedDB den frees its name and Web
+/// Lock once the transaction in flight ended): `close()` then `openDen()` of the same name,
+/// by the page or by the element, opens once the old den is gone instead of failing.
+async fn closed_before(name: &str) {
+    loop {
+        let pending = CLOSING.with(|c| {
+            let c = c.borrow();
+            c.iter().find(|x| x.1 == name).map(|x| (x.0, x.2.clone()))
+        });
+        let Some((id, p)) = pending else { break };
+        let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+        // Settled: that close is over (whichever of the two removes its entry first).
+        CLOSING.with(|c| c.borrow_mut().retain(|x| x.0 != id));
+    }
 }
 
 /// Opens a den (used by `openDen`, `fork` and the element). `initial`: the files it starts with
@@ -99,13 +136,11 @@ pub async fn open(
     progress: Progress,
     sink: Option<EventSink>,
 ) -> Result<Den, JsValue> {
-    claim_name(&opts.name)?;
-    let name = opts.name.clone();
-    let result = open_claimed(opts, initial, progress, sink).await;
-    if result.is_err() {
-        release_name(&name);
-    }
-    result
+    closed_before(&opts.name).await;
+    let claim = NameClaim::new(&opts.name)?;
+    let den = open_claimed(opts, initial, progress, sink).await?;
+    claim.keep();
+    Ok(den)
 }
 
 async fn open_claimed(
@@ -228,12 +263,11 @@ impl Inner {
                 None => break,
             }
         }
-        let mut resolve: Option<Function> = None;
-        let p = Promise::new(&mut |res, _| resolve = Some(res));
-        *self.busy.borrow_mut() = Some(p);
+        let gate = Gate::new();
+        *self.busy.borrow_mut() = Some(gate.promise.clone());
         Exclusive {
             inner: self,
-            resolve,
+            _gate: gate,
         }
     }
 
@@ -351,17 +385,16 @@ impl Drop for Gate {
     }
 }
 
+/// The den's exclusive use ([`Inner::exclusive`]): dropped, it frees the den, then its gate
+/// wakes whoever waits.
 struct Exclusive<'a> {
     inner: &'a Inner,
-    resolve: Option<Function>,
+    _gate: Gate,
 }
 
 impl Drop for Exclusive<'_> {
     fn drop(&mut self) {
         *self.inner.busy.borrow_mut() = None;
-        if let Some(r) = self.resolve.take() {
-            let _ = r.call0(&JsValue::UNDEFINED);
-        }
     }
 }
 
@@ -439,7 +472,7 @@ impl Den {
         }
         let bytes: std::sync::Arc<[u8]> = match (data.as_string(), view) {
             (Some(s), _) => s.into_bytes().into(),
-            (None, Some(v)) => js::shared_bytes(&v),
+            (None, Some(v)) => js::shared_bytes(&v).map_err(|e| storage_to_js(&e))?,
             (None, None) => {
                 return Err(den_error(
                     crate::errors::DenErrorCode::BadData,
@@ -611,22 +644,39 @@ impl Den {
         }
         *inner.sink.borrow_mut() = None;
         // Closes the IndexedDB connection and releases the den's Web Lock: a commit in flight
-        // holds them until its transaction ends, and the name is freed only then.
+        // holds them until its transaction ends, and the name is freed once the lock is free.
         let persist = inner.persist.borrow_mut().take();
         let name = inner.opts.name.clone();
         let pending = inner.persisting.borrow().clone();
-        let done = match pending {
-            None => {
-                drop(persist);
+        let done = match (persist, pending) {
+            (None, None) => {
                 release_name(&name);
                 Promise::resolve(&JsValue::UNDEFINED)
             }
-            Some(p) => js::promise(async move {
-                let _ = wasm_bindgen_futures::JsFuture::from(p).await;
-                drop(persist);
-                release_name(&name);
-                Ok(JsValue::UNDEFINED)
-            }),
+            (persist, pending) => {
+                let id = CLOSING_SEQ.with(|s| {
+                    s.set(s.get().wrapping_add(1));
+                    s.get()
+                });
+                let done = js::promise(async move {
+                    if let Some(p) = pending {
+                        let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+                    }
+                    // The commit's own handle went with its transaction (see commit).
+                    if let Some(unlocked) = persist
+                        .and_then(|p| Rc::try_unwrap(p).ok())
+                        .map(crate::store::Persist::close)
+                    {
+                        let _ = wasm_bindgen_futures::JsFuture::from(unlocked).await;
+                    }
+                    release_name(&name);
+                    CLOSING.with(|c| c.borrow_mut().retain(|x| x.0 != id));
+                    Ok(JsValue::UNDEFINED)
+                });
+                let name = inner.opts.name.clone();
+                CLOSING.with(|c| c.borrow_mut().push((id, name, done.clone())));
+                done
+            }
         };
         *inner.closing.borrow_mut() = Some(done.clone());
         done

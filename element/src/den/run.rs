@@ -181,17 +181,22 @@ impl Den {
                 requests,
             }
         };
-        if let Some(bytes) = done.over_cap {
-            // The changed files alone are over the cap: nothing was copied, nothing is kept.
+        let not_copied = match (done.over_cap, done.no_room) {
+            (Some(bytes), _) => Some(StorageError::CapExceeded {
+                needed: bytes,
+                cap: inner.opts.max_den_bytes,
+            }),
+            (None, Some(bytes)) => Some(StorageError::NoRoom { bytes }),
+            (None, None) => None,
+        };
+        if let Some(e) = not_copied {
+            // The changed files alone are over the cap, or did not fit in the page's memory:
+            // nothing was copied, nothing is kept.
             let mut sync = inner.sync.borrow_mut();
             sync.refused_paths(done.changed.iter().map(|f| f.path.as_str()));
             sync.refused_paths(done.deleted.iter().map(String::as_str));
             done.changed.clear();
             done.deleted.clear();
-            let e = StorageError::CapExceeded {
-                needed: bytes,
-                cap: inner.opts.max_den_bytes,
-            };
             out.changes_not_kept(&e.to_string());
         }
         // Files the run created, changed or deleted come back; the host checks and commits them.

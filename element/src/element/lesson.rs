@@ -185,9 +185,6 @@ pub(crate) struct Env {
 thread_local! {
     /// The open (or opening) environments of the page, by name (a few: a list).
     static ENVS: RefCell<Vec<(String, Rc<Env>)>> = const { RefCell::new(Vec::new()) };
-    /// The closes of environments' dens still settling, by name: a new environment of that
-    /// name opens once its name and lock are free.
-    static CLOSING: RefCell<Vec<(String, Promise)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn share(r: &Result<Den, JsValue>) -> Result<Den, JsValue> {
@@ -229,15 +226,8 @@ pub(crate) fn join_env(
     if new {
         let e = entry.clone();
         let name = env.to_owned();
-        let closing = CLOSING.with(|c| {
-            let mut c = c.borrow_mut();
-            let i = c.iter().position(|x| x.0 == env)?;
-            Some(c.swap_remove(i).1)
-        });
+        // den::open first waits for the close of a previous environment of that name.
         spawn_local(async move {
-            if let Some(p) = closing {
-                let _ = wasm_bindgen_futures::JsFuture::from(p).await;
-            }
             let progress = e.router.progress();
             let result = den::open(opts, None, progress, Some(e.router.sink())).await;
             if let Ok(d) = &result {
@@ -278,12 +268,7 @@ fn forget(env: &str, e: &Rc<Env>) {
             .retain(|x| !(x.0 == env && Rc::ptr_eq(&x.1, e)));
     });
     if let Some(Ok(d)) = e.den.borrow_mut().take() {
-        let p = d.close_impl();
-        CLOSING.with(|c| {
-            let mut c = c.borrow_mut();
-            c.retain(|x| x.0 != env);
-            c.push((env.to_owned(), p));
-        });
+        let _ = d.close_impl();
     }
     e.router.den.borrow_mut().take();
 }

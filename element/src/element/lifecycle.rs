@@ -87,8 +87,9 @@ pub(crate) struct State {
     pub(crate) code: RefCell<Option<String>>,
     /// The Stop button ended the run in progress.
     pub(crate) stopped: Cell<bool>,
-    /// What closing the previous den returned: the next opening waits for it (an IndexedDB
-    /// den frees its name and lock once a write in flight ended).
+    /// What closing the previous den returned, for the element's `close()` (an IndexedDB den
+    /// frees its name and lock once a write in flight ended; the next opening waits for that
+    /// in `den::open`).
     pub(crate) closing: RefCell<Option<Promise>>,
 }
 
@@ -281,7 +282,6 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
         ui.set_run_enabled(false);
     }
     let weak = Rc::downgrade(state);
-    let name = config.den.name.clone();
     let key = config.key;
     if let Some(env) = env {
         // A shared environment: the first element opens the den, the others wait for it.
@@ -309,22 +309,14 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
     let sink: EventSink = lease.router.sink();
     let router = lease.router.clone();
     *state.lease.borrow_mut() = Some(lease);
-    // Every opening until the next close waits for it (it settles once).
-    let closing = state.closing.borrow().clone();
+    // den::open first waits for a close of the same name still settling (the previous den's).
     spawn_local(async move {
-        if let Some(p) = closing {
-            let _ = wasm_bindgen_futures::JsFuture::from(p).await;
-        }
         let open = Box::pin(den::open(config.den, files, progress, Some(sink)));
         let result = match select(open, rx).await {
             Either::Left((r, _)) => r,
-            Either::Right((_, open)) => {
-                // Cancelled while loading: dropping the future removes the iframe and port;
-                // the name it claimed on its first poll is ours to free.
-                drop(open);
-                den::forget_name(&name);
-                return;
-            }
+            // Cancelled while loading: dropping the future removes the iframe and port, and
+            // frees the name if it claimed it.
+            Either::Right(_) => return,
         };
         let Some(s) = weak.upgrade() else {
             if let Ok(d) = result {

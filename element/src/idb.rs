@@ -148,8 +148,8 @@ impl IdbDen {
         for rec in Array::from(&all).iter() {
             let path = get_str(&rec, "path").unwrap_or_default();
             let data: Uint8Array = get(&rec, "data").unchecked_into();
-            let bytes = crate::js::shared_bytes(&data)
-                .map_err(|e| den_error(crate::errors::DenErrorCode::Storage, &e.to_string()))?;
+            let bytes =
+                crate::js::shared_bytes(&data).map_err(|e| crate::den::storage_to_js(&e))?;
             let entry = FileEntry::new(bytes, get_f64(&rec, "mtime").unwrap_or(0.0));
             // Records are checked on load too: a record whose hash does not match is refused.
             if get_str(&rec, "sha256").as_deref() != Some(foxden_core::hex(&entry.sha256).as_str())

@@ -87,23 +87,19 @@ pub fn bytes_to_js(bytes: &[u8]) -> Uint8Array {
     out
 }
 
-/// Whether wasm memory can take `bytes` more: a fallible reservation grows the memory or
-/// fails. (An allocation that cannot be met aborts the module, and every den of the page with
-/// it; this turns it into a typed refusal.)
-pub fn ensure_room(bytes: u64) -> Result<(), foxden_core::StorageError> {
-    let mut probe: Vec<u8> = Vec::new();
-    usize::try_from(bytes)
-        .ok()
-        .and_then(|n| n.checked_add(64))
-        .and_then(|n| probe.try_reserve_exact(n).ok())
-        .ok_or(foxden_core::StorageError::NoRoom { bytes })
-}
-
 /// A copy of `view`'s bytes in one shared buffer: one allocation in wasm memory, filled by the
 /// browser (a `Vec` turned into an `Arc<[u8]>` would be copied a second time, and for a moment
-/// need twice the room). Refused, not aborted, when wasm memory has no room for it.
+/// need twice the room). Refused, not aborted, when wasm memory has no room for it: a fallible
+/// reservation first grows the memory or fails (an allocation that cannot be met aborts the
+/// module, and every den of the page with it).
 pub fn shared_bytes(view: &Uint8Array) -> Result<std::sync::Arc<[u8]>, foxden_core::StorageError> {
-    ensure_room(u64::from(view.length()))?;
+    let bytes = u64::from(view.length());
+    let mut probe: Vec<u8> = Vec::new();
+    (view.length() as usize)
+        .checked_add(64)
+        .and_then(|n| probe.try_reserve_exact(n).ok())
+        .ok_or(foxden_core::StorageError::NoRoom { bytes })?;
+    drop(probe);
     let mut data: std::sync::Arc<[u8]> = std::iter::repeat_n(0u8, view.length() as usize).collect();
     if let Some(buf) = std::sync::Arc::get_mut(&mut data) {
         view.copy_to(buf);
@@ -234,10 +230,9 @@ impl JsSnapshot {
     ) -> Result<foxden_core::FileMap, foxden_core::snapshot::SnapshotError> {
         let files = self.verify(max_bytes)?;
         let total = files.iter().map(|f| f.data.len() as u64).sum();
-        let no_room = || foxden_core::snapshot::SnapshotError::NoRoom { total };
-        ensure_room(total).map_err(|_| no_room())?;
         foxden_core::snapshot::file_map(files, |r| {
-            shared_bytes(&self.part(r)).map_err(|_| no_room())
+            shared_bytes(&self.part(r))
+                .map_err(|_| foxden_core::snapshot::SnapshotError::NoRoom { total })
         })
     }
 

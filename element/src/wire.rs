@@ -155,24 +155,24 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         limits.check_path_len("deleted[]", p.length())?;
         gone.push(String::from(p));
     }
-    // Second pass: copy, if the page's memory has room for all of it (checked first). A copy
-    // that fails anyway marks the reply `no_room`, and then none of it is kept.
-    let mut no_room =
-        (over_cap.is_none() && crate::js::ensure_room(total).is_err()).then_some(total);
-    let mut changed = Vec::with_capacity(files.len());
-    for (path, data) in files {
-        let bytes = match (over_cap, no_room) {
-            (None, None) => crate::js::shared_bytes(&data).ok(),
-            _ => None,
-        };
-        if bytes.is_none() && over_cap.is_none() {
-            no_room = Some(total);
-        }
-        changed.push(ChangedFile {
+    // Second pass: copy (under the cap), stopping at the first file the page's memory cannot
+    // take: then the reply is `no_room` and none of it is kept.
+    let copied: Option<Vec<_>> = match over_cap {
+        None => files
+            .iter()
+            .map(|(_, data)| crate::js::shared_bytes(data).ok())
+            .collect(),
+        Some(_) => None,
+    };
+    let no_room = (over_cap.is_none() && copied.is_none()).then_some(total);
+    let mut data = copied.into_iter().flatten();
+    let changed = files
+        .into_iter()
+        .map(|(path, _)| ChangedFile {
             path: String::from(path),
-            data: bytes.unwrap_or_else(|| std::sync::Arc::from([])),
-        });
-    }
+            data: data.next().unwrap_or_else(|| std::sync::Arc::from([])),
+        })
+        .collect();
     let duration_ms = get(msg, "durationMs")
         .as_f64()
         .filter(|d| d.is_finite() && *d >= 0.0)

@@ -194,20 +194,11 @@ fn check_path(path: &str, glob: bool) -> Result<(), UrlError> {
             if !(hex(i + 1) && hex(i + 2)) {
                 return bad("a % in the path is not followed by two hex digits");
             }
-            let v = &path[i + 1..i + 3];
             // In the path, a server may decode them into segments; in the query they are data.
-            if !in_query && (v.eq_ignore_ascii_case("2f") || v.eq_ignore_ascii_case("5c")) {
-                return bad("the path holds an encoded / or \\ (%2F, %5C)");
-            }
-            // A server that decodes twice reads %252E as a dot (and %252F, %255C as separators).
-            let next = path.get(i + 3..i + 5).unwrap_or("");
-            if !in_query
-                && v == "25"
-                && ["2e", "2f", "5c"]
-                    .iter()
-                    .any(|x| next.eq_ignore_ascii_case(x))
-            {
-                return bad("the path holds a doubly encoded . / or \\ (%252E, %252F, %255C)");
+            if !in_query {
+                if let Some(why) = ambiguous_escape(path, i) {
+                    return bad(format!("the path holds {why}"));
+                }
             }
             i += 3;
             continue;
@@ -222,15 +213,60 @@ fn check_path(path: &str, glob: bool) -> Result<(), UrlError> {
     }
     let only_path = path.split('?').next().unwrap_or("");
     for seg in only_path.split('/') {
-        // Java servers (Tomcat, Jetty, Spring) drop a segment's `;parameters` and then resolve
-        // `..`: browsers leave `..;` as it is, so it is checked as the server will read it.
-        let seg = seg.split(';').next().unwrap_or("");
-        let decoded = seg.to_ascii_lowercase().replace("%2e", ".");
-        if decoded == "." || decoded == ".." {
-            return bad("the path has a . or .. segment (also as %2e)");
+        if dot_segment(seg) {
+            return bad("the path has a . or .. segment (also as %2e, or followed by ;parameters or spaces)");
         }
     }
     Ok(())
+}
+
+/// Why the escape at `path[i]` (a `%` and two hex digits, in the path) could reach a server as
+/// something else than the bytes a browser sends, or `None`. Refused: escapes a server may
+/// cut the path at (`%00`-`%1F`, `%7F`, `%3F` `?`, `%23` `#`), any encoded `%` (`%25`: a server
+/// that decodes twice, or three times, reads what follows as another escape), and overlong or
+/// invalid UTF-8 lead bytes that old servers decode to `.` or `/` (`%C0`, `%C1`, `%E0` before
+/// `%80`-`%9F`, `%F0` before `%80`-`%8F`, `%F5`-`%FF`).
+fn ambiguous_escape(path: &str, i: usize) -> Option<&'static str> {
+    let byte = |j: usize| {
+        path.get(j..j + 3)
+            .filter(|e| e.starts_with('%'))
+            .and_then(|e| u8::from_str_radix(&e[1..], 16).ok())
+    };
+    let v = byte(i)?;
+    let next = byte(i + 3);
+    match v {
+        b'/' | b'\\' => Some("an encoded / or \\ (%2F, %5C)"),
+        0x00..=0x1f | 0x7f => Some("an encoded control character (%00-%1F, %7F)"),
+        b'?' | b'#' => Some("an encoded ? or # (%3F, %23), where a server may cut the path"),
+        b'%' => {
+            Some("an encoded % (%25), which a server that decodes twice reads as another escape")
+        }
+        0xc0 | 0xc1 | 0xf5..=0xff => Some("an invalid UTF-8 byte (%C0, %C1, %F5-%FF)"),
+        0xe0 if next.is_some_and(|n| (0x80..=0x9f).contains(&n)) => {
+            Some("an overlong UTF-8 sequence (%E0%80-%E0%9F)")
+        }
+        0xf0 if next.is_some_and(|n| (0x80..=0x8f).contains(&n)) => {
+            Some("an overlong UTF-8 sequence (%F0%80-%F0%8F)")
+        }
+        _ => None,
+    }
+}
+
+/// Whether a path segment is one a browser or server may resolve as `.` or `..`: only dots
+/// once `%2e` is decoded, `;parameters` dropped (Java servers, also from `%3B`) and trailing
+/// spaces trimmed (Windows servers); `...` counts too (Windows drops trailing dots).
+fn dot_segment(seg: &str) -> bool {
+    let decoded = seg
+        .to_ascii_lowercase()
+        .replace("%2e", ".")
+        .replace("%3b", ";")
+        .replace("%20", " ");
+    let name = decoded
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(' ');
+    !name.is_empty() && name.bytes().all(|c| c == b'.')
 }
 
 /// `'` in the query as `%27`: browsers send it so (it is in the query percent-encode set of
@@ -390,6 +426,11 @@ impl Pattern {
             None => (authority, None),
         };
         let host = match host.strip_prefix("*.") {
+            Some(h) if !h.contains('.') => {
+                return Err(why(UrlError(format!(
+                    "*.{h} names every host under a top-level domain; name a domain, e.g. *.example.com"
+                ))))
+            }
             Some(h) => HostPattern::Subdomains(check_host(h).map_err(why)?),
             None => HostPattern::Exact(check_host(host).map_err(why)?),
         };
@@ -434,17 +475,86 @@ impl Pattern {
     /// the path (`/*.json` does not match `/x?f=.json`). A pattern with a query (`?…`) matches
     /// URLs with a matching query; one without matches URLs with no query, or any query when
     /// its path ends in `*` (`/api/*` matches `/api/x?y=1`).
+    ///
+    /// The path must match both as sent and as a Java server reads it, with each segment's
+    /// `;parameters` dropped: `/*.json` does not match `/admin;.json` (read as `/admin`).
     fn path_matches(&self, url_path: &str) -> bool {
         let (pat_path, pat_query) = split_query(&self.path);
         let (path, query) = split_query(url_path);
         glob_match(pat_path, path)
+            && (pat_path.contains(';') || glob_match(pat_path, &without_params(path)))
             && match (pat_query, query) {
-                (Some(pq), Some(q)) => glob_match(pq, q),
+                (Some(pq), Some(q)) => query_matches(pq, q),
                 (Some(_), None) => false,
                 (None, None) => true,
                 (None, Some(_)) => pat_path.ends_with('*'),
             }
     }
+}
+
+/// A path with each segment's `;parameters` dropped (`/a;x=1/b;c` → `/a/b`).
+fn without_params(path: &str) -> String {
+    path.split('/')
+        .map(|seg| seg.split(';').next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Whether a URL's query matches a pattern's. A `*` stands for part of one parameter and never
+/// spans a `&`, except a `*` that is the whole query pattern or follows its last `&` (any
+/// further parameters): `q=*&lang=en` does not match `q=x&lang=de&z=&lang=en`. With any other
+/// pattern, a parameter named twice (after percent-decoding) is refused: servers differ on
+/// which of the two they read.
+fn query_matches(pattern: &str, query: &str) -> bool {
+    if pattern == "*" {
+        return true;
+    }
+    let (head, any_more) = match pattern.strip_suffix("&*") {
+        Some(h) => (h, true),
+        None => (pattern, false),
+    };
+    let params: Vec<&str> = query.split('&').collect();
+    let fixed = head.split('&').count();
+    if params.len() < fixed || (!any_more && params.len() > fixed) {
+        return false;
+    }
+    let pats = head.split('&');
+    if !pats.zip(&params).all(|(p, q)| glob_match(p, q)) {
+        return false;
+    }
+    if any_more {
+        return true;
+    }
+    let mut names: Vec<String> = params
+        .iter()
+        .map(|p| percent_decode_lossy(p.split('=').next().unwrap_or("")))
+        .collect();
+    names.sort_unstable();
+    names.windows(2).all(|w| w[0] != w[1])
+}
+
+/// `%XX` escapes decoded (bytes that are not UTF-8 become U+FFFD), for comparing names.
+fn percent_decode_lossy(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = s
+            .get(i + 1..i + 3)
+            .filter(|_| b[i] == b'%')
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(v) => {
+                out.push(v);
+                i += 3;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `path?query` as the path and the query (`None`: no `?`).
@@ -490,7 +600,22 @@ const MISLEADING_HEADERS: &[&str] = &[
     "x-http-method-override",
     "x-http-method",
     "x-method-override",
+    "x-original-method",
     "forwarded",
+    "x-forwarded",
+    // Read by some servers and proxies as the real path or host (IIS URL Rewrite, old Symfony).
+    "x-original-url",
+    "x-original-uri",
+    "x-rewrite-url",
+    "x-original-host",
+    "x-host",
+    "x-http-host-override",
+    // Read as the client's address.
+    "x-real-ip",
+    "true-client-ip",
+    "x-client-ip",
+    "client-ip",
+    "x-cluster-client-ip",
 ];
 
 /// Why the network options were refused.
@@ -714,6 +839,22 @@ pub struct Checked {
     pub headers: Vec<(String, String)>,
 }
 
+/// A query parameter that servers read as the request's method (`_method`: Laravel, Symfony,
+/// Rails, Express's method-override), named as the URL writes it. Names are compared
+/// percent-decoded, lower-cased, and with `.`, ` ` and `[` read as `_`, as PHP does.
+fn method_override(path_and_query: &str) -> Option<String> {
+    let (_, query) = split_query(path_and_query);
+    query?.split('&').find_map(|param| {
+        let name = param.split('=').next().unwrap_or("");
+        let read: String = percent_decode_lossy(name)
+            .to_ascii_lowercase()
+            .chars()
+            .map(|c| if matches!(c, '.' | ' ' | '[') { '_' } else { c })
+            .collect();
+        (read == "_method").then(|| name.to_owned())
+    })
+}
+
 fn check_headers(headers: &[(String, String)]) -> Result<Vec<(String, String)>, String> {
     if headers.len() > MAX_HEADERS {
         return Err(format!("more than {MAX_HEADERS} headers"));
@@ -741,7 +882,7 @@ fn check_headers(headers: &[(String, String)]) -> Result<Vec<(String, String)>, 
         }
         if MISLEADING_HEADERS.contains(&lower.as_str()) || lower.starts_with("x-forwarded-") {
             return Err(format!(
-                "the header {name:?} could make a server act on another method or client than the den's (network.methods); it is refused"
+                "the header {name:?} could make a server act on another method, path, host or client than the den's request names; it is refused"
             ));
         }
         if value.bytes().any(|c| c == b'\r' || c == b'\n' || c == 0) || !value.is_ascii() {
@@ -793,6 +934,15 @@ impl Broker {
                 format!(
                     "{} is not in the den's network allowlist",
                     clip(&url.href())
+                ),
+            ));
+        }
+        if let Some(name) = method_override(&url.path) {
+            return Err(Refused::new(
+                Refusal::BadRequest,
+                format!(
+                    "the query parameter {:?} is read by some servers as the request's method (past network.methods); it is refused",
+                    clip(&name)
                 ),
             ));
         }
@@ -1006,9 +1156,25 @@ mod tests {
             ("http://a.b/public/%2e%2e;/admin", ". or .."),
             ("http://a.b/public/..;jsessionid=x/admin", ". or .."),
             ("http://a.b/public/.;/x", ". or .."),
-            ("http://a.b/public/%252e%252e/admin", "doubly encoded"),
-            ("http://a.b/public/%252F/admin", "doubly encoded"),
-            ("http://a.b/public/x%255cy", "doubly encoded"),
+            ("http://a.b/public/%252e%252e/admin", "encoded % (%25)"),
+            ("http://a.b/public/%252F/admin", "encoded % (%25)"),
+            ("http://a.b/public/x%255cy", "encoded % (%25)"),
+            ("http://a.b/public/%25252e%25252e/admin", "encoded % (%25)"),
+            ("http://a.b/public/..%00/admin", "control character"),
+            ("http://a.b/public/.%00/admin", "control character"),
+            ("http://a.b/public/..%09/admin", "control character"),
+            ("http://a.b/public/x%7f", "control character"),
+            ("http://a.b/admin%3F.json", "encoded ? or #"),
+            ("http://a.b/admin%23.json", "encoded ? or #"),
+            ("http://a.b/public/%c0%ae%c0%ae/admin", "invalid UTF-8"),
+            ("http://a.b/public/%C1%9C", "invalid UTF-8"),
+            ("http://a.b/public/%ff", "invalid UTF-8"),
+            ("http://a.b/public/%e0%80%ae%e0%80%ae/admin", "overlong"),
+            ("http://a.b/public/%f0%80%80%ae", "overlong"),
+            ("http://a.b/public/..%3b/admin", ". or .."),
+            ("http://a.b/public/..%20/admin", ". or .."),
+            ("http://a.b/public/.../admin", ". or .."),
+            ("http://a.b/public/%2e%2e%2e;x/admin", ". or .."),
             ("http://a.b/%zz", "two hex digits"),
             ("http://a.b/%2", "two hex digits"),
             ("http://a.b/<script>", "'<'"),
@@ -1024,6 +1190,9 @@ mod tests {
         assert!(url(&format!("http://{}.b/", "x".repeat(64))).is_err());
         // Dots inside segments are fine; a query may say `..` and hold encoded slashes.
         assert!(url("http://a.b/v1.2/file..txt?p=../x").is_ok());
+        // Ordinary escapes stay allowed: UTF-8 (é, 中), spaces, and anything in the query.
+        assert!(url("http://a.b/caf%C3%A9/%E4%B8%AD/a%20b/..x").is_ok());
+        assert!(url("http://a.b/x?q=%00%25%3F%23%c0").is_ok());
         assert_eq!(
             url("http://a.b/r?to=http%3A%2F%2Fc.d%2Fe&x=%5C"),
             Ok("http://a.b/r?to=http%3A%2F%2Fc.d%2Fe&x=%5C".into())
@@ -1090,6 +1259,34 @@ mod tests {
         assert!(allowed("http://a.b:8080/*", "http://a.b:8080/"));
         assert!(!allowed("http://a.b:8080/*", "http://a.b/"));
         assert!(allowed("http://a.b/x/*/z", "http://a.b/x/y/w/z"));
+        // The path matches both as sent and without `;parameters` (as Java servers read it).
+        assert!(!allowed("https://a.b/*.json", "https://a.b/admin;.json"));
+        assert!(!allowed("https://a.b/*.json", "https://a.b/admin;x=.json"));
+        assert!(allowed("https://a.b/*.json", "https://a.b/x;v=1/y.json"));
+        assert!(allowed(
+            "https://a.b/api/*",
+            "https://a.b/api/x;jsessionid=1"
+        ));
+        assert!(allowed("https://a.b/a;v=1/*", "https://a.b/a;v=1/x"));
+        // A query `*` stays inside one parameter; a trailing `&*` allows further ones.
+        let p = "https://a.b/search?q=*&lang=en";
+        assert!(!allowed(p, "https://a.b/search?q=x&lang=de&z=&lang=en"));
+        assert!(!allowed(
+            p,
+            "https://a.b/search?q=x&admin=1&debug=true&lang=en"
+        ));
+        assert!(!allowed(p, "https://a.b/search?q=x&lang=en&lang=de"));
+        assert!(!allowed(p, "https://a.b/search?q=x&lang=en&"));
+        assert!(allowed(p, "https://a.b/search?q=a%26b&lang=en"));
+        let p = "https://a.b/s?id=*";
+        assert!(allowed(p, "https://a.b/s?id=7"));
+        assert!(!allowed(p, "https://a.b/s?id=7&id=8"));
+        assert!(!allowed(p, "https://a.b/s?id=7&%69d=8"));
+        let p = "https://a.b/s?id=*&*";
+        assert!(allowed(p, "https://a.b/s?id=7&page=2&x"));
+        assert!(allowed(p, "https://a.b/s?id=7"));
+        assert!(!allowed(p, "https://a.b/s?page=2&id=7"));
+        assert!(allowed("https://a.b/s?*", "https://a.b/s?a=1&a=2"));
     }
 
     #[test]
@@ -1106,6 +1303,9 @@ mod tests {
             ("https://a.b/*#x", "fragment"),
             ("https://a.b:99999/*", "port"),
             ("https://a.b/../*", ". or .."),
+            ("https://*.com/*", "top-level domain"),
+            ("https://*.localhost/*", "top-level domain"),
+            ("https://a.b/x%00/*", "control character"),
         ] {
             let e = Pattern::parse(s).expect_err(s).0;
             assert!(e.contains(why), "{s}: {e}");
@@ -1214,6 +1414,14 @@ mod tests {
             "X-Method-Override",
             "Forwarded",
             "X-Forwarded-For",
+            "X-Forwarded",
+            "X-Original-Method",
+            "X-Original-URL",
+            "x-rewrite-url",
+            "X-Original-Host",
+            "X-Real-IP",
+            "True-Client-IP",
+            "Client-IP",
         ] {
             h.headers = vec![(name.into(), "DELETE".into())];
             assert_eq!(
@@ -1222,6 +1430,22 @@ mod tests {
                 "{name}"
             );
         }
+        h.headers = vec![];
+        // So would a `_method` query parameter (compared as PHP reads names).
+        let mut m = Broker::new(Some(config(&["http://a.b/api/*"], Some(&["POST"]), 100)));
+        for q in [
+            "_method=DELETE",
+            "a=1&_METHOD=PUT",
+            "%5Fmethod=x",
+            ".method=x",
+            "%20method",
+            "%5Bmethod=x",
+        ] {
+            let r = req(&format!("http://a.b/api/x?{q}"), "POST");
+            assert_eq!(reason(&mut m, r), Err(Refusal::BadRequest), "{q}");
+        }
+        let r = req("http://a.b/api/x?my_method=1&method=2", "POST");
+        assert_eq!(reason(&mut m, r), Ok(()));
         h.headers = vec![("bad name".into(), "x".into())];
         assert_eq!(reason(&mut b, h.clone()), Err(Refusal::BadRequest));
         h.headers = vec![("x".into(), "y".into()); MAX_HEADERS + 1];

@@ -305,6 +305,36 @@ test(`${B}: removing the element closes its den and frees the name`, async () =>
   assert.equal(r.err, "DenError:closed");
 });
 
+test(`${B}: close() from a run listener: the run is not started; it ends at once as closed`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = document.createElement("foxden-den");
+    el.setAttribute("name", "close-in-listener");
+    document.body.append(el);
+    await el.ready;
+    const phases = [];
+    el.addEventListener("run", (e) => {
+      phases.push(e.detail.phase);
+      if (e.detail.phase === "start") el.close();
+    });
+    const t0 = performance.now();
+    const res = await el.run("open('/work/ran.txt', 'w').write('x')").then((x) => x, (e) => ({ rejected: `${e.name}:${e.code}` }));
+    const runMs = performance.now() - t0;
+    el.remove();
+    const { openDen } = window.foxden;
+    const den = await openDen({ name: "close-in-listener" }); // the name is free
+    const files = (await den.list()).map((f) => f.path);
+    await den.close();
+    return { runMs, phases, kind: res.error && res.error.kind, type: res.error && res.error.type, created: res.files ? res.files.created : null, rejected: res.rejected ?? null, files };
+  });
+  // A closed element sends no more events: the run's end is its promise.
+  assert.deepEqual(r.phases, ["start"]);
+  assert.ok(r.runMs < 2000, `the run ended ${r.runMs} ms after close()`);
+  assert.equal(r.rejected, null);
+  assert.deepEqual([r.kind, r.type], ["crashed", "DenClosed"]);
+  assert.deepEqual(r.created, []);
+  assert.ok(!r.files.includes("/work/ran.txt"), JSON.stringify(r.files));
+});
+
 test(`${B}: two live elements with one name: the second gets an error event`, async () => {
   await create("twin");
   const r = await page.evaluate(async () => {

@@ -489,6 +489,18 @@ test(`${B}: reset() waiting behind a run, then close(): reset rejects as closed 
   assert.equal(r.extra, 0, "a den page was opened for a closed den");
 });
 
+test(`${B}: close() while a reset is under way: the reset rejects as closed, not as a failed restart`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime } = window.foxden;
+    const den = await openDen({ name: "reset-during-close", runtime: iframeRuntime({ standby: false }) });
+    const reset = den.reset().then(() => "reset", (e) => `${e.name}:${e.code}`);
+    await new Promise((r) => setTimeout(r, 20));
+    await den.close();
+    return await reset;
+  });
+  assert.equal(r, "DenError:closed");
+});
+
 test(`${B}: a den whose assets are missing or wrong rejects with DenLoadError naming what failed`, async () => {
   const r = await page.evaluate(async (base) => {
     const { openDen, iframeRuntime, DenLoadError } = window.foxden;

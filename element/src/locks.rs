@@ -68,15 +68,36 @@ pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue>
         p
     });
     let opts = obj(&[("ifAvailable", true.into())]);
-    let released = Reflect::apply(
+    // A browser may refuse the Locks API here (an opaque-origin page, storage blocked, a
+    // document no longer active): the request throws or its promise rejects without calling
+    // back. Its promise settling first ends the wait with that refusal.
+    let refused = |why: String| {
+        den_error(
+            crate::errors::DenErrorCode::Storage,
+            &format!("the browser refused a Web Lock for the den {den:?} (it keeps two pages from writing one den at once): {why}"),
+        )
+    };
+    let released = match Reflect::apply(
         &request,
         &locks,
         &js_sys::Array::of3(&name.into(), &opts, callback.as_ref()),
-    )
-    .ok()
-    .and_then(|p| p.dyn_into::<Promise>().ok())
-    .unwrap_or_else(|| Promise::resolve(&JsValue::UNDEFINED));
-    match rx.await {
+    ) {
+        Ok(p) => p
+            .dyn_into::<Promise>()
+            .unwrap_or_else(|v| Promise::resolve(&v)),
+        Err(e) => return Err(refused(crate::js::describe(&e))),
+    };
+    let settled = wasm_bindgen_futures::JsFuture::from(released.clone());
+    let answer = match futures::future::select(rx, settled).await {
+        futures::future::Either::Left((answer, _)) => answer,
+        futures::future::Either::Right((Err(e), _)) => {
+            return Err(refused(crate::js::describe(&e)))
+        }
+        futures::future::Either::Right((Ok(_), _)) => {
+            return Err(refused("it settled the request without a lock".into()))
+        }
+    };
+    match answer {
         Ok((true, release)) => Ok(Some(HeldLock {
             release,
             released,

@@ -139,8 +139,12 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
             field: "changed[].data",
             expected: "a Uint8Array",
         })?;
-        if let Err(ReplyError::TooManyBytes { bytes, .. }) =
-            limits.add_bytes(&mut total, data.byte_length() as u64)
+        // byteLength as a double: `byte_length()` is a u32 and would wrap at 4 GiB.
+        let len = crate::js::get_f64(&data, "byteLength").unwrap_or(0.0);
+        if len >= 4_294_967_296.0 {
+            over_cap = Some(total.saturating_add(len as u64));
+        } else if let Err(ReplyError::TooManyBytes { bytes, .. }) =
+            limits.add_bytes(&mut total, len as u64)
         {
             over_cap = Some(bytes);
         }

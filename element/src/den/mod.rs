@@ -617,6 +617,8 @@ impl Den {
         let conn = inner.ensure_connection().await?;
         let r = conn.reset(inner.opts.runtime.load_timeout_ms).await;
         inner.sync.borrow_mut().reset();
+        // close() during the reset ends it: say so, not that the interpreter failed.
+        inner.check_open()?;
         let (from, boot_ms, packages_ms) = r.map_err(|e| {
             den_error(
                 crate::errors::DenErrorCode::Reset,

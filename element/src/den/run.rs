@@ -130,8 +130,12 @@ impl Den {
         let limits = ReplyLimits::for_run(ro.max_output_bytes as usize, inner.opts.max_den_bytes);
         // foxden.fetch: requests of this run, decided by the den's broker, made by this page.
         let fetches = net::RunFetches::new(inner, seq, conn.link(), ro.on_request.clone());
-        let end = conn
-            .run(RunRequest {
+        // A `run` listener may have closed the den: the run is not posted (it ends `Closed`,
+        // with its `run-end`), so that no code runs on a den whose lock and name are free.
+        let end = if inner.closed.get() {
+            RunEnd::Closed
+        } else {
+            conn.run(RunRequest {
                 msg,
                 transfer,
                 output: output.clone(),
@@ -143,7 +147,8 @@ impl Den {
                 on_input,
                 on_fetch: net::RunFetches::handler(&fetches),
             })
-            .await;
+            .await
+        };
         // Requests still pending are aborted now (recorded as `aborted`).
         let requests = net::RunFetches::finish(&fetches);
         let mut done = match end {

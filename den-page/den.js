@@ -30,7 +30,7 @@
  */
 /**
  * The run the worker is executing.
- * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, interactive?: boolean, stopping?: boolean}} Inflight
+ * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, interactive?: boolean, stopping?: boolean}} Inflight
  */
 /** A `done` for the host, before the den page acts on the worker's `leftover`. @typedef {DenToHostDone & {leftover?: boolean}} CheckedDone */
 (() => {
@@ -337,6 +337,12 @@
           // A refused wheel names its package (the host reports DenLoadError stage "package").
           if (typeof msg.package === "string") /** @type {Error & {package?: string}} */ (err).package = msg.package.slice(0, 256);
           s.reject(err);
+          if (rec === standby) {
+            // A standby that did not boot is no standby: ended (the next restart boots a new
+            // worker and a new standby, rather than swapping in this one).
+            standby = null;
+            rec.w.terminate();
+          }
         }
         return;
       }
@@ -469,6 +475,9 @@
     inflight = null;
     queuedRuns.delete(reply.id);
     clearTimeout(done.timer);
+    // What this page cut (output over the cap, displays dropped) counts too; and for a run
+    // ended without the worker's own reply (timeout, Stop, crash), output that reached the cap.
+    if (done.truncated || done.dropped || (reply.restarted && done.cap > 0 && done.used >= done.cap)) reply.truncated = true;
     try {
       send(reply, transfer);
     } catch (e) {
@@ -538,6 +547,7 @@
   // 16 MiB per run (the host checks the same).
   const DISPLAY_MIMES = { "image/png": true, "image/jpeg": true, "image/svg+xml": false, "text/html": false, "text/markdown": false, "application/json": false, "text/plain": false };
   const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
+  const MAX_DISPLAYS_PER_RUN = 1000; // foxden_core::outcome::MAX_DISPLAYS_PER_RUN
 
   /**
    * Checks a worker's display bundle; returns the copy to forward, or what is wrong.
@@ -547,6 +557,9 @@
   function checkDisplay(bundle) {
     const run = /** @type {Inflight} */ (inflight);
     if (!Array.isArray(bundle) || bundle.length === 0 || bundle.length > 16) return "not a bundle";
+    // A count cap too: a display of empty texts costs no bytes, but becomes an element (an
+    // iframe for text/html) of the host page.
+    if ((run.displays || 0) >= MAX_DISPLAYS_PER_RUN) return "too many displays";
     /** @type {DisplayItem[]} */
     const out = [];
     let size = 0;
@@ -569,6 +582,7 @@
     }
     if ((run.displayed || 0) + size > MAX_DISPLAY_BYTES) return "over the display budget";
     run.displayed = (run.displayed || 0) + size;
+    run.displays = (run.displays || 0) + 1;
     return out;
   }
 
@@ -622,7 +636,10 @@
     } else if (msg.t === "display") {
       // A display is forwarded whole or not at all, within the run's display budget.
       const bundle = checkDisplay(msg.bundle);
-      if (typeof bundle === "string") return;
+      if (typeof bundle === "string") {
+        inflight.dropped = true;
+        return;
+      }
       send({ t: "display", id: inflight.id, bundle }, bundle.flatMap((item) => (item.bytes ? [item.bytes.buffer] : [])));
     } else if (msg.t === "input") {
       // One question at a time, from a run that may ask (not while being interrupted or

@@ -55,6 +55,9 @@ const INDEX_URL = "https://pyodide.invalid/";
 const apply = Reflect.apply;
 const globalScope = self;
 const globalPost = self.postMessage;
+// The run queue chains with this `then`: one user code patched on Promise.prototype would be
+// handed the queue's callbacks (and could start or end a later run at will).
+const promiseThen = Promise.prototype.then;
 const eventData = /** @type {(this: MessageEvent) => any} */ (/** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data")).get);
 /** @type {string | null} */
 let key = null; // the den page's key for this worker (set at boot, never exposed)
@@ -481,6 +484,31 @@ async def _foxden_run(code, stdin=None, interactive=False):
     finally:
         _foxden_flush()
 
+# Callbacks scheduled on the event loop (call_soon, call_later, call_at) that have not run:
+# a chain of them (a callback that schedules itself again) is JS work left behind like a
+# timer, but it runs through Pyodide's own scheduler, which is not tracked in JS. The loop's
+# call_later (which the others call) is wrapped before any user code runs.
+_foxden_handles = set()
+
+def _foxden_track_handles():
+    import math
+    from pyodide.webloop import WebLoop
+    scheduled = WebLoop.call_later
+    def call_later(self, delay, callback, *args, context=None):
+        box = []
+        def ran(*a):
+            if box:
+                _foxden_handles.discard(box[0])
+            return callback(*a)
+        h = scheduled(self, delay, ran, *args, context=context)
+        if delay != math.inf:
+            box.append(h)
+            _foxden_handles.add(h)
+        return h
+    WebLoop.call_later = call_later
+
+_foxden_track_handles()
+
 def _foxden_pending_tasks(cancel):
     try:
         loop = asyncio.get_event_loop()
@@ -492,6 +520,14 @@ def _foxden_pending_tasks(cancel):
             n += 1
             if cancel:
                 t.cancel()
+    for h in list(_foxden_handles):
+        if h.cancelled():
+            _foxden_handles.discard(h)
+            continue
+        n += 1
+        if cancel:
+            h.cancel()
+            _foxden_handles.discard(h)
     return n
 
 os.makedirs("/drop", exist_ok=True)
@@ -529,7 +565,7 @@ let fatal = null; // set when Pyodide failed fatally: every later run reports "c
 const known = new Map();
 
 // --- output capture: batched, capped, streamed to the den page as it is printed ---
-/** @type {{id: number, used: number, cap: number, truncated: boolean, pending: Record<StreamName, string>, last: number, displayed: number} | null} */
+/** @type {{id: number, used: number, cap: number, truncated: boolean, pending: Record<StreamName, string>, last: number, displayed: number, displays: number} | null} */
 let current = null; // {id, used, cap, truncated, pending: {stdout, stderr}, last}
 const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 const encoder = new TextEncoder();
@@ -555,6 +591,7 @@ function flushOutput() {
  */
 function postDisplay(bundle) {
   if (!current || !bundle || typeof bundle.toJs !== "function") return "no run is in progress";
+  if (current.displays >= MAX_DISPLAYS_PER_RUN) return `this run already showed ${MAX_DISPLAYS_PER_RUN} displays; it was not shown`;
   const items = bundle.toJs({ depth: 3 }); // list -> [mime, data] -> bytes as Uint8Array
   if (!Array.isArray(items)) return "not a bundle";
   /** @type {DisplayItem[]} */
@@ -563,18 +600,22 @@ function postDisplay(bundle) {
     if (!Array.isArray(item) || typeof item[0] !== "string") continue;
     const [mime, data] = item;
     if (typeof data === "string") out.push({ mime, text: data, bytes: null });
-    else if (data instanceof Uint8Array) out.push({ mime, text: null, bytes: data });
+    // A copy of the view's bytes: posting the view would copy its whole buffer, however
+    // large, while only its length is counted.
+    else if (data instanceof Uint8Array) out.push({ mime, text: null, bytes: data.slice() });
   }
   const size = out.reduce((n, i) => n + (i.text !== null ? i.text.length : /** @type {Uint8Array} */ (i.bytes).length), 0);
   if (current.displayed + size > MAX_DISPLAY_BYTES) {
     return `this display (${size} bytes) would take the run's displays over ${MAX_DISPLAY_BYTES} bytes; it was not shown`;
   }
   current.displayed += size;
+  current.displays += 1;
   flushOutput();
-  if (out.length) post({ t: "display", id: current.id, bundle: out });
+  if (out.length) post({ t: "display", id: current.id, bundle: out }, out.flatMap((i) => (i.bytes ? [i.bytes.buffer] : [])));
   return null;
 }
 const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
+const MAX_DISPLAYS_PER_RUN = 1000; // foxden_core::outcome::MAX_DISPLAYS_PER_RUN
 
 // Interactive input(): the den page's input buffer (cross-origin isolated dens only):
 // [0] state (0 waiting, 1 text, 2 end of input, 3 failed: text is why), [1] byte length, then UTF-8.
@@ -693,7 +734,8 @@ function capture(stream, bytes) {
   const other = stream === "stdout" ? "stderr" : "stdout";
   if (current.pending[other]) flushOutput();
   current.pending[stream] += text;
-  if (current.pending[stream].length > 8192 || performance.now() - current.last > 15) flushOutput();
+  // Cut: nothing more comes, so what is held goes now (a run killed later would lose it).
+  if (current.truncated || current.pending[stream].length > 8192 || performance.now() - current.last > 15) flushOutput();
   return bytes.length;
 }
 
@@ -1581,7 +1623,7 @@ async function run(msg) {
   }
   const runStart = Date.now();
   // last = 0: the first chunk of a run is sent at once; later ones at most every 15 ms or 8 KiB.
-  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, pending: { stdout: "", stderr: "" }, last: 0, displayed: 0 };
+  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, pending: { stdout: "", stderr: "" }, last: 0, displayed: 0, displays: 0 };
   decoders.stdout = new TextDecoder();
   decoders.stderr = new TextDecoder();
   if (msg.lang === "javascript") {
@@ -1650,12 +1692,14 @@ async function run(msg) {
 let queue = Promise.resolve();
 /** @param {DenToWorkerRun} m */
 const enqueue = (m) => {
-  queue = queue
-    .then(() => run(m))
-    .catch((e) => {
+  const ran = apply(promiseThen, queue, [() => run(m)]);
+  queue = apply(promiseThen, ran, [
+    undefined,
+    (/** @type {unknown} */ e) => {
       // A fault in this script itself (not in user code): report it; the den page restarts us.
       post({ t: "done", id: m.id, result: null, error: { kind: "crashed", type: "WorkerError", message: String(e), traceback: "" }, truncated: false, changed: [], deleted: [], leftover: true, durationMs: 0 });
-    });
+    },
+  ]);
 };
 self.addEventListener(
   "message",
@@ -1695,3 +1739,12 @@ function onBoot(msg) {
 }
 // An interrupted async run can leave a rejected promise behind; it must not go unhandled.
 self.addEventListener("unhandledrejection", (e) => e.preventDefault());
+// An exception nothing caught (a timer's or callback's, in JavaScript or through Python's js
+// module) once the interpreter is up is the run's error output, not a crash of this worker
+// (the den page would restart it and the run's files and variables would be lost). Before
+// that, it is a failure of this script and reaches the den page as one.
+self.addEventListener("error", (e) => {
+  if (!py) return;
+  e.preventDefault();
+  if (current) capture("stderr", encoder.encode(`Uncaught ${e.message || "error"}\n`));
+});

@@ -92,6 +92,32 @@ test(`${BROWSER}: bad displays get a clear error and the den keeps working`, asy
   assert.equal(r.after, "42");
 });
 
+test(`${BROWSER}: a run shows at most 1000 displays (empty ones cost no bytes but would each be an element of the page)`, async () => {
+  const r = await page.evaluate(async () => {
+    const den = window.dens.disp;
+    const out = await den.run(`
+import foxden
+class E:
+    def _repr_html_(self): return ""
+    def __repr__(self): return ""
+e = E()
+n = 0
+try:
+    while n < 5000:
+        foxden.display(e)
+        n += 1
+except ValueError as err:
+    why = str(err)
+(n, why)`);
+    const after = await den.run("6 * 7");
+    return { error: out.error, result: out.result, n: out.displays.length, after: after.result };
+  });
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.match(r.result, /^\(1000, 'foxden.display: this run already showed 1000 displays; it was not shown'\)$/);
+  assert.equal(r.n, 1000);
+  assert.equal(r.after, "42");
+});
+
 test(`${BROWSER}: a display of small views into a huge buffer reaches the host as the views' bytes only`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.disp;

@@ -335,6 +335,33 @@ test(`${B}: close() from a run listener: the run is not started; it ends at once
   assert.ok(!r.files.includes("/work/ran.txt"), JSON.stringify(r.files));
 });
 
+test(`${B}: an IndexedDB element whose opening is cancelled by a new attribute reopens (its Web Lock is waited for, not "locked")`, async () => {
+  const r = await page.evaluate(async () => {
+    const out = [];
+    for (const wait of [0, 5, 20, 60, 150]) {
+      const el = document.createElement("foxden-den");
+      el.setAttribute("name", `cancel-open-${wait}`);
+      el.setAttribute("store", "idb:foxden-e2e-cancel");
+      const errors = [];
+      el.addEventListener("error", (e) => errors.push(`${e.detail.error.name}:${e.detail.error.code}`));
+      document.body.append(el);
+      await new Promise((r) => setTimeout(r, wait));
+      el.setAttribute("load-timeout", "60000"); // reopens: the opening under way is dropped
+      await new Promise((r) => setTimeout(r, 0));
+      const ready = await el.ready.then(() => "ready", (e) => `${e.name}:${e.code}`);
+      const ran = ready === "ready" ? (await el.run("1 + 1")).result : null;
+      el.remove();
+      out.push({ wait, ready, ran, errors });
+    }
+    return out;
+  });
+  for (const x of r) {
+    assert.equal(x.ready, "ready", JSON.stringify(x));
+    assert.equal(x.ran, "2", JSON.stringify(x));
+    assert.deepEqual(x.errors, [], JSON.stringify(x));
+  }
+});
+
 test(`${B}: two live elements with one name: the second gets an error event`, async () => {
   await create("twin");
   const r = await page.evaluate(async () => {

@@ -250,18 +250,26 @@ test(`${B}: writeFile over maxFileBytes is refused before its bytes are copied, 
     // Under the cap, but more than the page's wasm memory can still take: refused, not an
     // abort of the module (which would end every den of the page); the den keeps working.
     const noRoom = await answer(new Uint8Array(2 ** 32 - 2 ** 20), wide);
+    // A string is checked as UTF-8 (here twice its length) before it is copied into wasm.
+    const utf = await openDen({ name: "utf8-cap", runtime: iframeRuntime(), maxFileBytes: 1000000 });
+    const overAsUtf8 = await answer("é".repeat(600000), utf);
+    await utf.writeFile("/work/fits.txt", "é".repeat(400000) + "\ud800");
+    const fitsBack = await utf.readText("/work/fits.txt");
+    await utf.close();
     await wide.writeFile("/work/small.txt", "fits");
     const wideAfter = await wide.readText("/work/small.txt");
     await wide.close();
     await den.writeFile("/work/after.txt", "still fine");
     const after = await den.readText("/work/after.txt");
     await den.deleteFile("/work/after.txt");
-    return { past4GiB, big, at4GiB, noRoom, wideAfter, after, listed: (await den.list()).map((f) => f.path) };
+    return { past4GiB, big, at4GiB, noRoom, overAsUtf8, fitsBack: fitsBack === "é".repeat(400000) + "\ufffd", wideAfter, after, listed: (await den.list()).map((f) => f.path) };
   });
   assert.match(r.past4GiB, /^cap: "\/work\/huge.bin" would hold 4294967306 bytes, over the cap of \d+ bytes per file \(maxFileBytes\)/);
   assert.match(r.big, /^cap: "\/work\/huge.bin" would hold 1073741824 bytes, over the cap/);
   assert.match(r.at4GiB, /^cap: "\/work\/huge.bin" would hold 4294967296 bytes, over the cap/);
   assert.match(r.noRoom, /^storage: the page has no memory left for 4293918720 more bytes of files/);
+  assert.match(r.overAsUtf8, /^cap: "\/work\/huge.bin" would hold 1200000 bytes, over the cap of 1000000 bytes per file/);
+  assert.equal(r.fitsBack, true);
   assert.equal(r.wideAfter, "fits");
   assert.equal(r.after, "still fine");
   assert.ok(!r.listed.includes("/work/huge.bin"));

@@ -304,6 +304,54 @@ proto.postTask.call(js.scheduler, create_proxy(tick), to_js({"delay": 60000}, di
   }
 });
 
+test(`${B}: an exception nothing caught during a run (a timer's, in JavaScript or from Python) is the run's stderr, not a crash`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  await run("kept = 5\nopen('/work/uncaught.txt', 'w').write('x')");
+  const js = await run("setTimeout(() => { throw new Error('boom from a timer') }, 0);\nawait new Promise((r) => setTimeout(r, 50));\n'after'", { lang: "javascript" });
+  assert.equal(js.error, null, JSON.stringify(js.error));
+  assert.equal(js.result, '"after"');
+  assert.match(js.stderr, /boom from a timer/);
+  assert.equal(js.restarted, false);
+  const py = await run("import js\nfrom pyodide.ffi import create_once_callable\njs.setTimeout(create_once_callable(lambda: 1 / 0), 0)\nopen('/work/uncaught2.txt', 'w').write('y')");
+  assert.equal(py.error, null, JSON.stringify(py.error));
+  assert.match(py.stderr, /ZeroDivisionError/);
+  assert.equal(py.restarted, false);
+  assert.deepEqual(py.files.created, ["/work/uncaught2.txt"]);
+  const after = await run("kept");
+  assert.equal(after.result, "5");
+});
+
+test(`${B}: a chain of asyncio callbacks (call_soon scheduling itself) left by a run is ended, like a timer`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  const left = await run("import asyncio\nloop = asyncio.get_event_loop()\ndef tick():\n    print('tick')\n    loop.call_soon(tick)\ntick()\nkept = 3");
+  assert.equal(left.error, null, JSON.stringify(left.error));
+  const next = await run("import asyncio\nawait asyncio.sleep(0.2)\nprint('next')\nkept");
+  assert.equal(next.error, null, JSON.stringify(next.error));
+  assert.equal(next.stdout, "next\n");
+  assert.equal(next.result, "3"); // ended, not restarted: variables kept
+  // A callback scheduled for later within the run, and run in it, is no leftover.
+  const fine = await run("import asyncio\nloop = asyncio.get_event_loop()\nfut = loop.create_future()\nloop.call_later(0.05, fut.set_result, 'done')\nawait fut");
+  assert.equal(fine.result, "'done'", JSON.stringify(fine.error));
+  assert.equal(fine.restarted, false);
+});
+
+test(`${B}: a run killed by its timeout with its output at the cap says truncated`, async () => {
+  const r = await run("while True: print('spam')", { timeoutMs: 1500, maxOutputBytes: 1000 });
+  assert.equal(r.error?.kind, "timeout", JSON.stringify(r.error));
+  assert.equal(r.truncated, true, JSON.stringify({ ...r, stdout: r.stdout.length }));
+  assert.ok(r.stdout.length > 0 && r.stdout.length <= 1000, `${r.stdout.length} characters`);
+});
+
+test(`${B}: the run queue's callbacks are not handed to a then() that user code put on Promise.prototype`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  const patch = await run("const orig = Promise.prototype.then;\nglobalThis.grabbed = [];\nPromise.prototype.then = function (...a) { globalThis.grabbed.push(...a.filter((f) => typeof f === 'function')); return orig.apply(this, a); };\n'patched'", { lang: "javascript" });
+  assert.equal(patch.result, '"patched"', JSON.stringify(patch.error));
+  const next = await run("globalThis.grabbed.map((f) => f.toString()).filter((s) => s.includes('run(m)') || s.includes('WorkerError')).length", { lang: "javascript" });
+  assert.equal(next.error, null, JSON.stringify(next.error));
+  assert.equal(next.result, "0");
+  await page.evaluate(() => window.dens.trust.reset());
+});
+
 test(`${B}: the den page rules every run: timeouts kill, leftovers restart, each new worker gets the den's files`, async () => {
   const out = await page.evaluate(async () => {
     const den = window.dens.trust;

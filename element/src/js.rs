@@ -168,6 +168,16 @@ pub fn byte_view(v: &JsValue) -> Option<Uint8Array> {
     Reflect::construct(&ctor, &args).ok()?.dyn_into().ok()
 }
 
+/// A string's UTF-8, encoded by the browser (`TextEncoder`) outside wasm memory, so that its
+/// length can be checked before any of it is copied in (a lone surrogate becomes U+FFFD, as in
+/// every conversion of a string to bytes). `Err`: the browser could not encode it (too long).
+pub fn utf8_of(s: &js_sys::JsString) -> Result<Uint8Array, JsValue> {
+    let ctor = get(&js_sys::global(), "TextEncoder").dyn_into::<js_sys::Function>()?;
+    let encoder = Reflect::construct(&ctor, &Array::new())?;
+    let encode = get(&encoder, "encode").dyn_into::<js_sys::Function>()?;
+    encode.call1(&encoder, s)?.dyn_into::<Uint8Array>()
+}
+
 /// Whether `v` is an `ArrayBuffer`, or a view of one, whose bytes were transferred away.
 pub fn is_detached(v: &JsValue) -> bool {
     let buffer = if js_sys::ArrayBuffer::is_view(v) {

@@ -16,6 +16,9 @@ use wasm_bindgen::JsCast;
 /// A held lock; dropping it releases the lock.
 pub struct HeldLock {
     release: Option<Function>,
+    /// The den's name: a lock dropped without `release` (an opening cancelled) is waited for by
+    /// the next opening of that name, as a close is.
+    den: String,
     /// What `locks.request` returned: it settles once the lock manager let the lock go.
     released: Promise,
     _callback: Closure<dyn FnMut(JsValue) -> Promise>,
@@ -35,6 +38,9 @@ impl Drop for HeldLock {
     fn drop(&mut self) {
         if let Some(r) = self.release.take() {
             let _ = r.call0(&JsValue::UNDEFINED);
+            // The lock manager frees the lock a little later: an opening of the same name
+            // started meanwhile (the element reopening) waits for that instead of `locked`.
+            crate::den::closing_until(&self.den, self.released.clone());
         }
     }
 }
@@ -100,6 +106,7 @@ pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue>
     match answer {
         Ok((true, release)) => Ok(Some(HeldLock {
             release,
+            den: den.to_owned(),
             released,
             _callback: callback,
         })),

@@ -37,6 +37,10 @@ pub const MAX_DISPLAY_ITEMS: usize = 16;
 /// `truncated`).
 pub const MAX_DISPLAY_BYTES: usize = 16 << 20;
 
+/// Displays of one run, at most (each may become an element of the host page, a `text/html`
+/// one an iframe): more are dropped and the run is marked `truncated`.
+pub const MAX_DISPLAYS_PER_RUN: usize = 1000;
+
 /// The MIME types a display may carry; each is text or bytes.
 pub const DISPLAY_MIMES: &[(&str, bool)] = &[
     ("image/png", true),

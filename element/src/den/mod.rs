@@ -112,6 +112,20 @@ fn release_name(name: &str) {
     OPEN_NAMES.with(|n| n.borrow_mut().remove(name));
 }
 
+/// Registers `settled` as a close of the den `name` in progress: openings of that name wait for
+/// it (`closed_before`). For a Web Lock let go without a close (an opening cancelled).
+pub(crate) fn closing_until(name: &str, settled: Promise) {
+    let id = CLOSING_SEQ.with(|s| {
+        s.set(s.get().wrapping_add(1));
+        s.get()
+    });
+    CLOSING.with(|c| c.borrow_mut().push((id, name.to_owned(), settled.clone())));
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = wasm_bindgen_futures::JsFuture::from(settled).await;
+        CLOSING.with(|c| c.borrow_mut().retain(|x| x.0 != id));
+    });
+}
+
 /// Waits while a den of this name is still closing (an IndexedDB den frees its name and Web
 /// Lock once the transaction in flight ended): `close()` then `openDen()` of the same name,
 /// by the page or by the element, opens once the old den is gone instead of failing.
@@ -449,31 +463,43 @@ impl Den {
             ));
         }
         // Too big is refused before the bytes are copied: wasm memory never shrinks, and past
-        // 4 GiB a copy cannot even be made.
-        // (A string's UTF-8 is never shorter than its UTF-16 length.)
+        // 4 GiB a copy cannot even be made. A string is checked by its UTF-16 length first (its
+        // UTF-8 is never shorter), then encoded outside wasm memory and checked as UTF-8 (up
+        // to three times longer), then copied in once, like bytes.
         let max = inner.opts.max_file_bytes;
-        let text = data.dyn_ref::<js_sys::JsString>();
-        let view = if text.is_some() {
-            None
-        } else {
-            js::byte_view(&data)
-        };
-        let size = match (text, &view) {
-            (Some(s), _) => Some(f64::from(s.length())),
-            (None, Some(v)) => js::get_f64(v, "length"),
-            (None, None) => None,
-        };
-        if let Some(size) = size.filter(|&n| n > max.min(u64::from(u32::MAX)) as f64) {
-            return Err(storage_to_js(&StorageError::FileTooBig {
+        let over = |size: f64| size > max.min(u64::from(u32::MAX)) as f64;
+        let too_big = |path, size: f64| {
+            storage_to_js(&StorageError::FileTooBig {
                 path,
                 size: size as u64,
                 max,
-            }));
+            })
+        };
+        let view = match data.dyn_ref::<js_sys::JsString>() {
+            Some(s) if over(f64::from(s.length())) => {
+                return Err(too_big(path, f64::from(s.length())))
+            }
+            Some(s) => Some(js::utf8_of(s).map_err(|e| {
+                den_error(
+                    crate::errors::DenErrorCode::BadData,
+                    &format!(
+                        "writeFile could not encode the string as UTF-8: {}",
+                        js::describe(&e)
+                    ),
+                )
+            })?),
+            None => js::byte_view(&data),
+        };
+        if let Some(size) = view
+            .as_ref()
+            .and_then(|v| js::get_f64(v, "length"))
+            .filter(|&n| over(n))
+        {
+            return Err(too_big(path, size));
         }
-        let bytes: std::sync::Arc<[u8]> = match (data.as_string(), view) {
-            (Some(s), _) => s.into_bytes().into(),
-            (None, Some(v)) => js::shared_bytes(&v).map_err(|e| storage_to_js(&e))?,
-            (None, None) => {
+        let bytes: std::sync::Arc<[u8]> = match view {
+            Some(v) => js::shared_bytes(&v).map_err(|e| storage_to_js(&e))?,
+            None => {
                 return Err(den_error(
                     crate::errors::DenErrorCode::BadData,
                     "writeFile data must be a string, Uint8Array, ArrayBuffer or typed array",

@@ -472,6 +472,10 @@ fn on_den_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             let Some((displays, handler)) = slot else {
                 return;
             };
+            if displays.borrow().list.len() >= foxden_core::outcome::MAX_DISPLAYS_PER_RUN {
+                displays.borrow_mut().dropped = true;
+                return;
+            }
             let room = MAX_DISPLAY_BYTES.saturating_sub(displays.borrow().used);
             let Some(display) = wire::display(&msg, room) else {
                 displays.borrow_mut().dropped = true;

@@ -113,7 +113,8 @@ fn release_name(name: &str) {
 }
 
 /// Registers `settled` as a close of the den `name` in progress: openings of that name wait for
-/// it (`closed_before`). For a Web Lock let go without a close (an opening cancelled).
+/// it (`closed_before`): a close under way, or a Web Lock let go without one (an opening
+/// cancelled). The entry goes once `settled` settles.
 pub(crate) fn closing_until(name: &str, settled: Promise) {
     let id = CLOSING_SEQ.with(|s| {
         s.set(s.get().wrapping_add(1));
@@ -682,10 +683,7 @@ impl Den {
                 Promise::resolve(&JsValue::UNDEFINED)
             }
             (persist, pending) => {
-                let id = CLOSING_SEQ.with(|s| {
-                    s.set(s.get().wrapping_add(1));
-                    s.get()
-                });
+                let closing = name.clone();
                 let done = js::promise(async move {
                     if let Some(p) = pending {
                         let _ = wasm_bindgen_futures::JsFuture::from(p).await;
@@ -698,11 +696,9 @@ impl Den {
                         let _ = wasm_bindgen_futures::JsFuture::from(unlocked).await;
                     }
                     release_name(&name);
-                    CLOSING.with(|c| c.borrow_mut().retain(|x| x.0 != id));
                     Ok(JsValue::UNDEFINED)
                 });
-                let name = inner.opts.name.clone();
-                CLOSING.with(|c| c.borrow_mut().push((id, name, done.clone())));
+                closing_until(&closing, done.clone());
                 done
             }
         };

@@ -129,8 +129,11 @@ try {
         for (let f = 0; f < 200; f++) await den.writeFile(`/work/big/${f}.bin`, chunk);
         await den.run("pass");
         const t0 = performance.now(); const snap = await den.snapshot(); const enc = performance.now() - t0;
-        // Decoding checks every header, the manifest and the SHA-256 of every file.
-        const t1 = performance.now(); window.foxden.decodeSnapshot(snap, { maxDenBytes: 1 << 30 }); const dec = performance.now() - t1;
+        // Decoding checks every header, the manifest and the SHA-256 of every file. Best of 3, as
+        // the native sha256sum it is compared with (single passes here varied from 131 to 225
+        // MiB/s on the 2-core test machine).
+        let dec = Infinity;
+        for (let k = 0; k < 3; k++) { const t1 = performance.now(); window.foxden.decodeSnapshot(snap, { maxDenBytes: 1 << 30 }); dec = Math.min(dec, performance.now() - t1); }
         return { small, oneHuge, big, first, snapBytes: snap.length, enc, dec, one, thousand };
       });
       rows.push(["run(\"pass\"), 1 MiB of files (ms, median of 7 batches of 10)", sync.small.toFixed(2), ""]);
@@ -139,7 +142,7 @@ try {
       rows.push(["run(\"pass\"), 1 MiB + 200 unchanged 1 MiB files (ms)", sync.big.toFixed(2), `ratio ${(sync.big / sync.small).toFixed(2)}`]);
       rows.push(["run(\"pass\"), 1000 unchanged files / 1 file, two dens, 9 batches of 40 (ms)", sync.thousand.toFixed(2), `${sync.one.toFixed(2)}, ratio ${(sync.thousand / sync.one).toFixed(2)}`]);
       rows.push([`snapshot() of ${(sync.snapBytes / 1048576).toFixed(0)} MiB (hashes kept from writes)`, sync.enc, (sync.snapBytes / 1048576 / (sync.enc / 1000)).toFixed(0) + " MiB/s"]);
-      rows.push([`decodeSnapshot() of it, every SHA-256 verified (ms)`, sync.dec, (sync.snapBytes / 1048576 / (sync.dec / 1000)).toFixed(0) + " MiB/s"]);
+      rows.push([`decodeSnapshot() of it, every SHA-256 verified, best of 3 (ms)`, sync.dec, (sync.snapBytes / 1048576 / (sync.dec / 1000)).toFixed(0) + " MiB/s"]);
       // Packages on a restart: reset() with no standby boots from the snapshot and re-installs
       // the den's wheels from the bytes the den page keeps (xtask downloaded them, pinned).
       const manifest = JSON.parse(readFileSync(join(process.env.FOXDEN_WHEELS, "manifest.json"), "utf8"));

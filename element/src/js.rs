@@ -131,10 +131,9 @@ pub fn in_slices(bytes: &Uint8Array, mut f: impl FnMut(u32, &[u8])) {
 
 /// SHA-256 of JS bytes, read in 1 MiB slices.
 pub fn sha256_js(bytes: &Uint8Array) -> [u8; 32] {
-    use sha2::Digest;
-    let mut h = sha2::Sha256::new();
+    let mut h = foxden_core::sha256::Sha256::new();
     in_slices(bytes, |_, chunk| h.update(chunk));
-    h.finalize().into()
+    h.finalize()
 }
 
 /// The bytes of a `Uint8Array`, an `ArrayBuffer` or another typed array: a plain `Uint8Array`

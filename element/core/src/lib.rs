@@ -10,6 +10,7 @@
 //! - [`net`]: the network broker's rules (URL parser, allowlist, methods, rate, sizes).
 //! - [`protocol`]: the host ↔ den page messages and the bounds on what a den page sends.
 //! - [`shell`]: the read-only shell behind `den.sh`.
+//! - [`sha256`]: SHA-256, fast in wasm.
 //! - [`snapshot`]: the snapshot codec (tar with a manifest and SHA-256 per file).
 //! - [`packages`]: wheels a den installs (file names, tags, pins, limits).
 //! - [`sparse`]: the warm cache's form of a memory snapshot (all-zero pages left out).
@@ -29,6 +30,7 @@ pub mod packages;
 pub mod paths;
 pub mod phase;
 pub mod protocol;
+pub mod sha256;
 pub mod shell;
 pub mod snapshot;
 pub mod sparse;
@@ -38,11 +40,7 @@ pub use files::{ChangeSet, FileEntry, FileMap, Op, StorageError};
 pub use limits::{validate_den_name, DenNameError};
 pub use paths::{normalize_path, PathError, PathRule};
 
-/// SHA-256 of `data`.
-pub fn sha256(data: &[u8]) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(data).into()
-}
+pub use sha256::sha256;
 
 /// Lower-case hex of a byte slice (used for SHA-256 digests).
 pub fn hex(bytes: &[u8]) -> String {

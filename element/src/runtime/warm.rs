@@ -96,15 +96,14 @@ impl Digest {
 /// The cache key of an asset set, hashed from digests started before the buffers were handed
 /// over ([`Digest::start`]); `None` if a digest failed (then the warm cache is not used).
 pub async fn key(wasm: Digest, stdlib: Digest, lock: &str) -> Option<String> {
-    use sha2::Digest as _;
     let (w, z) = futures::future::join(wasm.finish(), stdlib.finish()).await;
-    let mut h = sha2::Sha256::new();
-    h.update(w?);
-    h.update(z?);
-    h.update(foxden_core::sha256(lock.as_bytes()));
+    let mut h = foxden_core::sha256::Sha256::new();
+    h.update(&w?);
+    h.update(&z?);
+    h.update(&foxden_core::sha256(lock.as_bytes()));
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
-    h.update(foxden_core::protocol::PROTOCOL_VERSION.to_le_bytes());
-    let digest: [u8; 32] = h.finalize().into();
+    h.update(&foxden_core::protocol::PROTOCOL_VERSION.to_le_bytes());
+    let digest = h.finalize();
     Some(foxden_core::hex(&digest))
 }
 

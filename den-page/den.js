@@ -70,10 +70,11 @@
   // Limits on what a worker may send (it runs user code: every message is hostile). The host
   // checks all of these again (and the bytes of the files, which pass through here by transfer,
   // without a copy); here they keep the den page itself bounded.
-  const PROTOCOL = 8;
+  const PROTOCOL = 9;
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
   const MAX_PATH = 1024;
   const STREAMS = ["stdout", "stderr"];
+  const MAX_OUT_PARTS = 1024; // foxden_core::protocol::MAX_OUT_PARTS: parts of one `out` message
   const ERROR_KINDS = ["python", "timeout", "crashed", "storage", "javascript"];
 
   // The host talks to this page with window.postMessage (a MessagePort costs Firefox ~0.15 ms
@@ -621,18 +622,30 @@
     if (!inflight || !inflight.started) return; // a run that ended (its late messages)
     if (/** @type {{id?: unknown}} */ (msg).id !== inflight.id) return;
     if (msg.t === "out") {
-      // Output is capped here too: a worker that ignores the cap cannot flood the host.
-      if (!STREAMS.includes(msg.stream) || typeof msg.text !== "string" || inflight.truncated) return;
-      let text = msg.text;
-      const bytes = utf8.encode(text);
-      const room = Math.max(inflight.cap - inflight.used, 0);
-      if (bytes.length > room) {
-        // Cut at a character boundary (a partial character decodes to U+FFFD, dropped).
-        text = utf8Decoder.decode(bytes.subarray(0, room)).replace(/\uFFFD$/, "");
-        inflight.truncated = true;
+      // Output is capped here too: a worker that ignores the cap cannot flood the host. The
+      // parts (one per change of stream, in print order) are checked whole: a malformed
+      // message is dropped, not half forwarded.
+      const parts = msg.parts;
+      if (!Array.isArray(parts) || parts.length === 0 || parts.length > MAX_OUT_PARTS || inflight.truncated) return;
+      for (let i = 0; i < parts.length; i++) {
+        const p = parts[i];
+        if (!p || !STREAMS.includes(p.stream) || typeof p.text !== "string") return;
       }
-      inflight.used += Math.min(bytes.length, room);
-      if (text) send({ t: "out", id: msg.id, stream: msg.stream, text });
+      /** @type {import("./protocol").OutputPart[]} */
+      const kept = [];
+      for (let i = 0; i < parts.length && !inflight.truncated; i++) {
+        let text = parts[i].text;
+        const bytes = utf8.encode(text);
+        const room = Math.max(inflight.cap - inflight.used, 0);
+        if (bytes.length > room) {
+          // Cut at a character boundary (a partial character decodes to U+FFFD, dropped).
+          text = utf8Decoder.decode(bytes.subarray(0, room)).replace(/\uFFFD$/, "");
+          inflight.truncated = true;
+        }
+        inflight.used += Math.min(bytes.length, room);
+        if (text) kept.push({ stream: parts[i].stream, text });
+      }
+      if (kept.length) send({ t: "out", id: msg.id, parts: kept });
     } else if (msg.t === "display") {
       // A display is forwarded whole or not at all, within the run's display budget.
       const bundle = checkDisplay(msg.bundle);

@@ -5,7 +5,7 @@
 // what an honest sender posts; the reader of a den page or worker message checks it anyway.
 
 /** The protocol version a den page announces in `hello`. */
-export type ProtocolVersion = 8;
+export type ProtocolVersion = 9;
 
 /** A pure-Python wheel to install, checked by the host against its SHA-256 pin. */
 export interface Wheel {
@@ -43,6 +43,14 @@ export interface HttpHeader {
   name: string;
   /** Its value. */
   value: string;
+}
+
+/** Output printed on one stream, between two changes of stream. */
+export interface OutputPart {
+  /** Which stream. */
+  stream: "stdout" | "stderr";
+  /** The output. */
+  text: string;
 }
 
 /** One MIME representation of a display: text, or bytes for images. */
@@ -257,15 +265,13 @@ export interface DenToHostStarted {
   id: number;
 }
 
-/** out: streamed, batched ≤ 15 ms / 8 KiB. On window.postMessage (source checked). */
+/** out: streamed, batched ≤ 15 ms / 8 KiB / 1 024 parts. On window.postMessage (source checked). */
 export interface DenToHostOut {
   t: "out";
   /** The run. */
   id: number;
-  /** Which stream. */
-  stream: "stdout" | "stderr";
-  /** The output. */
-  text: string;
+  /** The output in print order, at most 1 024 parts (`MAX_OUT_PARTS`). */
+  parts: OutputPart[];
 }
 
 /** display: `foxden.display(obj)`, or a last expression with `_repr_*_` methods. On window.postMessage (source checked). */
@@ -428,7 +434,7 @@ export interface WorkerToDenSnapshot {
   snapshot: Uint8Array;
 }
 
-/** out: streamed, batched ≤ 15 ms / 8 KiB. On the worker's global channel, as `[key, message]`. The same message as `DenToHostOut`. */
+/** out: streamed, batched ≤ 15 ms / 8 KiB / 1 024 parts. On the worker's global channel, as `[key, message]`. The same message as `DenToHostOut`. */
 export type WorkerToDenOut = DenToHostOut;
 
 /** display: `foxden.display(obj)`, after the output printed before it. On the worker's global channel, as `[key, message]`. The same message as `DenToHostDisplay`. */

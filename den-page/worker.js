@@ -565,19 +565,22 @@ let fatal = null; // set when Pyodide failed fatally: every later run reports "c
 const known = new Map();
 
 // --- output capture: batched, capped, streamed to the den page as it is printed ---
-/** @type {{id: number, used: number, cap: number, truncated: boolean, pending: Record<StreamName, string>, last: number, displayed: number, displays: number} | null} */
-let current = null; // {id, used, cap, truncated, pending: {stdout, stderr}, last}
+/** @type {{id: number, used: number, cap: number, truncated: boolean, parts: import("./protocol").OutputPart[], held: number, last: number, displayed: number, displays: number} | null} */
+let current = null; // {id, used, cap, truncated, parts (held output, in print order), held (its UTF-16 length), last}
 const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 const encoder = new TextEncoder();
 
+// Held output goes in one message: one part per change of stream, so that output switching
+// between stdout and stderr at every character costs a message per 1 024 switches, not two.
+const MAX_OUT_PARTS = 1024; // foxden_core::protocol::MAX_OUT_PARTS
+
 function flushOutput() {
   if (!current) return;
-  for (const stream of /** @type {const} */ (["stdout", "stderr"])) {
-    const text = current.pending[stream];
-    if (text) {
-      current.pending[stream] = "";
-      post({ t: "out", id: current.id, stream, text });
-    }
+  if (current.parts.length) {
+    const parts = current.parts;
+    current.parts = [];
+    current.held = 0;
+    post({ t: "out", id: current.id, parts });
   }
   current.last = performance.now();
 }
@@ -730,12 +733,13 @@ function capture(stream, bytes) {
     current.truncated = true;
   }
   current.used += encoder.encode(text).length;
-  // Keep stdout/stderr order exact: flush the other stream before appending to this one.
-  const other = stream === "stdout" ? "stderr" : "stdout";
-  if (current.pending[other]) flushOutput();
-  current.pending[stream] += text;
+  // stdout/stderr order stays exact: a change of stream starts a new part.
+  const last = current.parts[current.parts.length - 1];
+  if (last && last.stream === stream) last.text += text;
+  else if (text) current.parts.push({ stream, text });
+  current.held += text.length;
   // Cut: nothing more comes, so what is held goes now (a run killed later would lose it).
-  if (current.truncated || current.pending[stream].length > 8192 || performance.now() - current.last > 15) flushOutput();
+  if (current.truncated || current.held > 8192 || current.parts.length >= MAX_OUT_PARTS || performance.now() - current.last > 15) flushOutput();
   return bytes.length;
 }
 
@@ -1623,7 +1627,7 @@ async function run(msg) {
   }
   const runStart = Date.now();
   // last = 0: the first chunk of a run is sent at once; later ones at most every 15 ms or 8 KiB.
-  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, pending: { stdout: "", stderr: "" }, last: 0, displayed: 0, displays: 0 };
+  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, parts: [], held: 0, last: 0, displayed: 0, displays: 0 };
   decoders.stdout = new TextDecoder();
   decoders.stderr = new TextDecoder();
   if (msg.lang === "javascript") {

@@ -183,22 +183,33 @@ test(`${B}: hostile done: a 50 MB result and error text are clipped to maxOutput
 test(`${B}: hostile out: a flood of output keeps the host bounded by maxOutputBytes`, async () => {
   const r = await attack(`
     const chunk = "y".repeat(100000);
-    for (let i = 0; i < 2000; i++) post({ t: "out", id: msg.id, stream: "stdout", text: chunk });
+    for (let i = 0; i < 1000; i++) post({ t: "out", id: msg.id, parts: [{ stream: "stdout", text: chunk }] });
+    // 1024 parts of 100 kB each in one message: still the cap, across the parts.
+    post({ t: "out", id: msg.id, parts: Array.from({ length: 1024 }, (_, i) => ({ stream: i % 2 ? "stderr" : "stdout", text: chunk })) });
     post(honest({}));`, { maxOutputBytes: 65536, timeoutMs: 20000 });
   assert.equal(r.stdout.length, 65536);
+  assert.equal(r.stderr, "");
   assert.equal(r.truncated, true);
 });
-test(`${B}: hostile out: wrong streams, wrong types and other runs' ids are ignored`, async () => {
+test(`${B}: hostile out: wrong streams, wrong types, malformed parts and other runs' ids are ignored`, async () => {
   const r = await attack(`
-    post({ t: "out", id: msg.id, stream: "stdin", text: "no" });
-    post({ t: "out", id: msg.id, stream: "stdout", text: 12345 });
-    post({ t: "out", id: msg.id + 1, stream: "stdout", text: "future" });
-    post({ t: "out", id: msg.id - 1, stream: "stdout", text: "stale" });
-    post({ t: "out", id: String(msg.id), stream: "stdout", text: "string id" });
-    post({ t: "out", id: msg.id, stream: "stdout", text: "ok" });
+    post({ t: "out", id: msg.id, parts: [{ stream: "stdin", text: "no" }] });
+    post({ t: "out", id: msg.id, parts: [{ stream: "stdout", text: 12345 }] });
+    // One bad part drops its whole message, the good parts before it too.
+    post({ t: "out", id: msg.id, parts: [{ stream: "stdout", text: "half" }, { stream: "stdout", text: null }] });
+    post({ t: "out", id: msg.id, parts: [{ stream: "stderr", text: "half" }, null] });
+    post({ t: "out", id: msg.id, parts: Array(1025).fill({ stream: "stdout", text: "x" }) });
+    post({ t: "out", id: msg.id, parts: [] });
+    post({ t: "out", id: msg.id, parts: { 0: { stream: "stdout", text: "not a list" }, length: 1 } });
+    // The shape of protocol 8 is not read any more.
+    post({ t: "out", id: msg.id, stream: "stdout", text: "old shape" });
+    post({ t: "out", id: msg.id + 1, parts: [{ stream: "stdout", text: "future" }] });
+    post({ t: "out", id: msg.id - 1, parts: [{ stream: "stdout", text: "stale" }] });
+    post({ t: "out", id: String(msg.id), parts: [{ stream: "stdout", text: "string id" }] });
+    post({ t: "out", id: msg.id, parts: [{ stream: "stdout", text: "o" }, { stream: "stderr", text: "e" }, { stream: "stdout", text: "k" }] });
     post(honest({}));`);
   assert.equal(r.stdout, "ok");
-  assert.equal(r.stderr, "");
+  assert.equal(r.stderr, "e");
 });
 
 test(`${B}: hostile display: unknown types, wrong data, other runs' ids and a flood past 16 MiB are dropped; the run is marked truncated`, async () => {
@@ -295,7 +306,7 @@ test(`${B}: hostile: forged hello, ready, load-error, reset-done and unknown kin
 test(`${B}: hostile: extra ports sent to the host are ignored`, async () => {
   const r = await attack(`
     const mc = new MessageChannel();
-    post({ t: "out", id: msg.id, stream: "stdout", text: "p" }, [mc.port1]);
+    post({ t: "out", id: msg.id, parts: [{ stream: "stdout", text: "p" }] }, [mc.port1]);
     window.parent.postMessage({ foxden: "connect" }, "*", [mc.port2]);
     post(honest({ result: "'real'" }));`);
   assert.equal(r.result, "'real'");
@@ -313,7 +324,7 @@ test(`${B}: hostile: a den page that floods the host and never answers is replac
   const r = await attack(`
     post({ t: "started", id: msg.id });
     for (;;) {
-      for (let i = 0; i < 200; i++) post({ t: "out", id: msg.id + 7, stream: "stdout", text: "z".repeat(1000) });
+      for (let i = 0; i < 200; i++) post({ t: "out", id: msg.id + 7, parts: [{ stream: "stdout", text: "z".repeat(1000) }] });
       await sleep(0);
     }`, { timeoutMs: 500 });
   assert.equal(r.error.kind, "timeout");
@@ -392,7 +403,7 @@ test(`${B}: hostile: HTML in file names and output is shown by the controls UI a
     await new Promise((res) => el.addEventListener("ready", res, { once: true }));
     const evil = "<img src=x onerror=window.pwned=1>";
     const r = await el.run(`
-      post({ t: "out", id: msg.id, stream: "stdout", text: ${JSON.stringify("<img src=x onerror=window.pwned=2>")} });
+      post({ t: "out", id: msg.id, parts: [{ stream: "stdout", text: ${JSON.stringify("<img src=x onerror=window.pwned=2>")} }] });
       post(honest({ result: ${JSON.stringify(JSON.stringify("<img src=x onerror=window.pwned=3>"))}, changed: [{ path: "/out/" + ${JSON.stringify(evil)} + ".txt", data: new Uint8Array([1]) }] }));`);
     await new Promise((res) => setTimeout(res, 300));
     const imgs = el.shadowRoot ? el.shadowRoot.querySelectorAll("img").length : el.querySelectorAll("img").length;

@@ -248,6 +248,30 @@ test(`${B}: output streams to onOutput while the run is still going`, async () =
   assert.ok(r.chunks[0].at < r.chunks[r.chunks.length - 1].at - 150, "first chunk arrived before the loop ended");
 });
 
+test(`${B}: output that switches stream at every character keeps its order and comes in few messages`, async () => {
+  const r = await page.evaluate(async () => {
+    // The host page sees the den page's messages: count the `out` ones of this run.
+    let messages = 0;
+    const count = (e) => { if (e.data && e.data.t === "out") messages++; };
+    window.addEventListener("message", count);
+    const chunks = [];
+    const res = await window.dens.notes.run(
+      "import sys\nfor i in range(4000):\n    print('o' if i % 2 else 'e', end='', file=sys.stdout if i % 2 else sys.stderr, flush=True)",
+      { onOutput: (c) => chunks.push(c) },
+    );
+    window.removeEventListener("message", count);
+    return { messages, order: chunks.map((c) => c.text).join(""), streams: new Set(chunks.map((c) => c.stream)).size, n: chunks.length, stdout: res.stdout, stderr: res.stderr, truncated: res.truncated };
+  });
+  assert.equal(r.stdout, "o".repeat(2000));
+  assert.equal(r.stderr, "e".repeat(2000));
+  assert.equal(r.order, "eo".repeat(2000));
+  assert.equal(r.streams, 2);
+  assert.equal(r.n, 4000);
+  assert.equal(r.truncated, false);
+  // One message per 1024 changes of stream, 8 KiB or 15 ms (protocol 8 sent one per character).
+  assert.ok(r.messages >= 4 && r.messages <= 200, `out messages: ${r.messages}`);
+});
+
 test(`${B}: bad paths throw PathError naming the path and the rule`, async () => {
   const e = await page.evaluate(async () => {
     try {

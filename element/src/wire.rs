@@ -10,7 +10,7 @@ use foxden_core::net::{Request, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URL_BYTES};
 use foxden_core::outcome::{display_mime, Display, DisplayData, MAX_DISPLAY_ITEMS};
 use foxden_core::protocol::{
     clip, run_id, ChangedFile, Done, ErrorKind, ReplyError, ReplyLimits, RunError, Stream,
-    MAX_ERROR_TYPE_BYTES,
+    MAX_ERROR_TYPE_BYTES, MAX_OUT_PARTS,
 };
 use js_sys::{Array, JsString, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
@@ -195,14 +195,34 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
     })
 }
 
-/// Reads an `out` message's stream and text, the text cut to `room` bytes: (stream, text, cut).
-pub fn out(msg: &JsValue, room: usize) -> Option<(Stream, String, bool)> {
-    let stream = get(msg, "stream")
-        .as_string()
-        .filter(|s| s.len() <= 8)
-        .and_then(|s| Stream::parse(&s))?;
-    let (text, cut) = text(&get(msg, "text"), room)?;
-    Some((stream, text, cut))
+/// Reads an `out` message's parts (stream and text, in print order), cut to `room` bytes in
+/// all: (parts, cut). `None`, and nothing kept, if it is malformed or has more than
+/// [`MAX_OUT_PARTS`] parts; parts past the cap are not read.
+pub fn out(msg: &JsValue, room: usize) -> Option<(Vec<(Stream, String)>, bool)> {
+    let list = get(msg, "parts").dyn_into::<Array>().ok()?;
+    let n = list.length() as usize;
+    if n == 0 || n > MAX_OUT_PARTS {
+        return None;
+    }
+    let mut parts = Vec::with_capacity(n);
+    let mut left = room;
+    for i in 0..n {
+        if left == 0 {
+            return Some((parts, true));
+        }
+        let part = list.get(i as u32);
+        let stream = get(&part, "stream")
+            .as_string()
+            .filter(|s| s.len() <= 8)
+            .and_then(|s| Stream::parse(&s))?;
+        let (text, cut) = text(&get(&part, "text"), left)?;
+        left -= text.len();
+        parts.push((stream, text));
+        if cut {
+            return Some((parts, true));
+        }
+    }
+    Some((parts, false))
 }
 
 /// A `display` message's bundle, within `room` bytes in all: `None` if it is malformed, has an

@@ -12,10 +12,14 @@
 use std::fmt;
 
 /// The protocol version a den page announces in `hello`; the host refuses any other.
-pub const PROTOCOL_VERSION: u32 = 8;
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// Longest path a den page may name (the path rules' own limit).
 pub const MAX_PATH_BYTES: usize = crate::paths::MAX_PATH_BYTES;
+/// Most parts (runs of one stream's text, in print order) in one `out` message. Output that
+/// switches between stdout and stderr at every character still goes in few messages: the
+/// worker flushes at this many parts, as at 8 KiB or 15 ms.
+pub const MAX_OUT_PARTS: usize = 1024;
 /// Longest error type name (`ZeroDivisionError`, …) a den page may send.
 pub const MAX_ERROR_TYPE_BYTES: usize = 256;
 

@@ -21,7 +21,7 @@ use connect::*;
 use foxden_core::input::{Answer, RunClock, MAX_PROMPT_CHARS, NO_HANDLER};
 use foxden_core::outcome::{Display, MAX_DISPLAY_BYTES};
 use foxden_core::protocol::{
-    run_id, DenToHost, Done, HostToDen, OutputBuffer, ReplyError, ReplyLimits, Watchdog,
+    run_id, DenToHost, Done, HostToDen, OutputBuffer, ReplyError, ReplyLimits, Stream, Watchdog,
 };
 use futures::channel::oneshot;
 use js_sys::{Array, Uint8Array};
@@ -454,17 +454,22 @@ fn on_den_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
                 return;
             };
             let room = output.borrow().room();
-            let Some((stream, text, cut)) = wire::out(&msg, room) else {
+            let Some((parts, cut)) = wire::out(&msg, room) else {
                 return;
             };
-            let kept = {
+            // All kept first, then the handlers, in print order (a handler may close the den).
+            let kept: Vec<(Stream, String)> = {
                 let mut o = output.borrow_mut();
-                let kept = o.push(stream, &text);
+                let kept = parts
+                    .into_iter()
+                    .map(|(stream, text)| (stream, o.push(stream, &text)))
+                    .filter(|(_, k)| !k.is_empty())
+                    .collect();
                 o.truncated |= cut;
                 kept
             };
-            if !kept.is_empty() {
-                handler(stream.as_str(), &kept);
+            for (stream, text) in &kept {
+                handler(stream.as_str(), text);
             }
         }
         DenToHost::Display => {

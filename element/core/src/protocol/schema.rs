@@ -435,10 +435,23 @@ const FETCH_REPLY_FIELDS: &[Field] = &[
     f("message", Ty::Str, "The refusal's message, or empty."),
 ];
 
+/// A run of output on one stream.
+pub const OUTPUT_PART: Shape = Shape {
+    name: "OutputPart",
+    doc: "Output printed on one stream, between two changes of stream.",
+    fields: &[
+        f("stream", Ty::OneOf(&STREAMS), "Which stream."),
+        f("text", Ty::Str, "The output."),
+    ],
+};
+
 const OUT_FIELDS: &[Field] = &[
     run_id("The run."),
-    f("stream", Ty::OneOf(&STREAMS), "Which stream."),
-    f("text", Ty::Str, "The output."),
+    f(
+        "parts",
+        Ty::List(&Ty::Shape(&OUTPUT_PART)),
+        "The output in print order, at most 1 024 parts (`MAX_OUT_PARTS`).",
+    ),
 ];
 
 /// The fields a worker's and a den page's `done` share.
@@ -699,7 +712,7 @@ pub static DEN_TO_HOST: Hop = Hop {
             name: "Out",
             t: Some(DenToHost::Out.as_str()),
             channel: Channel::Connected,
-            when: "streamed, batched ≤ 15 ms / 8 KiB",
+            when: "streamed, batched ≤ 15 ms / 8 KiB / 1 024 parts",
             fields: OUT_FIELDS,
         },
         Message {
@@ -931,7 +944,7 @@ pub static WORKER_TO_DEN: Hop = Hop {
             name: "Out",
             t: Some("out"),
             channel: Channel::Keyed,
-            when: "streamed, batched ≤ 15 ms / 8 KiB",
+            when: "streamed, batched ≤ 15 ms / 8 KiB / 1 024 parts",
             fields: OUT_FIELDS,
         },
         Message {
@@ -1269,6 +1282,7 @@ mod tests {
                 "PutFile",
                 "JsCode",
                 "HttpHeader",
+                "OutputPart",
                 "DisplayItem",
                 "RunError",
                 "ChangedFile"

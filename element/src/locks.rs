@@ -45,6 +45,30 @@ impl Drop for HeldLock {
     }
 }
 
+/// A lock request the lock manager has not answered yet. Its callback lives until the request
+/// settles: an opening dropped before the answer (the element's attribute changed, say) must
+/// not leave the lock manager a freed closure to call (that threw, unhandled, on the page). A
+/// lock granted after that is let go at once by the callback, and the next opening of the name
+/// waits for it, as for a close.
+struct Pending {
+    callback: Option<Closure<dyn FnMut(JsValue) -> Promise>>,
+    released: Promise,
+    den: String,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(callback) = self.callback.take() {
+            crate::den::closing_until(&self.den, self.released.clone());
+            let released = self.released.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                let _ = wasm_bindgen_futures::JsFuture::from(released).await;
+                drop(callback);
+            });
+        }
+    }
+}
+
 pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue> {
     let Some(window) = web_sys::window() else {
         return Ok(None);
@@ -69,7 +93,10 @@ pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue>
             Promise::resolve(&JsValue::UNDEFINED)
         };
         if let Some(t) = tx.borrow_mut().take() {
-            let _ = t.send((granted, release));
+            // Nobody waits any more (the opening was dropped): let the lock go at once.
+            if let Err((_, Some(release))) = t.send((granted, release)) {
+                let _ = release.call0(&JsValue::UNDEFINED);
+            }
         }
         p
     });
@@ -93,6 +120,11 @@ pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue>
             .unwrap_or_else(|v| Promise::resolve(&v)),
         Err(e) => return Err(refused(crate::js::describe(&e))),
     };
+    let mut pending = Pending {
+        callback: Some(callback),
+        released: released.clone(),
+        den: den.to_owned(),
+    };
     let settled = wasm_bindgen_futures::JsFuture::from(released.clone());
     let answer = match futures::future::select(rx, settled).await {
         futures::future::Either::Left((answer, _)) => answer,
@@ -103,8 +135,8 @@ pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue>
             return Err(refused("it settled the request without a lock".into()))
         }
     };
-    match answer {
-        Ok((true, release)) => Ok(Some(HeldLock {
+    match (answer, pending.callback.take()) {
+        (Ok((true, release)), Some(callback)) => Ok(Some(HeldLock {
             release,
             den: den.to_owned(),
             released,

@@ -638,8 +638,10 @@
         const bytes = utf8.encode(text);
         const room = Math.max(inflight.cap - inflight.used, 0);
         if (bytes.length > room) {
-          // Cut at a character boundary (a partial character decodes to U+FFFD, dropped).
-          text = utf8Decoder.decode(bytes.subarray(0, room)).replace(/\uFFFD$/, "");
+          // Cut at a character boundary: back over UTF-8 continuation bytes (10xxxxxx).
+          let end = room;
+          while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
+          text = utf8Decoder.decode(bytes.subarray(0, end));
           inflight.truncated = true;
         }
         inflight.used += Math.min(bytes.length, room);

@@ -438,6 +438,19 @@ def _foxden_flush():
     except BaseException:
         pass
 
+# time.sleep blocks this worker: output held back for batching (up to 15 ms) would wait for
+# the whole sleep. What was printed goes first.
+import time as _foxden_time
+_foxden_real_sleep = _foxden_time.sleep
+def _foxden_sleep(secs, /):
+    _foxden_flush()
+    _foxden_send_output()
+    _foxden_real_sleep(secs)
+_foxden_sleep.__name__ = _foxden_sleep.__qualname__ = "sleep"
+_foxden_sleep.__module__ = "time"
+_foxden_sleep.__doc__ = _foxden_real_sleep.__doc__
+_foxden_time.sleep = _foxden_sleep
+
 # The compiled pieces of code with top-level await, handed from _foxden_run_sync to the
 # _foxden_run call JS makes right after it (with the same code), so such code is compiled once.
 _foxden_async_compiled = None
@@ -574,7 +587,15 @@ const encoder = new TextEncoder();
 // between stdout and stderr at every character costs a message per 1 024 switches, not two.
 const MAX_OUT_PARTS = 1024; // foxden_core::protocol::MAX_OUT_PARTS
 
+// Output held back while the worker is free (Python awaits, a JS timer is pending) goes
+// after 15 ms: a timer of this script's own (not a run's leftover).
+let flushTimer = 0;
+
 function flushOutput() {
+  if (flushTimer) {
+    realClearTimeout(flushTimer);
+    flushTimer = 0;
+  }
   if (!current) return;
   if (current.parts.length) {
     const parts = current.parts;
@@ -682,6 +703,7 @@ function fetchViaHost(url, method, headersJson, body) {
     return Promise.resolve(refusedAnswer(url, "bad-request", "headers must be a dict or a list of (name, value)"));
   }
   const data = body instanceof Uint8Array ? body.slice() : null; // a copy of its own, transferred
+  flushOutput(); // what was printed before the request shows while it is made
   const req = ++fetchSeq;
   return new Promise((resolve) => {
     fetchPending.set(req, { url, resolve });
@@ -740,6 +762,7 @@ function capture(stream, bytes) {
   current.held += text.length;
   // Cut: nothing more comes, so what is held goes now (a run killed later would lose it).
   if (current.truncated || current.held > 8192 || current.parts.length >= MAX_OUT_PARTS || performance.now() - current.last > 15) flushOutput();
+  else if (!flushTimer && current.parts.length) flushTimer = realSetTimeout(flushOutput, 16);
   return bytes.length;
 }
 
@@ -1217,6 +1240,7 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, co
   py.globals.set("_foxden_ask_input", askInput);
   py.globals.set("_foxden_can_ask", inputBuf !== null);
   py.globals.set("_foxden_fetch_js", fetchViaHost);
+  py.globals.set("_foxden_send_output", flushOutput);
   // Compiled by the builtin compile(), not runPython's eval_code: eval_code parses to an AST,
   // copies it and compiles that, which for this source costs 5-10x more (~50-200 ms of boot).
   py.globals.set("_foxden_helpers_src", PY_HELPERS);

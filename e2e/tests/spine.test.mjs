@@ -248,6 +248,32 @@ test(`${B}: output streams to onOutput while the run is still going`, async () =
   assert.ok(r.chunks[0].at < r.chunks[r.chunks.length - 1].at - 150, "first chunk arrived before the loop ended");
 });
 
+test(`${B}: output printed just before time.sleep or an await is not held back for it`, async () => {
+  const r = await page.evaluate(async () => {
+    const at = async (code) => {
+      const chunks = [];
+      const t0 = performance.now();
+      const res = await window.dens.notes.run(code, { onOutput: (c) => chunks.push({ text: c.text, at: performance.now() - t0 }) });
+      return { chunks, end: performance.now() - t0, stdout: res.stdout };
+    };
+    return {
+      sleep: await at("import time\nprint('a')\nprint('b')\ntime.sleep(1.5)\nprint('c')"),
+      wait: await at("import asyncio\nprint('x')\nprint('y')\nawait asyncio.sleep(1.5)\nprint('z')"),
+    };
+  });
+  for (const [run, before, after] of [[r.sleep, "b", "c"], [r.wait, "y", "z"]]) {
+    const seen = (s) => run.chunks.find((c) => c.text.includes(s));
+    assert.ok(seen(before) && seen(after), JSON.stringify(run));
+    // Printed within the same few ms as the first line, it came long before the sleep ended.
+    assert.ok(seen(before).at < seen(after).at - 1000, JSON.stringify(run.chunks));
+  }
+  assert.equal(r.sleep.stdout, "a\nb\nc\n");
+  assert.equal(r.wait.stdout, "x\ny\nz\n");
+  // time.sleep is still itself to user code.
+  const t = await page.evaluate(() => window.dens.notes.run("import time\ntime.sleep.__name__, time.sleep.__module__, time.sleep(0)"));
+  assert.equal(t.result, "('sleep', 'time', None)");
+});
+
 test(`${B}: output that switches stream at every character keeps its order and comes in few messages`, async () => {
   const r = await page.evaluate(async () => {
     // The host page sees the den page's messages: count the `out` ones of this run.

@@ -45,19 +45,29 @@ impl Drop for HeldLock {
     }
 }
 
-/// A lock request the lock manager has not answered yet. Its callback lives until the request
-/// settles: an opening dropped before the answer (the element's attribute changed, say) must
-/// not leave the lock manager a freed closure to call (that threw, unhandled, on the page). A
-/// lock granted after that is let go at once by the callback, and the next opening of the name
-/// waits for it, as for a close.
+/// What the lock manager's callback sends: granted, and the function that lets the lock go.
+type Answer = (bool, Option<Function>);
+
+/// A lock request whose answer was not taken yet. If the opening is dropped first (the
+/// element's attribute changed, say):
+/// - a lock already granted but not taken (the answer waits in `answer`) is let go now;
+/// - the callback lives until the request settles, rather than leaving the lock manager a freed
+///   closure to call (that threw, unhandled, on the page); a lock granted after the drop is let
+///   go at once by the callback itself (its answer cannot be sent);
+/// - the next opening of the name waits until the request settled, as for a close.
 struct Pending {
     callback: Option<Closure<dyn FnMut(JsValue) -> Promise>>,
+    answer: oneshot::Receiver<Answer>,
     released: Promise,
     den: String,
 }
 
 impl Drop for Pending {
     fn drop(&mut self) {
+        self.answer.close();
+        if let Ok(Some((true, Some(release)))) = self.answer.try_recv() {
+            let _ = release.call0(&JsValue::UNDEFINED);
+        }
         if let Some(callback) = self.callback.take() {
             crate::den::closing_until(&self.den, self.released.clone());
             let released = self.released.clone();
@@ -81,7 +91,7 @@ pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue>
         Ok(f) => f,
         Err(_) => return Ok(None),
     };
-    let (tx, rx) = oneshot::channel::<(bool, Option<Function>)>();
+    let (tx, rx) = oneshot::channel::<Answer>();
     let tx = Rc::new(RefCell::new(Some(tx)));
     let callback = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |lock: JsValue| {
         let granted = !is_absent(&lock);
@@ -122,11 +132,12 @@ pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue>
     };
     let mut pending = Pending {
         callback: Some(callback),
+        answer: rx,
         released: released.clone(),
         den: den.to_owned(),
     };
     let settled = wasm_bindgen_futures::JsFuture::from(released.clone());
-    let answer = match futures::future::select(rx, settled).await {
+    let answer = match futures::future::select(&mut pending.answer, settled).await {
         futures::future::Either::Left((answer, _)) => answer,
         futures::future::Either::Right((Err(e), _)) => {
             return Err(refused(crate::js::describe(&e)))

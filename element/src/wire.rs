@@ -196,8 +196,8 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
 }
 
 /// Reads an `out` message's parts (stream and text, in print order), cut to `room` bytes in
-/// all: (parts, cut). `None`, and nothing kept, if it is malformed or has more than
-/// [`MAX_OUT_PARTS`] parts; parts past the cap are not read.
+/// all: (parts, cut). `None`, and nothing kept, if it has more than [`MAX_OUT_PARTS`] parts or
+/// a malformed one before the cap; parts past the cap are not read (the output ends there).
 pub fn out(msg: &JsValue, room: usize) -> Option<(Vec<(Stream, String)>, bool)> {
     let list = get(msg, "parts").dyn_into::<Array>().ok()?;
     let n = list.length() as usize;

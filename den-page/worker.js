@@ -401,7 +401,10 @@ def _foxden_format(exc):
     frames = list(te.stack)
     idx = next((i for i, f in enumerate(frames) if f.filename == "<exec>"), None)
     if idx is not None:
-        te.stack = traceback.StackSummary.from_list(frames[idx:])
+        # From the user's code on, without foxden's own wrappers (time.sleep, input): the
+        # builtins they stand for have no frame either.
+        frames = [f for f in frames[idx:] if f.filename != "<foxden>"]
+        te.stack = traceback.StackSummary.from_list(frames)
     return "".join(te.format())
 
 def _foxden_error(exc):
@@ -443,9 +446,16 @@ def _foxden_flush():
 import time as _foxden_time
 _foxden_real_sleep = _foxden_time.sleep
 def _foxden_sleep(secs, /):
-    _foxden_flush()
+    # Not _foxden_flush: it swallows every exception, and a timeout's KeyboardInterrupt can
+    # land in these flush calls; it must reach the user's code.
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        pass
     _foxden_send_output()
     _foxden_real_sleep(secs)
+_foxden_sleep.__code__ = _foxden_sleep.__code__.replace(co_name="sleep", co_qualname="sleep")
 _foxden_sleep.__name__ = _foxden_sleep.__qualname__ = "sleep"
 _foxden_sleep.__module__ = "time"
 _foxden_sleep.__doc__ = _foxden_real_sleep.__doc__

@@ -39,6 +39,26 @@ test(`${BROWSER}: on a cross-origin isolated page a timeout interrupts Python an
   assert.equal(fresh.result, "False");
 });
 
+test(`${BROWSER}: a timeout interrupts a loop of time.sleep (foxden's flushing wrapper) and its traceback shows the user's code only`, async () => {
+  const r = await page.evaluate(async () => {
+    const den = window.dens.coi;
+    await den.run("kept = 'here'");
+    const timed = await den.run("import time\nwhile True:\n    print('tick')\n    time.sleep(0.002)", { timeoutMs: 700, maxOutputBytes: 1 << 20 });
+    const after = await den.run("kept");
+    const direct = await den.run("import time\ntime.sleep('x')");
+    return { timed, after, direct };
+  });
+  assert.equal(r.timed.error.kind, "timeout");
+  assert.equal(r.timed.restarted, false);
+  assert.match(r.timed.stdout, /^(tick\n)+$/);
+  assert.match(r.timed.error.traceback, /<exec>/);
+  assert.doesNotMatch(r.timed.error.traceback, /<foxden>|_foxden/);
+  assert.equal(r.after.result, "'here'");
+  // The builtin's own error, and a traceback without the wrapper.
+  assert.equal(r.direct.error.type, "TypeError");
+  assert.doesNotMatch(r.direct.error.traceback, /<foxden>|_foxden/);
+});
+
 test(`${BROWSER}: maxMemoryBytes caps the worker's memory: MemoryError, and the den keeps working`, async () => {
   const r = await page.evaluate(async () => {
     const { openDen, iframeRuntime, DenError } = window.foxden;

@@ -72,7 +72,7 @@
   // without a copy); here they keep the den page itself bounded.
   const PROTOCOL = 9;
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
-  const MAX_PATH = 1024;
+  const MAX_PATH = 4096; // UTF-16 units, as the host reads them (it applies the path rules after: a longer path is noted, not kept)
   const STREAMS = ["stdout", "stderr"];
   const MAX_OUT_PARTS = 1024; // foxden_core::protocol::MAX_OUT_PARTS: parts of one `out` message
   const ERROR_KINDS = ["python", "timeout", "crashed", "storage", "javascript"];

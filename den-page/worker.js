@@ -851,8 +851,10 @@ function applySyncUntracked(put, del) {
       if (!FS.isDir(st.mode)) removeTree(parent);
     }
     FS.mkdirTree(dir);
+    // Only a regular file is written over: a folder, or a symlink the code made (writing
+    // through it would change the file it points to), is removed first.
     const existing = lstatOrNull(path);
-    if (existing && FS.isDir(existing.mode)) removeTree(path);
+    if (existing && !FS.isFile(existing.mode)) removeTree(path);
     FS.writeFile(path, data);
     const t = mtime || Date.now();
     FS.utime(path, t, t);
@@ -1022,6 +1024,9 @@ function scanChanges(runStart) {
       if (!underRoots(path) && !ROOTS.some((r) => r.startsWith(path + "/"))) continue;
       const st = lstatOrNull(path);
       if (st && FS.isFile(st.mode) && underRoots(path)) {
+        // A new file may stand where a folder of known files was (renamed away): those are
+        // looked up below too.
+        if (!known.has(path)) touched.add(path);
         report(path, st, true);
         continue;
       }

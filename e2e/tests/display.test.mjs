@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { launch, openPage, openQuickDen, BROWSER } from "../lib.mjs";
+import { launch, openPage, openQuickDen, BROWSER, marker, readLog } from "../lib.mjs";
 
 let ctx, page;
 before(async () => {
@@ -189,6 +189,52 @@ test(`${BROWSER}: the element shows displays, and hostile SVG and HTML run nothi
     await el.screenshot({ path: path.join(dir, `display-${BROWSER}.png`) });
     assert.ok(fs.statSync(path.join(dir, `display-${BROWSER}.png`)).size > 1000);
   }
+});
+
+test(`${BROWSER}: an HTML display loads nothing: images, stylesheets, CSS url(), frames and prefetches never leave the page`, async () => {
+  const m = marker("htmldisplay");
+  const r = await page.evaluate(async (m) => {
+    const el = window.makeElement({ name: "disp-net", controls: "" });
+    await el.ready;
+    const html = [
+      `<img src="http://${m}-img.example/a.png">`,
+      `<link rel="stylesheet" href="http://${m}-css.example/s.css">`,
+      `<div style="background:url(http://${m}-bg.example/b.png);width:9px;height:9px"></div>`,
+      `<style>@import url(http://${m}-import.example/i.css); p { background: url(http://${m}-rule.example/r.png) }</style><p>styled</p>`,
+      `<iframe src="http://${m}-frame.example/"></iframe>`,
+      `<link rel="prefetch" href="http://${m}-prefetch.example/p">`,
+      `<video src="http://${m}-video.example/v.mp4"></video>`,
+      `<img src="data:image/gif;base64,R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs=" id="inline">`,
+    ].join("");
+    const run = await el.run("import foxden\nfoxden.display(" + JSON.stringify(html) + ", mime='text/html')");
+    await new Promise((res) => setTimeout(res, 1500));
+    const frame = el.shadowRoot.querySelector("iframe[part=display-html]");
+    const out = { error: run.error, srcdoc: frame && frame.getAttribute("srcdoc"), sandbox: frame && frame.getAttribute("sandbox") };
+    el.remove();
+    return out;
+  }, m);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  const leaked = (readLog("proxy") + readLog("server")).split("\n").filter((l) => l.includes(m));
+  assert.deepEqual(leaked, [], "an HTML display made requests");
+  assert.equal(r.sandbox, "");
+  assert.match(r.srcdoc, /^<meta http-equiv="Content-Security-Policy" content="default-src 'none'/);
+});
+
+test(`${BROWSER}: the controls' output keeps one span per run of a stream, and follows the end of long output`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = window.makeElement({ name: "spans", controls: "" });
+    await el.ready;
+    await el.run("import sys, time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(0.05)\nprint('e', file=sys.stderr)\nprint('x' * 30 + '\\n' * 400)");
+    await new Promise((res) => setTimeout(res, 50));
+    const out = el.shadowRoot.querySelector("[part=output]");
+    const spans = [...out.querySelectorAll("span")].map((s) => [s.className, s.textContent.slice(0, 12)]);
+    const atEnd = out.scrollHeight - out.clientHeight - out.scrollTop;
+    el.remove();
+    return { spans, atEnd };
+  });
+  // Three chunks of stdout (sent apart by the sleeps) make one span; stderr its own; then stdout.
+  assert.deepEqual(r.spans, [["stdout", "0\n1\n2\n"], ["stderr", "e\n"], ["stdout", "x".repeat(12)]]);
+  assert.ok(r.atEnd <= 1, `scrolled to ${r.atEnd} px from the end`);
 });
 
 test(`${BROWSER}: a large SVG (12 MiB, within the 16 MiB display cap) is shown too: its data: URL is base64, not percent-encoded`, async () => {

@@ -152,6 +152,36 @@ test(`${BROWSER}: with controls and no listener, the input line asks the reader;
   assert.match(r.output, /hi Ada/);
 });
 
+test(`${BROWSER}: input() does not take the focus from a field elsewhere on the page`, async () => {
+  await page.evaluate(async () => {
+    const field = document.createElement("input");
+    field.id = "elsewhere";
+    document.body.prepend(field);
+    const el = window.makeElement({ name: "ask-focus", controls: "", readonly: "" }, "name = input('Name? ')\nprint('hi', name)");
+    await el.ready;
+    field.focus();
+    window.uiRun2 = el.run();
+  });
+  await page.waitForFunction(() => document.querySelector('foxden-den[name="ask-focus"]').shadowRoot.getElementById("status").textContent.includes("Name?"), { timeout: 20000 });
+  assert.equal(await page.evaluate(() => document.activeElement && document.activeElement.id), "elsewhere");
+  // What the reader types there stays there (Enter included), not sent to the sandbox.
+  await page.keyboard.type("typed elsewhere");
+  await page.keyboard.press("Enter");
+  // The reader answers in the element's line.
+  await page.evaluate(() => document.querySelector('foxden-den[name="ask-focus"]').shadowRoot.getElementById("stdin").focus());
+  await page.keyboard.type("Ada");
+  await page.keyboard.press("Enter");
+  const r = await page.evaluate(async () => {
+    const run = await window.uiRun2;
+    const out = { stdout: run.stdout, field: document.getElementById("elsewhere").value };
+    document.querySelector('foxden-den[name="ask-focus"]').remove();
+    document.getElementById("elsewhere").remove();
+    return out;
+  });
+  assert.equal(r.stdout, "Name? Ada\nhi Ada\n");
+  assert.equal(r.field, "typed elsewhere");
+});
+
 test(`${BROWSER}: without cross-origin isolation, input() says how to enable it and onInput is never called`, async () => {
   const { page: plain } = await openPage(ctx.browser);
   const info = await openQuickDen(plain, "plain");

@@ -155,6 +155,36 @@ for i in range(6000):
   await page.evaluate(() => window.dens.track2.close());
 });
 
+test(`${B}: a file made where a folder of known files was, and a host write where the code made a symlink: host and worker agree`, async () => {
+  await page.evaluate(() => window.dens.track.reset()); // tracking by hooks (no symlink yet)
+  await page.evaluate(() => window.dens.track.writeFile("/work/swap/inner.txt", "in"));
+  let r = await run(`
+import os
+os.rename("/work/swap", "/tmp/swap")
+open("/work/swap", "w").write("now a file")`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.stderr, "");
+  assert.deepEqual(sorted(r), { created: ["/work/swap"], changed: [], deleted: ["/work/swap/inner.txt"] });
+  let f = await files();
+  assert.equal(f["/work/swap"], "now a file");
+  assert.equal("/work/swap/inner.txt" in f, false);
+  r = await run(`open("/work/swap").read()`);
+  assert.equal(r.result, "'now a file'");
+  // A symlink the code made is not a den file; a host write to its path replaces it and does
+  // not write through it.
+  await page.evaluate(() => window.dens.track.writeFile("/work/target.txt", "target"));
+  r = await run(`import os\nos.symlink("/work/target.txt", "/work/alias")`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  await page.evaluate(() => window.dens.track.writeFile("/work/alias", "alias"));
+  r = await run(`import os\n(open("/work/target.txt").read(), open("/work/alias").read(), os.path.islink("/work/alias"))`);
+  assert.equal(r.result, "('target', 'alias', False)");
+  assert.deepEqual(sorted(r), { created: [], changed: [], deleted: [] });
+  f = await files();
+  assert.equal(f["/work/target.txt"], "target");
+  assert.equal(f["/work/alias"], "alias");
+  await page.evaluate(() => window.dens.track.reset());
+});
+
 test(`${B}: interpreters resumed from the memory snapshot draw different random numbers`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.track;

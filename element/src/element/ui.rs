@@ -14,6 +14,12 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{Element, HtmlElement, ShadowRoot};
 
+/// What an HTML display's document starts with: a policy that loads nothing from anywhere
+/// (images and fonts only from `data:` URLs in the HTML itself, inline styles), no referrer,
+/// no DNS prefetching. Parsed before the display's own HTML, which (without scripts) cannot
+/// remove it; a later policy could only narrow it.
+const HTML_DISPLAY_HEAD: &str = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\"><meta name=\"referrer\" content=\"no-referrer\"><meta http-equiv=\"x-dns-prefetch-control\" content=\"off\">";
+
 // ---------------------------------------------------------------------------------------------
 // The controls UI
 
@@ -93,6 +99,9 @@ pub(crate) struct Ui {
     pub(crate) display_urls: RefCell<Vec<ObjectUrl>>,
     /// Images shown since the output was last cleared (their `alt` numbers).
     pub(crate) images_shown: Cell<usize>,
+    /// The output is to be scrolled to its end once the current batch is in (see
+    /// [`Ui::scroll_soon`]).
+    scroll_pending: Rc<Cell<bool>>,
     pub(crate) listeners: RefCell<Vec<Listener>>,
     /// The code editor, once its module has loaded (none with `readonly`).
     pub(crate) editor: RefCell<Option<super::editor::Editor>>,
@@ -133,6 +142,7 @@ impl Ui {
             urls: RefCell::new(Vec::new()),
             display_urls: RefCell::new(Vec::new()),
             images_shown: Cell::new(0),
+            scroll_pending: Rc::new(Cell::new(false)),
             listeners: RefCell::new(Vec::new()),
             editor: RefCell::new(None),
             editor_loading: Cell::new(false),
@@ -164,7 +174,20 @@ impl Ui {
         )));
         if let Some(line) = by_id(&self.root, "stdin") {
             let _ = line.set_attribute("aria-label", &format!("Answer to: {shown}"));
-            let _ = line.focus();
+            // The line takes the focus only from inside this element (its Run button, say) or
+            // from nowhere: a program that asks must not take what the reader types elsewhere
+            // on the page (Enter would send it to the sandbox), nor scroll the page to itself.
+            let here = self.root.host().matches(":focus-within").unwrap_or(false);
+            let nowhere = self
+                .root
+                .owner_document()
+                .and_then(|d| d.active_element())
+                .is_none_or(|a| a.tag_name().eq_ignore_ascii_case("body"));
+            if here || nowhere {
+                if let Ok(focus) = get(&line, "focus").dyn_into::<Function>() {
+                    let _ = focus.call1(&line, &obj(&[("preventScroll", true.into())]));
+                }
+            }
         }
     }
 
@@ -218,16 +241,39 @@ impl Ui {
         self.progress.set_hidden(true);
     }
 
+    /// Appends a chunk of output: to the last span when it is of the same stream, else in a
+    /// span of its own.
     pub(crate) fn append_output(&self, text: &str, stream: &str) {
         let Some(doc) = self.root.owner_document() else {
             return;
         };
-        if let Ok(span) = doc.create_element("span") {
+        let last = self
+            .output
+            .last_element_child()
+            .filter(|e| e.tag_name().eq_ignore_ascii_case("span") && e.class_name() == stream);
+        if let Some(span) = last {
+            let _ = span.append_with_str_1(text);
+        } else if let Ok(span) = doc.create_element("span") {
             span.set_class_name(stream);
             span.set_text_content(Some(text));
             let _ = self.output.append_child(&span);
-            self.output.set_scroll_top(self.output.scroll_height());
         }
+        self.scroll_soon();
+    }
+
+    /// Scrolls the output to its end once the chunks of the message being handled are in (a
+    /// microtask later): reading `scrollHeight` lays the page out, and output that switches
+    /// stream at every character comes as up to 1 024 chunks per message.
+    fn scroll_soon(&self) {
+        if self.scroll_pending.replace(true) {
+            return;
+        }
+        let pending = self.scroll_pending.clone();
+        let output = self.output.clone();
+        spawn_local(async move {
+            pending.set(false);
+            output.set_scroll_top(output.scroll_height());
+        });
     }
 }
 
@@ -289,9 +335,11 @@ impl Ui {
             ("text/html", DisplayData::Text(html)) => {
                 let frame = doc.create_element("iframe").ok();
                 if let Some(f) = &frame {
-                    // No token: no scripts, no forms, no popups, an opaque origin.
+                    // No token: no scripts, no forms, no popups, an opaque origin. A sandbox
+                    // does not stop loads (an <img>, a stylesheet, a CSS url()), which would
+                    // carry the den's data out: the policy in front of the HTML allows none.
                     let _ = f.set_attribute("sandbox", "");
-                    let _ = f.set_attribute("srcdoc", html);
+                    let _ = f.set_attribute("srcdoc", &format!("{HTML_DISPLAY_HEAD}{html}"));
                     let _ = f.set_attribute("title", &format!("HTML output {n}"));
                     let _ = f.set_attribute("part", "display-html");
                 }
@@ -305,7 +353,7 @@ impl Ui {
         };
         if let Some(node) = node {
             let _ = self.output.append_child(&node);
-            self.output.set_scroll_top(self.output.scroll_height());
+            self.scroll_soon();
         }
     }
 }

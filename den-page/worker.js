@@ -434,11 +434,11 @@ def _foxden_failed(e):
         return [None, None]
     return [None, _foxden_error(e)]
 
-def _foxden_flush():
+def _foxden_flush(ignored=BaseException):
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except BaseException:
+    except ignored:
         pass
 
 # time.sleep blocks this worker: output held back for batching (up to 15 ms) would wait for
@@ -446,13 +446,9 @@ def _foxden_flush():
 import time as _foxden_time
 _foxden_real_sleep = _foxden_time.sleep
 def _foxden_sleep(secs, /):
-    # Not _foxden_flush: it swallows every exception, and a timeout's KeyboardInterrupt can
-    # land in these flush calls; it must reach the user's code.
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:
-        pass
+    # Exceptions only: a timeout's KeyboardInterrupt can land in the flush and must reach the
+    # user's code.
+    _foxden_flush(Exception)
     _foxden_send_output()
     _foxden_real_sleep(secs)
 _foxden_sleep.__code__ = _foxden_sleep.__code__.replace(co_name="sleep", co_qualname="sleep")

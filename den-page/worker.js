@@ -820,10 +820,38 @@ function applySync(put, del) {
   // The host's own files are not changes of the run: not marked.
   tracking = false;
   try {
-    applySyncUntracked(put, del);
+    asOwner(() => applySyncUntracked(put, del));
   } finally {
     tracking = true;
   }
+}
+
+// The host owns the den's files: it writes over a file the code made read-only, deletes in a
+// folder the code locked, and the scan reads a file the code made unreadable (or found only
+// through a locked folder: skipped, its files would look deleted). Emscripten checks the mode
+// bits; this lifts the check for the host's own work only.
+/**
+ * @template T
+ * @param {() => T} fn
+ * @returns {T}
+ */
+function asOwner(fn) {
+  const FS = /** @type {PyodideAPI} */ (py).FS;
+  const before = FS.ignorePermissions;
+  FS.ignorePermissions = true;
+  try {
+    return fn();
+  } finally {
+    FS.ignorePermissions = before;
+  }
+}
+
+// An error's text for a message: Emscripten's file system throws ErrnoError objects, with an
+// errno and no message (String() gives "[object Object]").
+/** @param {any} e */
+function errorText(e) {
+  if (e && typeof e === "object" && typeof e.errno === "number") return `file system error (errno ${e.errno})`;
+  return String(e && e.message ? e.message : e);
 }
 
 /**
@@ -946,6 +974,10 @@ function installFsTracking() {
 /** @param {string} path */
 const underRoots = (path) => ROOTS.some((r) => path === r || path.startsWith(r + "/"));
 
+// Most files in one reply's changed or deleted list (den.js MAX_FILES; a den holds at most
+// foxden_core::limits::DEFAULT_MAX_FILES, so a run past it could never be kept).
+const MAX_REPLY_FILES = 10000;
+
 // Files changed or deleted since the last sync. With tracking, only touched paths are visited
 // (a touched folder is walked); otherwise every file is compared by stat, never by content. A
 // file written in the same millisecond as its sync could look unchanged by stat alone, so on a
@@ -962,6 +994,7 @@ function scanChanges(runStart) {
   const seen = new Set();
   /** @type {Set<string>} */
   const sent = new Set();
+  let overflow = 0; // changed files past MAX_REPLY_FILES
   /**
    * Reports a file once (a file in a touched folder is also touched itself).
    * @param {string} path
@@ -974,6 +1007,12 @@ function scanChanges(runStart) {
     const now = statInfo(st); // one lookup per file: the lstat above is the stat of a file
     const before = known.get(path);
     if (force || !before || before.mtime !== now.mtime || before.size !== now.size || before.ino !== now.ino || now.mtime >= runStart - 1) {
+      if (changed.length >= MAX_REPLY_FILES) {
+        overflow++; // counted, not read: these changes cannot be kept (see run)
+        sent.add(path);
+        known.set(path, now);
+        return;
+      }
       const data = FS.readFile(path);
       sent.add(path);
       changed.push({ path, data });
@@ -1004,7 +1043,25 @@ function scanChanges(runStart) {
   /** @type {string[]} */
   const deleted = [];
   if (walkAll) {
-    for (const root of ROOTS) walk(root, false);
+    // Files the hooks saw written are sent whatever their stat says (a same-size rewrite
+    // with its times put back); not those under a symlinked folder, which the walk skips too.
+    for (const path of dirty) {
+      if (!underRoots(path)) continue;
+      const st = lstatOrNull(path);
+      if (!(st && FS.isFile(st.mode))) continue;
+      let real = true;
+      for (let p = path.slice(0, path.lastIndexOf("/")); p && real; p = p.slice(0, p.lastIndexOf("/"))) {
+        const up = lstatOrNull(p);
+        real = !!up && FS.isDir(up.mode);
+      }
+      if (real) report(path, st, true);
+    }
+    for (const root of ROOTS) {
+      // A root the code replaced by a symlink is not walked through (it could lead anywhere,
+      // "/" included): like any symlink, it is not a den folder, and its known files are gone.
+      const st = lstatOrNull(root);
+      if (st && FS.isDir(st.mode)) walk(root, false);
+    }
     for (const path of known.keys()) {
       if (!seen.has(path)) {
         deleted.push(path);
@@ -1046,7 +1103,7 @@ function scanChanges(runStart) {
     }
   }
   dirty.clear();
-  return { changed, deleted, transfer };
+  return { changed, deleted, transfer, overflow };
 }
 
 // --- memory cap ---
@@ -1655,7 +1712,7 @@ async function run(msg) {
   try {
     applySync(msg.put, msg.del);
   } catch (e) {
-    reply.error = { kind: "storage", type: "SyncError", message: `could not place files in the sandbox: ${e}`, traceback: "" };
+    reply.error = { kind: "storage", type: "SyncError", message: `could not place files in the sandbox: ${errorText(e)}`, traceback: "" };
     reply.leftover = true; // the worker's files are unknown now: restart it
     post(reply);
     return;
@@ -1709,18 +1766,26 @@ async function run(msg) {
     }
   }
   endFetches();
-  flushOutput();
-  reply.truncated = current.truncated;
-  current = null;
+  const scan = fatal ? null : asOwner(() => scanChanges(runStart));
   const transfer = [];
-  if (!fatal) {
-    const scan = scanChanges(runStart);
+  if (!scan) {
+    reply.leftover = true;
+  } else if (scan.overflow || scan.deleted.length > MAX_REPLY_FILES) {
+    // More changes than a den can hold: none is sent (the den page would refuse the whole
+    // reply as malformed), the run says why as the host says it for a refused commit, and this
+    // worker, whose files now differ from the host's, is replaced (the host re-sends its files).
+    const why = `the run's file changes were not kept: it changed ${scan.changed.length + scan.overflow} files and deleted ${scan.deleted.length}, over the cap of ${MAX_REPLY_FILES} files per run (maxFiles); nothing was changed`;
+    if (reply.error === null) reply.error = { kind: "storage", type: "StorageError", message: why, traceback: "" };
+    else capture("stderr", encoder.encode(`foxden: ${why}\n`));
+    reply.leftover = true;
+  } else {
     reply.changed = scan.changed;
     reply.deleted = scan.deleted;
     transfer.push(...scan.transfer);
-  } else {
-    reply.leftover = true;
   }
+  flushOutput();
+  reply.truncated = current.truncated;
+  current = null;
   reply.durationMs = performance.now() - started;
   post(reply, transfer);
 }
@@ -1736,7 +1801,7 @@ const enqueue = (m) => {
     undefined,
     (/** @type {unknown} */ e) => {
       // A fault in this script itself (not in user code): report it; the den page restarts us.
-      post({ t: "done", id: m.id, result: null, error: { kind: "crashed", type: "WorkerError", message: String(e), traceback: "" }, truncated: false, changed: [], deleted: [], leftover: true, durationMs: 0 });
+      post({ t: "done", id: m.id, result: null, error: { kind: "crashed", type: "WorkerError", message: errorText(e), traceback: "" }, truncated: false, changed: [], deleted: [], leftover: true, durationMs: 0 });
     },
   ]);
 };

@@ -453,6 +453,39 @@ test(`${B}: the controls UI works with the keyboard alone`, async () => {
   await p.close();
 });
 
+test(`${B}: the file list: names cannot pass for others, a change re-copies only its file, close() lets every blob go`, async () => {
+  const { p, errs } = await plainPage("/e2e/element-controls.html");
+  const r = await p.evaluate(async () => {
+    await customElements.whenDefined("foxden-den");
+    const el = document.querySelector("foxden-den");
+    await el.ready;
+    const root = el.shadowRoot;
+    const links = () => Object.fromEntries([...root.querySelectorAll('[part~="file-link"]')].map((a) => [a.textContent, a.href]));
+    const settle = () => new Promise((res) => setTimeout(res, 50));
+    await el.writeFile("/work/evil\u202Etxt.exe", "MZ");
+    await el.writeFile("/work/plain.txt", "one");
+    await el.writeFile("/work/other.txt", "two");
+    await settle();
+    const first = links();
+    await el.writeFile("/work/plain.txt", "changed");
+    await settle();
+    const second = links();
+    const changedText = await (await fetch(second["/work/plain.txt"])).text();
+    await el.close();
+    const revoked = await fetch(second["/work/other.txt"]).then(() => "fetched", () => "revoked");
+    return { first, second, changedText, revoked, after: links() };
+  });
+  assert.deepEqual(Object.keys(r.first).sort(), ["/work/evil\\u202Etxt.exe", "/work/other.txt", "/work/plain.txt"]);
+  assert.equal(r.second["/work/other.txt"], r.first["/work/other.txt"], "an unchanged file keeps its blob");
+  assert.equal(r.second["/work/evil\\u202Etxt.exe"], r.first["/work/evil\\u202Etxt.exe"]);
+  assert.notEqual(r.second["/work/plain.txt"], r.first["/work/plain.txt"]);
+  assert.equal(r.changedText, "changed");
+  assert.equal(r.revoked, "revoked");
+  assert.deepEqual(r.after, {});
+  assert.deepEqual(errs, []);
+  await p.close();
+});
+
 test(`${B}: a Preact page drives the element through attributes, methods and events`, async () => {
   const dir = fileURLToPath(new URL("../pages/framework/", import.meta.url));
   await build({

@@ -90,6 +90,20 @@ open("/work/link", "a").write("three\\n")`);
   assert.equal(r.error, null, JSON.stringify(r.error));
   assert.deepEqual(sorted(r), { created: [], changed: ["/work/log.txt"], deleted: [] });
   assert.equal((await files())["/work/log.txt"], "one\ntwo\nthree\n");
+  // Walking every file compares by stat, but a file the hooks saw written is sent whatever its
+  // stat says: a same-size rewrite with its times put back, or a write in a symlinked folder's
+  // real place, is not missed; a path under a symlinked folder is not a den file.
+  const again = await run(`
+import os
+st = os.stat("/work/t.txt")
+open("/work/t.txt", "r+").write("wxyz")
+os.utime("/work/t.txt", ns=(st.st_atime_ns, st.st_mtime_ns))
+os.makedirs("/tmp/real", exist_ok=True)
+os.symlink("/tmp/real", "/work/linked")
+open("/work/linked/x.txt", "w").write("not a den file")`);
+  assert.equal(again.error, null, JSON.stringify(again.error));
+  assert.deepEqual(sorted(again), { created: [], changed: ["/work/t.txt"], deleted: [] });
+  assert.equal((await files())["/work/t.txt"], "wxyz");
   await page.evaluate(() => window.dens.track.reset()); // a fresh worker tracks by hooks again
 });
 
@@ -183,6 +197,89 @@ open("/work/swap", "w").write("now a file")`);
   assert.equal(f["/work/target.txt"], "target");
   assert.equal(f["/work/alias"], "alias");
   await page.evaluate(() => window.dens.track.reset());
+});
+
+test(`${B}: files and folders the code made read-only or unreadable are still kept, re-sent and deleted by the host`, async () => {
+  await page.evaluate(() => window.dens.track.reset());
+  let r = await run(`
+import os
+os.makedirs("/work/perm/locked", exist_ok=True)
+open("/work/perm/ro.txt", "w").write("one")
+os.chmod("/work/perm/ro.txt", 0o444)
+open("/work/perm/none.txt", "w").write("secret")
+os.chmod("/work/perm/none.txt", 0)
+open("/work/perm/locked/in.txt", "w").write("inside")
+os.chmod("/work/perm/locked", 0)`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(sorted(r).created, ["/work/perm/locked/in.txt", "/work/perm/none.txt", "/work/perm/ro.txt"]);
+  let f = await files();
+  assert.equal(f["/work/perm/none.txt"], "secret");
+  assert.equal(f["/work/perm/locked/in.txt"], "inside");
+  // The host writes over the read-only file and into the locked folder, and deletes in it.
+  await page.evaluate(async () => {
+    const den = window.dens.track;
+    await den.writeFile("/work/perm/ro.txt", "two");
+    await den.writeFile("/work/perm/locked/new.txt", "new");
+    await den.deleteFile("/work/perm/locked/in.txt");
+  });
+  r = await run(`
+import os
+os.chmod("/work/perm/locked", 0o755)
+(open("/work/perm/ro.txt").read(), sorted(os.listdir("/work/perm/locked")))`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.result, "('two', ['new.txt'])");
+  // A folder locked during a run: its files are neither lost nor reported deleted.
+  r = await run(`
+import os
+os.chmod("/work/perm/locked", 0)
+os.rename("/work/perm/locked", "/work/perm/locked2")`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(sorted(r), { created: ["/work/perm/locked2/new.txt"], changed: [], deleted: ["/work/perm/locked/new.txt"] });
+  f = await files();
+  assert.equal(f["/work/perm/locked2/new.txt"], "new");
+  await page.evaluate(() => window.dens.track.reset());
+});
+
+test(`${B}: /work replaced by a symlink is not walked through: its files are gone, and a host write makes it a folder again`, async () => {
+  await page.evaluate(() => window.dens.track.writeFile("/work/keep/k.txt", "k"));
+  const before = Object.keys(await files()).filter((p) => p.startsWith("/work/")).sort();
+  let r = await run(`
+import os
+os.chdir("/")  # /work, the working folder, cannot be renamed
+os.rename("/work", "/tmp/oldwork")
+os.symlink("/lib", "/work")`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(sorted(r), { created: [], changed: [], deleted: before });
+  await page.evaluate(() => window.dens.track.writeFile("/work/back.txt", "b"));
+  r = await run(`import os
+(os.path.islink("/work"), os.listdir("/work"), open("/work/back.txt").read())`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.result, "(False, ['back.txt'], 'b')");
+  assert.deepEqual(sorted(r), { created: [], changed: [], deleted: [] });
+  await page.evaluate(() => window.dens.track.reset());
+});
+
+test(`${B}: a run that makes more files than a den can hold keeps none of them, says why, and the den goes on with the host's files`, async () => {
+  await openQuickDen(page, "track4");
+  const r = await page.evaluate(async () => {
+    const den = window.dens.track4;
+    await den.writeFile("/work/host.txt", "host");
+    const big = await den.run(`
+import os
+os.makedirs("/work/many")
+for i in range(10001):
+    open(f"/work/many/{i}", "w").write("x")`, { timeoutMs: 60000 });
+    const after = await den.run("import os\nsorted(os.listdir('/work'))");
+    const paths = (await den.list()).map((f) => f.path);
+    await den.close();
+    return { error: big.error, restarted: big.restarted, files: big.files, after: after.result, paths };
+  });
+  assert.equal(r.error?.kind, "storage", JSON.stringify(r.error));
+  assert.match(r.error.message, /changed 10001 files .*maxFiles.*nothing was changed/);
+  assert.equal(r.restarted, true);
+  assert.deepEqual(r.files, { created: [], changed: [], deleted: [] });
+  assert.deepEqual(r.paths, ["/work/host.txt"]);
+  assert.equal(r.after, "['host.txt']");
 });
 
 test(`${B}: interpreters resumed from the memory snapshot draw different random numbers`, async () => {

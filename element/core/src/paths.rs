@@ -180,9 +180,72 @@ pub fn is_within(path: &str, dir: &str) -> bool {
     path == dir || (path.starts_with(dir) && path.as_bytes().get(dir.len()) == Some(&b'/'))
 }
 
+/// A den path as it is shown to a reader (the element's file list): characters that are
+/// invisible or reorder the text around them, such as the right-to-left override U+202E that
+/// makes `/work/evil\u{202E}txt.exe` look like `/work/evilexe.txt`, are written as `\uXXXX`.
+/// Paths never contain `\`, so such an escape cannot be mistaken for part of a name.
+pub fn visible_path(path: &str) -> std::borrow::Cow<'_, str> {
+    /// Controls and Unicode format characters that change or hide what a name looks like.
+    fn hidden(c: char) -> bool {
+        matches!(c,
+            '\u{0}'..='\u{1F}' | '\u{7F}'..='\u{9F}' // C0, DEL, C1 controls
+            | '\u{AD}' // soft hyphen
+            | '\u{61C}' // Arabic letter mark
+            | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' // Hangul fillers
+            | '\u{180E}' // Mongolian vowel separator
+            | '\u{200B}'..='\u{200F}' // zero-width space, joiners, LRM, RLM
+            | '\u{2028}'..='\u{202E}' // line and paragraph separators, bidi embeddings and overrides
+            | '\u{2060}'..='\u{206F}' // word joiner, invisible operators, bidi isolates
+            | '\u{FEFF}' // zero-width no-break space
+            | '\u{FFF9}'..='\u{FFFB}' // interlinear annotations
+            | '\u{E0000}'..='\u{E007F}' // tags
+        )
+    }
+    if !path.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(path);
+    }
+    let mut out = String::with_capacity(path.len() + 8);
+    for c in path.chars() {
+        if hidden(c) {
+            let n = c as u32;
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            out.push_str(if n > 0xFFFF { "\\U" } else { "\\u" });
+            let digits = if n > 0xFFFF { 8 } else { 4 };
+            for k in (0..digits).rev() {
+                out.push(HEX[((n >> (4 * k)) & 0xF) as usize] as char);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn visible_paths() {
+        assert!(matches!(
+            visible_path("/work/a b/ü.txt"),
+            std::borrow::Cow::Borrowed("/work/a b/ü.txt")
+        ));
+        assert_eq!(
+            visible_path("/work/evil\u{202E}txt.exe"),
+            "/work/evil\\u202Etxt.exe"
+        );
+        assert_eq!(
+            visible_path("/work/\u{200B}\u{2066}x\u{2069}\u{FEFF}"),
+            "/work/\\u200B\\u2066x\\u2069\\uFEFF"
+        );
+        assert_eq!(
+            visible_path("/work/\u{85}\u{E0041}"),
+            "/work/\\u0085\\U000E0041"
+        );
+        // Right-to-left letters are text, not controls: shown as they are.
+        assert_eq!(visible_path("/work/שלום.txt"), "/work/שלום.txt");
+    }
     use proptest::prelude::*;
 
     fn rule(p: &str) -> PathRule {

@@ -94,7 +94,8 @@ pub(crate) struct Ui {
     pub(crate) progress: HtmlElement,
     pub(crate) output: HtmlElement,
     pub(crate) files: HtmlElement,
-    pub(crate) urls: RefCell<Vec<ObjectUrl>>,
+    /// The file list's blob URLs, by path, with the SHA-256 of the content each holds.
+    pub(crate) urls: RefCell<std::collections::BTreeMap<String, ([u8; 32], ObjectUrl)>>,
     /// Blob URLs of the displayed images (freed when the output is cleared).
     pub(crate) display_urls: RefCell<Vec<ObjectUrl>>,
     /// Images shown since the output was last cleared (their `alt` numbers).
@@ -139,7 +140,7 @@ impl Ui {
             output: by_id(&root, "output")?,
             files: by_id(&root, "files")?,
             root,
-            urls: RefCell::new(Vec::new()),
+            urls: RefCell::new(std::collections::BTreeMap::new()),
             display_urls: RefCell::new(Vec::new()),
             images_shown: Cell::new(0),
             scroll_pending: Rc::new(Cell::new(false)),
@@ -509,28 +510,28 @@ pub(crate) fn add_files(state: &Rc<State>, files: JsValue) {
 
 /// Redraws the file list with download links.
 pub(crate) fn refresh_files(state: &Rc<State>, ui: &Ui) {
-    let Some(den) = state.den() else {
-        return;
-    };
-    let Ok(list) = den.list_impl() else {
+    let Some(files) = state.den().and_then(|den| den.files_now()) else {
         return;
     };
     let Some(doc) = ui.root.owner_document() else {
         return;
     };
     ui.files.set_text_content(None);
-    let mut urls = Vec::new();
-    for item in Array::from(&list).iter() {
-        let path = get_str(&item, "path").unwrap_or_default();
-        let size = get_f64(&item, "size").unwrap_or(0.0);
-        let Ok(bytes) = den.read_impl(path.clone(), JsValue::UNDEFINED) else {
-            continue;
+    // A file's blob URL is kept while its content is the same (by SHA-256): a change to one
+    // file copies that file, not the whole den. URLs of files gone or changed are revoked.
+    let mut before = std::mem::take(&mut *ui.urls.borrow_mut());
+    let mut urls = std::collections::BTreeMap::new();
+    for (path, entry) in files.iter() {
+        let url = match before.remove(path) {
+            Some((sha, url)) if sha == entry.sha256 => url,
+            _ => {
+                let blob = JsBlob::new(
+                    &Array::of1(&Uint8Array::from(&entry.data[..])),
+                    &obj(&[("type", "application/octet-stream".into())]).into(),
+                );
+                ObjectUrl(create_object_url(&blob))
+            }
         };
-        let blob = JsBlob::new(
-            &Array::of1(&bytes),
-            &obj(&[("type", "application/octet-stream".into())]).into(),
-        );
-        let url = ObjectUrl(create_object_url(&blob));
         let (Ok(li), Ok(a)) = (doc.create_element("li"), doc.create_element("a")) else {
             continue;
         };
@@ -539,11 +540,13 @@ pub(crate) fn refresh_files(state: &Rc<State>, ui: &Ui) {
         let _ = a.set_attribute("href", &url.0);
         let base = path.rsplit('/').next().unwrap_or("file");
         let _ = a.set_attribute("download", base);
-        a.set_text_content(Some(&path));
+        // Shown with invisible and reordering characters written out: a name cannot pass
+        // for another (e.g. a right-to-left override turning "txt.exe" into "exe.txt").
+        a.set_text_content(Some(&foxden_core::paths::visible_path(path)));
         let _ = li.append_child(&a);
-        let _ = li.append_with_str_1(&format!(" ({size} bytes)"));
+        let _ = li.append_with_str_1(&format!(" ({} bytes)", entry.data.len()));
         let _ = ui.files.append_child(&li);
-        urls.push(url);
+        urls.insert(path.clone(), (entry.sha256, url));
     }
     *ui.urls.borrow_mut() = urls;
 }

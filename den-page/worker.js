@@ -850,7 +850,7 @@ function asOwner(fn) {
 // errno and no message (String() gives "[object Object]").
 /** @param {any} e */
 function errorText(e) {
-  if (e && typeof e === "object" && typeof e.errno === "number") return `file system error (errno ${e.errno})`;
+  if (e && typeof e === "object" && typeof e.errno === "number") return `file system error ${ERRNO[e.errno] ? ERRNO[e.errno][0] : `errno ${e.errno}`}`;
   return String(e && e.message ? e.message : e);
 }
 
@@ -974,6 +974,12 @@ function installFsTracking() {
 /** @param {string} path */
 const underRoots = (path) => ROOTS.some((r) => path === r || path.startsWith(r + "/"));
 
+// A UTF-16 code unit of a surrogate pair standing alone (with the u flag, a pair is one
+// astral code point and does not match).
+const LONE_SURROGATE = /\p{Cs}/u;
+/** @type {Set<string>} files with such names, noted once and never sent */
+const badNames = new Set();
+
 // Most files in one reply's changed or deleted list (den.js MAX_FILES; a den holds at most
 // foxden_core::limits::DEFAULT_MAX_FILES, so a run past it could never be kept).
 const MAX_REPLY_FILES = 10000;
@@ -995,6 +1001,8 @@ function scanChanges(runStart) {
   /** @type {Set<string>} */
   const sent = new Set();
   let overflow = 0; // changed files past MAX_REPLY_FILES
+  /** @type {string[]} */
+  const unnamed = []; // files first seen with a name the host cannot hold
   /**
    * Reports a file once (a file in a touched folder is also touched itself).
    * @param {string} path
@@ -1003,6 +1011,15 @@ function scanChanges(runStart) {
    */
   const report = (path, st, force) => {
     if (sent.has(path) || (seen.has(path) && !force)) return;
+    if (LONE_SURROGATE.test(path)) {
+      // Only JS makes such names (Python's are UTF-8); the host's are UTF-8 strings, where two of
+      // them would become one name. Not sent, not known (so never reported deleted), noted once.
+      if (!badNames.has(path)) {
+        badNames.add(path);
+        unnamed.push(path);
+      }
+      return;
+    }
     seen.add(path);
     const now = statInfo(st); // one lookup per file: the lstat above is the stat of a file
     const before = known.get(path);
@@ -1103,7 +1120,7 @@ function scanChanges(runStart) {
     }
   }
   dirty.clear();
-  return { changed, deleted, transfer, overflow };
+  return { changed, deleted, transfer, overflow, unnamed };
 }
 
 // --- memory cap ---
@@ -1608,6 +1625,7 @@ const ERRNO = /** @type {Record<number, [string, string]>} */ ({ 20: ["EEXIST", 
  */
 function denPath(op, p) {
   if (typeof p !== "string" || p === "") throw new TypeError(`fs.${op}: the path must be a non-empty string`);
+  if (LONE_SURROGATE.test(p)) throw new FsError(`fs.${op}: ${JSON.stringify(p)} is not valid Unicode (a lone surrogate): the host could not name it`, "EINVAL");
   const parts = [];
   for (const seg of (p.startsWith("/") ? p : `/work/${p}`).split("/")) {
     if (seg === "" || seg === ".") continue;
@@ -1782,6 +1800,9 @@ async function run(msg) {
     reply.changed = scan.changed;
     reply.deleted = scan.deleted;
     transfer.push(...scan.transfer);
+  }
+  for (const path of scan ? scan.unnamed : []) {
+    capture("stderr", encoder.encode(`foxden: ${JSON.stringify(path)} was not kept: its name is not valid Unicode (a lone surrogate)\n`));
   }
   flushOutput();
   reply.truncated = current.truncated;

@@ -282,6 +282,29 @@ for i in range(10001):
   assert.equal(r.after, "['host.txt']");
 });
 
+test(`${B}: names JS made with lone surrogates are noted and not kept (two of them would be one name on the host)`, async () => {
+  const r = await run(`
+import pyodide_js
+from pyodide.code import run_js
+run_js(r"""(FS) => {
+  FS.writeFile("/work/lone" + String.fromCharCode(0xD800) + ".txt", "a");
+  FS.writeFile("/work/lone" + String.fromCharCode(0xDC00) + ".txt", "b");
+  FS.writeFile("/work/pair\\u{1F600}.txt", "c");
+}""")(pyodide_js.FS)`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(sorted(r), { created: ["/work/pair\u{1F600}.txt"], changed: [], deleted: [] });
+  const notes = r.stderr.split("\n").filter((l) => l.includes("lone surrogate"));
+  assert.deepEqual(notes, ['foxden: "/work/lone\\ud800.txt" was not kept: its name is not valid Unicode (a lone surrogate)', 'foxden: "/work/lone\\udc00.txt" was not kept: its name is not valid Unicode (a lone surrogate)']);
+  // Noted once; the files stay in the sandbox.
+  const again = await run(`import os\nlen([n for n in os.listdir("/work") if n.startswith("lone")])`);
+  assert.equal(again.stderr, "");
+  assert.equal(again.result, "2");
+  // JavaScript's fs refuses such a name at once.
+  const js = await page.evaluate(() => window.dens.track.run("await fs.writeFile('/work/x' + String.fromCharCode(0xD800), 'x')", { lang: "javascript" }));
+  assert.equal(js.error?.type, "FsError", JSON.stringify(js.error));
+  assert.match(js.error.message, /not valid Unicode \(a lone surrogate\)/);
+});
+
 test(`${B}: interpreters resumed from the memory snapshot draw different random numbers`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.track;

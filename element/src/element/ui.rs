@@ -94,8 +94,8 @@ pub(crate) struct Ui {
     pub(crate) progress: HtmlElement,
     pub(crate) output: HtmlElement,
     pub(crate) files: HtmlElement,
-    /// The file list's blob URLs, by path, with the SHA-256 of the content each holds.
-    pub(crate) urls: RefCell<std::collections::BTreeMap<String, ([u8; 32], ObjectUrl)>>,
+    /// The file list's blob URLs in path order, with the SHA-256 of the content each holds.
+    pub(crate) urls: RefCell<Vec<(String, [u8; 32], ObjectUrl)>>,
     /// Blob URLs of the displayed images (freed when the output is cleared).
     pub(crate) display_urls: RefCell<Vec<ObjectUrl>>,
     /// Images shown since the output was last cleared (their `alt` numbers).
@@ -140,7 +140,7 @@ impl Ui {
             output: by_id(&root, "output")?,
             files: by_id(&root, "files")?,
             root,
-            urls: RefCell::new(std::collections::BTreeMap::new()),
+            urls: RefCell::new(Vec::new()),
             display_urls: RefCell::new(Vec::new()),
             images_shown: Cell::new(0),
             scroll_pending: Rc::new(Cell::new(false)),
@@ -519,11 +519,15 @@ pub(crate) fn refresh_files(state: &Rc<State>, ui: &Ui) {
     ui.files.set_text_content(None);
     // A file's blob URL is kept while its content is the same (by SHA-256): a change to one
     // file copies that file, not the whole den. URLs of files gone or changed are revoked.
-    let mut before = std::mem::take(&mut *ui.urls.borrow_mut());
-    let mut urls = std::collections::BTreeMap::new();
+    // Both lists are in path order: one pass matches them.
+    let mut before = std::mem::take(&mut *ui.urls.borrow_mut())
+        .into_iter()
+        .peekable();
+    let mut urls = Vec::new();
     for (path, entry) in files.iter() {
-        let url = match before.remove(path) {
-            Some((sha, url)) if sha == entry.sha256 => url,
+        while before.next_if(|(p, _, _)| p < path).is_some() {}
+        let url = match before.next_if(|(p, _, _)| p == path) {
+            Some((_, sha, url)) if sha == entry.sha256 => url,
             _ => {
                 let blob = JsBlob::new(
                     &Array::of1(&Uint8Array::from(&entry.data[..])),
@@ -546,7 +550,7 @@ pub(crate) fn refresh_files(state: &Rc<State>, ui: &Ui) {
         let _ = li.append_child(&a);
         let _ = li.append_with_str_1(&format!(" ({} bytes)", entry.data.len()));
         let _ = ui.files.append_child(&li);
-        urls.insert(path.clone(), (entry.sha256, url));
+        urls.push((path.clone(), entry.sha256, url));
     }
     *ui.urls.borrow_mut() = urls;
 }

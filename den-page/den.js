@@ -70,7 +70,7 @@
   // Limits on what a worker may send (it runs user code: every message is hostile). The host
   // checks all of these again (and the bytes of the files, which pass through here by transfer,
   // without a copy); here they keep the den page itself bounded.
-  const PROTOCOL = 9;
+  const PROTOCOL = 10;
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
   const MAX_PATH = 4096; // UTF-16 units, as the host reads them (it applies the path rules after: a longer path is noted, not kept)
   const STREAMS = ["stdout", "stderr"];
@@ -169,7 +169,7 @@
    * @returns {DenToHostDone}
    */
   function failedReply(id, kind, type, message, durationMs) {
-    return { t: "done", id, result: null, error: { kind, type, message, traceback: "" }, truncated: false, changed: [], deleted: [], restarted: true, durationMs: durationMs || 0 };
+    return { t: "done", id, result: null, error: { kind, type, message, traceback: "" }, truncated: false, changed: [], deleted: [], tooManyFiles: 0, restarted: true, durationMs: durationMs || 0 };
   }
 
   // Where a blob: worker of this opaque origin is a secure context (Firefox), the worker starts
@@ -530,6 +530,7 @@
     for (let i = 0; i < msg.deleted.length; i++) {
       if (!isText(msg.deleted[i], MAX_PATH)) return `deleted[${i}] is not a path`;
     }
+    if (!Number.isSafeInteger(msg.tooManyFiles) || msg.tooManyFiles < 0) return "tooManyFiles is not a whole number";
     return {
       t: "done",
       id: run.id,
@@ -538,6 +539,7 @@
       truncated: msg.truncated === true || run.truncated,
       changed,
       deleted: msg.deleted.slice(),
+      tooManyFiles: msg.tooManyFiles,
       restarted: false,
       durationMs: typeof msg.durationMs === "number" && msg.durationMs >= 0 ? msg.durationMs : 0,
       leftover: msg.leftover === true,
@@ -687,7 +689,7 @@
         reply.error = {
           kind: "timeout",
           type: "TimeoutError",
-          message: `the run took longer than ${inflight.timeoutMs} ms and was interrupted (KeyboardInterrupt); ${reply.leftover ? "it left work running, so the worker was restarted (files kept, Python and JavaScript variables lost)" : "Python variables were kept"}`,
+          message: `the run took longer than ${inflight.timeoutMs} ms and was interrupted (KeyboardInterrupt); ${reply.tooManyFiles ? "its file changes could not be kept, so the worker was restarted (the den's files kept, Python and JavaScript variables lost)" : reply.leftover ? "it left work running, so the worker was restarted (files kept, Python and JavaScript variables lost)" : "Python variables were kept"}`,
           traceback: (reply.error && reply.error.traceback) || "",
         };
         reply.result = null;

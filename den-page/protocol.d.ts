@@ -5,7 +5,7 @@
 // what an honest sender posts; the reader of a den page or worker message checks it anyway.
 
 /** The protocol version a den page announces in `hello`. */
-export type ProtocolVersion = 9;
+export type ProtocolVersion = 10;
 
 /** A pure-Python wheel to install, checked by the host against its SHA-256 pin. */
 export interface Wheel {
@@ -307,6 +307,8 @@ export interface DenToHostDone {
   changed: ChangedFile[];
   /** Paths deleted. */
   deleted: string[];
+  /** 0, or how many files the run changed when that is more than a den can hold (10 000): then `changed` and `deleted` are empty and none of it is kept. */
+  tooManyFiles: number;
   /** The worker was restarted (Python variables lost). */
   restarted: boolean;
   /** Time the run took in the worker. */
@@ -458,6 +460,8 @@ export interface WorkerToDenDone {
   changed: ChangedFile[];
   /** Paths deleted. */
   deleted: string[];
+  /** 0, or how many files the run changed when that is more than a den can hold (10 000): then `changed` and `deleted` are empty and none of it is kept. */
+  tooManyFiles: number;
   /** JS or asyncio work outlived the run: restart the worker. */
   leftover: boolean;
   /** Time the run took in the worker. */

@@ -850,8 +850,12 @@ function asOwner(fn) {
 // errno and no message (String() gives "[object Object]").
 /** @param {any} e */
 function errorText(e) {
-  if (e && typeof e === "object" && typeof e.errno === "number") return `file system error ${ERRNO[e.errno] ? ERRNO[e.errno][0] : `errno ${e.errno}`}`;
-  return String(e && e.message ? e.message : e);
+  try {
+    if (e && typeof e === "object" && typeof e.errno === "number") return `file system error ${ERRNO[e.errno] ? ERRNO[e.errno][0] : `errno ${e.errno}`}`;
+    return String(e && e.message ? e.message : e);
+  } catch {
+    return "an error that could not be described"; // e.g. a getter of the code's that throws
+  }
 }
 
 /**
@@ -1063,7 +1067,7 @@ function scanChanges(runStart) {
     // Files the hooks saw written are sent whatever their stat says (a same-size rewrite
     // with its times put back); not those under a symlinked folder, which the walk skips too.
     for (const path of dirty) {
-      if (!underRoots(path)) continue;
+      if (!underRoots(path) || ROOTS.includes(path)) continue; // a root is never a den file
       const st = lstatOrNull(path);
       if (!(st && FS.isFile(st.mode))) continue;
       let real = true;
@@ -1719,6 +1723,7 @@ async function run(msg) {
     truncated: false,
     changed: [],
     deleted: [],
+    tooManyFiles: 0,
     leftover: false,
     durationMs: 0,
   };
@@ -1784,17 +1789,27 @@ async function run(msg) {
     }
   }
   endFetches();
-  const scan = fatal ? null : asOwner(() => scanChanges(runStart));
+  /** @type {ReturnType<typeof scanChanges> | null} */
+  let scan = null;
+  if (!fatal) {
+    try {
+      scan = asOwner(() => scanChanges(runStart));
+    } catch (e) {
+      // E.g. a file too big to copy out of the sandbox. The output is still sent below; this
+      // worker's files are unknown now, so it is replaced and the host re-sends its files.
+      const why = `the run's file changes were not kept: they could not be read (${errorText(e)}); the worker was restarted`;
+      if (reply.error === null) reply.error = { kind: "storage", type: "StorageError", message: why, traceback: "" };
+      else capture("stderr", encoder.encode(`foxden: ${why}\n`));
+    }
+  }
   const transfer = [];
   if (!scan) {
     reply.leftover = true;
   } else if (scan.overflow || scan.deleted.length > MAX_REPLY_FILES) {
-    // More changes than a den can hold: none is sent (the den page would refuse the whole
-    // reply as malformed), the run says why as the host says it for a refused commit, and this
-    // worker, whose files now differ from the host's, is replaced (the host re-sends its files).
-    const why = `the run's file changes were not kept: it changed ${scan.changed.length + scan.overflow} files and deleted ${scan.deleted.length}, over the cap of ${MAX_REPLY_FILES} files per run (maxFiles); nothing was changed`;
-    if (reply.error === null) reply.error = { kind: "storage", type: "StorageError", message: why, traceback: "" };
-    else capture("stderr", encoder.encode(`foxden: ${why}\n`));
+    // More changes than a den can hold: none is sent, only their number (the host refuses
+    // them as it refuses a commit over maxFiles, and says so), and this worker, whose files now
+    // differ from the host's, is replaced (the host re-sends its files to the next one).
+    reply.tooManyFiles = Math.max(scan.changed.length + scan.overflow, scan.deleted.length);
     reply.leftover = true;
   } else {
     reply.changed = scan.changed;
@@ -1822,7 +1837,7 @@ const enqueue = (m) => {
     undefined,
     (/** @type {unknown} */ e) => {
       // A fault in this script itself (not in user code): report it; the den page restarts us.
-      post({ t: "done", id: m.id, result: null, error: { kind: "crashed", type: "WorkerError", message: errorText(e), traceback: "" }, truncated: false, changed: [], deleted: [], leftover: true, durationMs: 0 });
+      post({ t: "done", id: m.id, result: null, error: { kind: "crashed", type: "WorkerError", message: errorText(e), traceback: "" }, truncated: false, changed: [], deleted: [], tooManyFiles: 0, leftover: true, durationMs: 0 });
     },
   ]);
 };

@@ -142,6 +142,16 @@ test(`${B}: hostile done: an object with getters arrives as plain data (getters 
 test(`${B}: hostile done: a non-boolean truncated is refused`, async () => {
   refused(await attack(`post(honest({ truncated: "yes" }))`), /truncated/);
 });
+test(`${B}: hostile done: tooManyFiles that is not a whole number, or missing, is refused`, async () => {
+  refused(await attack(`post(honest({ tooManyFiles: 1.5 }))`), /tooManyFiles/);
+  refused(await attack(`post(honest({ tooManyFiles: undefined }))`), /tooManyFiles/);
+});
+test(`${B}: hostile done: tooManyFiles refuses every change the reply carries (storage error naming maxFiles)`, async () => {
+  const r = await attack(`post(honest({ tooManyFiles: 12000, restarted: true, changed: [{ path: "/work/x", data: new Uint8Array([1]) }], deleted: ["/work/y"] }))`);
+  assert.equal(r.error?.kind, "storage", JSON.stringify(r.error));
+  assert.match(r.error.message, /12000 files.*maxFiles.*nothing was changed/);
+  assert.deepEqual(r.files, { created: [], changed: [], deleted: [] });
+});
 
 // --- sizes and counts ---
 test(`${B}: hostile done: a sparse Array(2^32-1) of changes is refused at once`, async () => {

@@ -91,8 +91,8 @@ open("/work/link", "a").write("three\\n")`);
   assert.deepEqual(sorted(r), { created: [], changed: ["/work/log.txt"], deleted: [] });
   assert.equal((await files())["/work/log.txt"], "one\ntwo\nthree\n");
   // Walking every file compares by stat, but a file the hooks saw written is sent whatever its
-  // stat says: a same-size rewrite with its times put back, or a write in a symlinked folder's
-  // real place, is not missed; a path under a symlinked folder is not a den file.
+  // stat says: a same-size rewrite with its times put back is not missed. A path under a
+  // symlinked folder is not a den file, though the hooks saw it written.
   const again = await run(`
 import os
 st = os.stat("/work/t.txt")
@@ -228,6 +228,14 @@ os.chmod("/work/perm/locked", 0o755)
 (open("/work/perm/ro.txt").read(), sorted(os.listdir("/work/perm/locked")))`);
   assert.equal(r.error, null, JSON.stringify(r.error));
   assert.equal(r.result, "('two', ['new.txt'])");
+  // The mode bits still hold for the code itself.
+  r = await run(`
+import errno
+try:
+    open("/work/perm/ro.txt", "w")
+except PermissionError as e:
+    print("refused", e.errno == errno.EACCES)`);
+  assert.equal(r.stdout, "refused True\n");
   // A folder locked during a run: its files are neither lost nor reported deleted.
   r = await run(`
 import os
@@ -264,22 +272,33 @@ test(`${B}: a run that makes more files than a den can hold keeps none of them, 
   const r = await page.evaluate(async () => {
     const den = window.dens.track4;
     await den.writeFile("/work/host.txt", "host");
-    const big = await den.run(`
+    const many = (end) => `
 import os
-os.makedirs("/work/many")
+open("/work/host.txt", "w").write("changed by the run")
+os.makedirs("/work/many", exist_ok=True)
 for i in range(10001):
-    open(f"/work/many/{i}", "w").write("x")`, { timeoutMs: 60000 });
-    const after = await den.run("import os\nsorted(os.listdir('/work'))");
+    open(f"/work/many/{i}", "w").write("x")
+${end}`;
+    const big = await den.run(many(""), { timeoutMs: 60000 });
+    const after = await den.run("import os\n(sorted(os.listdir('/work')), open('/work/host.txt').read())");
+    // A run that also raised: its error stays, the note goes to stderr.
+    const raised = await den.run(many("raise ValueError('boom')"), { timeoutMs: 60000 });
     const paths = (await den.list()).map((f) => f.path);
+    const text = await den.readFile("/work/host.txt", "utf-8");
     await den.close();
-    return { error: big.error, restarted: big.restarted, files: big.files, after: after.result, paths };
+    return { big, after: after.result, raised, paths, text };
   });
-  assert.equal(r.error?.kind, "storage", JSON.stringify(r.error));
-  assert.match(r.error.message, /changed 10001 files .*maxFiles.*nothing was changed/);
-  assert.equal(r.restarted, true);
-  assert.deepEqual(r.files, { created: [], changed: [], deleted: [] });
+  assert.equal(r.big.error?.kind, "storage", JSON.stringify(r.big.error));
+  assert.match(r.big.error.message, /^the run's file changes were not kept: .*10002 files.*maxFiles.*nothing was changed/);
+  assert.equal(r.big.restarted, true);
+  assert.deepEqual(r.big.files, { created: [], changed: [], deleted: [] });
+  assert.equal(r.after, "(['host.txt'], 'host')");
+  assert.equal(r.raised.error?.type, "ValueError", JSON.stringify(r.raised.error));
+  assert.match(r.raised.stderr, /foxden: the run's file changes were not kept: .*10002 files.*maxFiles/);
+  assert.equal(r.raised.restarted, true);
+  assert.deepEqual(r.raised.files, { created: [], changed: [], deleted: [] });
   assert.deepEqual(r.paths, ["/work/host.txt"]);
-  assert.equal(r.after, "['host.txt']");
+  assert.equal(r.text, "host");
 });
 
 test(`${B}: names JS made with lone surrogates are noted and not kept (two of them would be one name on the host)`, async () => {

@@ -177,6 +177,13 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
             data: data.next().unwrap_or_else(|| std::sync::Arc::from([])),
         })
         .collect();
+    let too_many_files = get(msg, "tooManyFiles")
+        .as_f64()
+        .filter(|n| *n >= 0.0 && *n <= 9_007_199_254_740_991.0 && n.fract() == 0.0)
+        .ok_or(ReplyError::Field {
+            field: "tooManyFiles",
+            expected: "a whole number",
+        })?;
     let duration_ms = get(msg, "durationMs")
         .as_f64()
         .filter(|d| d.is_finite() && *d >= 0.0)
@@ -192,6 +199,7 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         duration_ms,
         over_cap,
         no_room,
+        too_many_files: (too_many_files > 0.0).then_some(too_many_files as u64),
     })
 }
 

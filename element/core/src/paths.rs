@@ -190,15 +190,20 @@ pub fn visible_path(path: &str) -> std::borrow::Cow<'_, str> {
         matches!(c,
             '\u{0}'..='\u{1F}' | '\u{7F}'..='\u{9F}' // C0, DEL, C1 controls
             | '\u{AD}' // soft hyphen
+            | '\u{34F}' // combining grapheme joiner
             | '\u{61C}' // Arabic letter mark
             | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' // Hangul fillers
-            | '\u{180E}' // Mongolian vowel separator
+            | '\u{17B4}' | '\u{17B5}' // Khmer inherent vowels
+            | '\u{180B}'..='\u{180F}' // Mongolian variation selectors, vowel separator
             | '\u{200B}'..='\u{200F}' // zero-width space, joiners, LRM, RLM
             | '\u{2028}'..='\u{202E}' // line and paragraph separators, bidi embeddings and overrides
             | '\u{2060}'..='\u{206F}' // word joiner, invisible operators, bidi isolates
+            | '\u{FE00}'..='\u{FE0F}' // variation selectors
             | '\u{FEFF}' // zero-width no-break space
-            | '\u{FFF9}'..='\u{FFFB}' // interlinear annotations
-            | '\u{E0000}'..='\u{E007F}' // tags
+            | '\u{FFF0}'..='\u{FFFB}' // unassigned specials, interlinear annotations
+            | '\u{1BCA0}'..='\u{1BCA3}' // shorthand format controls
+            | '\u{1D173}'..='\u{1D17A}' // musical symbol format controls
+            | '\u{E0000}'..='\u{E0FFF}' // tags, variation selectors supplement
         )
     }
     if !path.chars().any(hidden) {
@@ -242,6 +247,10 @@ mod tests {
         assert_eq!(
             visible_path("/work/\u{85}\u{E0041}"),
             "/work/\\u0085\\U000E0041"
+        );
+        assert_eq!(
+            visible_path("/work/report\u{FE0F}.txt\u{E0100}"),
+            "/work/report\\uFE0F.txt\\U000E0100"
         );
         // Right-to-left letters are text, not controls: shown as they are.
         assert_eq!(visible_path("/work/שלום.txt"), "/work/שלום.txt");

@@ -12,7 +12,7 @@
 use std::fmt;
 
 /// The protocol version a den page announces in `hello`; the host refuses any other.
-pub const PROTOCOL_VERSION: u32 = 9;
+pub const PROTOCOL_VERSION: u32 = 10;
 
 /// Longest path a den page may name (the path rules' own limit).
 pub const MAX_PATH_BYTES: usize = crate::paths::MAX_PATH_BYTES;
@@ -102,7 +102,8 @@ pub enum DenToHost {
     /// A run's Python called `input()` on a cross-origin isolated den: `{id, prompt}`; the
     /// worker waits for the host's `input-reply`, and the run's timeout is paused meanwhile.
     Input,
-    /// A run ended: `{id, result, error, truncated, changed, deleted, restarted, durationMs}`.
+    /// A run ended: `{id, result, error, truncated, changed, deleted, tooManyFiles, restarted,
+    /// durationMs}`.
     Done,
     /// A reset ended: `{id, from, bootMs}` or `{id, error}`.
     ResetDone,
@@ -298,6 +299,9 @@ pub struct Done {
     /// The changed files (this many bytes) did not fit in the page's memory: their contents
     /// were not copied, as for `over_cap`.
     pub no_room: Option<u64>,
+    /// The run changed this many files, more than a den can hold: none was sent, and the
+    /// run's changes cannot be kept (it ends with a `storage` error).
+    pub too_many_files: Option<u64>,
 }
 
 impl Done {
@@ -314,6 +318,7 @@ impl Done {
             duration_ms: 0.0,
             over_cap: None,
             no_room: None,
+            too_many_files: None,
         }
     }
 

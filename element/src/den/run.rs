@@ -186,17 +186,22 @@ impl Den {
                 requests,
             }
         };
-        let not_copied = match (done.over_cap, done.no_room) {
-            (Some(bytes), _) => Some(StorageError::CapExceeded {
+        let not_copied = match (done.too_many_files, done.over_cap, done.no_room) {
+            (Some(count), _, _) => Some(StorageError::TooManyFiles {
+                count: usize::try_from(count).unwrap_or(usize::MAX),
+                max: inner.opts.max_files,
+            }),
+            (None, Some(bytes), _) => Some(StorageError::CapExceeded {
                 needed: bytes,
                 cap: inner.opts.max_den_bytes,
             }),
-            (None, Some(bytes)) => Some(StorageError::NoRoom { bytes }),
-            (None, None) => None,
+            (None, None, Some(bytes)) => Some(StorageError::NoRoom { bytes }),
+            (None, None, None) => None,
         };
         if let Some(e) = not_copied {
-            // The changed files alone are over the cap, or did not fit in the page's memory:
-            // nothing was copied, nothing is kept.
+            // The run changed more files than a den holds (none was sent), the changed files
+            // alone are over the cap, or they did not fit in the page's memory: nothing was
+            // copied, nothing is kept.
             let mut sync = inner.sync.borrow_mut();
             sync.refused_paths(done.changed.iter().map(|f| f.path.as_str()));
             sync.refused_paths(done.deleted.iter().map(String::as_str));

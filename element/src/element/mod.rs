@@ -263,8 +263,6 @@ impl ElementHandle {
             ui.set_run_enabled(false);
             ui.hide_progress();
             ui.urls.borrow_mut().clear();
-            // Images shown stay shown (already decoded); their blobs are let go.
-            ui.display_urls.borrow_mut().clear();
             ui.files.set_text_content(None);
         }
         s.ui_status("Closed");

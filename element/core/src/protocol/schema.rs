@@ -464,6 +464,12 @@ macro_rules! done_fields {
             f("truncated", Ty::Bool, "Output was cut at `maxOutputBytes`."),
             moved("changed", Ty::List(&Ty::Shape(&CHANGED_FILE)), "Files created or changed."),
             f("deleted", Ty::List(&Ty::Str), "Paths deleted."),
+            f(
+                "tooManyFiles",
+                Ty::Num,
+                "0, or how many files the run changed when that is more than a den can hold \
+                 (10 000): then `changed` and `deleted` are empty and none of it is kept.",
+            ),
             $($extra,)*
             f("durationMs", Ty::Num, "Time the run took in the worker."),
         ]

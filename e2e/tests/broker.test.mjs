@@ -216,25 +216,64 @@ test(`${B}: a redirect (to a host not in the allowlist) is refused, and its targ
 });
 
 test(`${B}: an answer over maxResponseBytes is cut with a clear error (announced or streamed); one at the cap is delivered`, async () => {
-  await open("net-big", { network: { allow: ALLOW, perMinute: 50, maxResponseBytes: 100000 } });
+  await open("net-big", { network: { allow: ALLOW, methods: ["GET", "HEAD"], perMinute: 50, maxResponseBytes: 100000 } });
   const r = await run(
     "net-big",
-    fetchCode(`${BASE}/api/big?n=100000`) + fetchCode(`${BASE}/api/big?n=100001`) + fetchCode(`${BASE}/api/stream?n=5000000`),
+    fetchCode(`${BASE}/api/big?n=100000`) + fetchCode(`${BASE}/api/big?n=100001`) + fetchCode(`${BASE}/api/stream?n=5000000`) +
+      // A HEAD answer announcing more than the cap has no body: it is delivered.
+      fetchCode(`${BASE}/api/big?n=100001`, `, method="HEAD"`),
   );
   assert.equal(r.error, null, JSON.stringify(r.error));
   const lines = r.stdout.trim().split("\n");
   assert.equal(lines[0], "status 200 100000");
   assert.match(lines[1], /^refused too-large \| foxden\.fetch refused \(too-large\): the answer is larger than network\.maxResponseBytes \(100000 bytes\): the server announced 100001 bytes; it was cut and not delivered$/);
   assert.match(lines[2], /^refused too-large \| .*network\.maxResponseBytes \(100000 bytes\): \d+ bytes read so far; it was cut and not delivered$/);
+  assert.equal(lines[3], "status 200 0");
   assert.deepEqual(
     r.requests.map((q) => [q.status, q.refusedBecause, q.bytes]),
     [
       [200, null, 100000],
       [200, "too-large", 0],
       [200, "too-large", 0],
+      [200, null, 0],
     ],
   );
   await close("net-big");
+});
+
+test(`${B}: a fetch or Headers wrapper the page installs after foxden loaded is not used for the den's requests`, async () => {
+  await open("net-wrap", { network: { allow: ALLOW, perMinute: 20 } });
+  const m = marker("wrap");
+  await page.evaluate(() => {
+    // What an auth interceptor or error reporter does: wrap fetch, add the page's token and
+    // cookies, follow redirects.
+    window.realFetch = window.fetch;
+    window.realHeaders = window.Headers;
+    window.wrapped = 0;
+    window.fetch = (url, init = {}) => {
+      window.wrapped++;
+      return window.realFetch(url, { ...init, credentials: "include", redirect: "follow" });
+    };
+    window.Headers = class extends window.realHeaders {
+      constructor(...a) {
+        super(...a);
+        window.wrapped++;
+        this.set("Authorization", "Bearer page-token");
+      }
+    };
+  });
+  try {
+    const r = await run("net-wrap", fetchCode(`${BASE}/api/json?m=${m}`));
+    assert.equal(r.error, null, JSON.stringify(r.error));
+    assert.equal(r.stdout.trim().split("\n")[0].split(" ")[0], "status");
+    assert.equal(await page.evaluate(() => window.wrapped), 0);
+  } finally {
+    await page.evaluate(() => {
+      window.fetch = window.realFetch;
+      window.Headers = window.realHeaders;
+    });
+  }
+  await close("net-wrap");
 });
 
 test(`${B}: a request still pending when the run times out is aborted and recorded as such`, async () => {

@@ -74,6 +74,31 @@ test(`${B}: two pages never open one IndexedDB den at once; the second gets DenE
   await other.close();
 });
 
+test(`${B}: a page without Web Locks (not a secure context) cannot open an IndexedDB den: two tabs could overwrite each other`, async () => {
+  const { page: other } = await openPage(ctx.browser);
+  const r = await other.evaluate(async () => {
+    // What an http:// page that is not localhost sees: IndexedDB, but no navigator.locks.
+    Object.defineProperty(Navigator.prototype, "locks", { get: () => undefined, configurable: true });
+    const { openDen, iframeRuntime, idbStore, memoryStore } = window.foxden;
+    let err = null;
+    try {
+      await openDen({ name: "nolocks", runtime: iframeRuntime(), store: idbStore("fx-e2e-nolocks") });
+    } catch (e) {
+      err = { name: e.name, code: e.code, message: e.message };
+    }
+    // A memory den needs no lock.
+    const den = await openDen({ name: "nolocks", runtime: iframeRuntime(), store: memoryStore() });
+    const run = await den.run("1 + 1");
+    await den.close();
+    return { err, result: run.result };
+  });
+  assert.equal(r.err?.name, "DenError", JSON.stringify(r.err));
+  assert.equal(r.err.code, "storage");
+  assert.match(r.err.message, /needs Web Locks.*secure context.*memoryStore\(\)/);
+  assert.equal(r.result, "2");
+  await other.close();
+});
+
 test(`${B}: snapshot, corrupt restore changes nothing, good restore replaces all, openDen({ snapshot })`, async () => {
   await open(page, "snap", null);
   const r = await page.evaluate(async () => {

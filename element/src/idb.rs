@@ -123,7 +123,7 @@ impl IdbDen {
         let me = IdbDen {
             db,
             den: den.to_owned(),
-            lock,
+            lock: Some(lock),
         };
         let files = me.load().await?;
         Ok((me, files))

@@ -25,6 +25,12 @@ use wasm_bindgen::JsCast;
 pub use den::Den;
 
 /// Called once by foxden.js with `import.meta.url`.
+/// Runs once when the module is instantiated, before any page code can call it.
+#[wasm_bindgen(start)]
+pub fn start() {
+    den::keep_pristine_fetch();
+}
+
 #[wasm_bindgen(js_name = __setModuleBase)]
 pub fn set_module_base(url: String) {
     runtime::set_module_base(url);

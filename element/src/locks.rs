@@ -79,17 +79,23 @@ impl Drop for Pending {
     }
 }
 
-pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue> {
-    let Some(window) = web_sys::window() else {
-        return Ok(None);
-    };
-    let locks = get(&window.navigator(), "locks");
-    if is_absent(&locks) {
-        return Ok(None);
-    }
-    let request: Function = match get(&locks, "request").dyn_into() {
-        Ok(f) => f,
-        Err(_) => return Ok(None),
+pub async fn acquire(name: &str, den: &str) -> Result<HeldLock, JsValue> {
+    // Without Web Locks (a page that is not a secure context has none, though it has
+    // IndexedDB) two tabs could open the den at once and overwrite each other's files: refused.
+    let found = web_sys::window()
+        .map(|w| get(&w.navigator(), "locks"))
+        .filter(|locks| !is_absent(locks))
+        .and_then(|locks| {
+            let request: Function = get(&locks, "request").dyn_into().ok()?;
+            Some((locks, request))
+        });
+    let Some((locks, request)) = found else {
+        return Err(crate::errors::den_error(
+            crate::errors::DenErrorCode::Storage,
+            "an IndexedDB den needs Web Locks, which this page lacks (they need a secure context: \
+             https, or http on localhost): without them two tabs could open the den at once and \
+             overwrite each other's files. Serve the page over https, or use memoryStore()",
+        ));
     };
     let (tx, rx) = oneshot::channel::<Answer>();
     let tx = Rc::new(RefCell::new(Some(tx)));
@@ -147,12 +153,12 @@ pub async fn acquire(name: &str, den: &str) -> Result<Option<HeldLock>, JsValue>
         }
     };
     match (answer, pending.callback.take()) {
-        (Ok((true, release)), Some(callback)) => Ok(Some(HeldLock {
+        (Ok((true, release)), Some(callback)) => Ok(HeldLock {
             release,
             den: den.to_owned(),
             released,
             _callback: callback,
-        })),
+        }),
         _ => Err(den_error(crate::errors::DenErrorCode::Locked,
             &format!("the den {den:?} is open in another tab or window; close it there first (two pages never write one den at once)"),
         )),

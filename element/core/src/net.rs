@@ -248,6 +248,20 @@ fn ambiguous_escape(path: &str, i: usize) -> Option<&'static str> {
         0xf0 if next.is_some_and(|n| (0x80..=0x8f).contains(&n)) => {
             Some("an overlong UTF-8 sequence (%F0%80-%F0%8F)")
         }
+        // Characters a server normalizing Unicode (NFKC) or mapping to a Windows code page reads
+        // as `.`, `/` or `\`: full-width ．／＼ (EF BC 8E/8F/BC), ¥ and ₩ (C2 A5, E2 82 A9,
+        // the backslash of Japanese and Korean code pages).
+        0xef if next == Some(0xbc)
+            && byte(i + 6).is_some_and(|n| matches!(n, 0x8e | 0x8f | 0xbc)) =>
+        {
+            Some("an encoded full-width . / or \\ (%EF%BC%8E, %EF%BC%8F, %EF%BC%BC), which servers that normalize Unicode read as . / \\")
+        }
+        0xc2 if next == Some(0xa5) => {
+            Some("an encoded \u{a5} (%C2%A5), which Japanese Windows servers read as \\")
+        }
+        0xe2 if next == Some(0x82) && byte(i + 6) == Some(0xa9) => {
+            Some("an encoded \u{20a9} (%E2%82%A9), which Korean Windows servers read as \\")
+        }
         _ => None,
     }
 }
@@ -492,22 +506,34 @@ impl Pattern {
     }
 }
 
-/// A path with each segment's `;parameters` dropped (`/a;x=1/b;c` → `/a/b`).
+/// A path with each segment's `;parameters` dropped (`/a;x=1/b;c` → `/a/b`), also where the
+/// `;` is encoded (`%3B`: Jetty and others decode it before cutting).
 fn without_params(path: &str) -> String {
     path.split('/')
-        .map(|seg| seg.split(';').next().unwrap_or(""))
+        .map(|seg| {
+            let cut = [";", "%3b", "%3B"]
+                .iter()
+                .filter_map(|p| seg.find(p))
+                .min()
+                .unwrap_or(seg.len());
+            &seg[..cut]
+        })
         .collect::<Vec<_>>()
         .join("/")
 }
 
 /// Whether a URL's query matches a pattern's. A `*` stands for part of one parameter and never
 /// spans a `&`, except a `*` that is the whole query pattern or follows its last `&` (any
-/// further parameters): `q=*&lang=en` does not match `q=x&lang=de&z=&lang=en`. With any other
-/// pattern, a parameter named twice (after percent-decoding) is refused: servers differ on
-/// which of the two they read.
+/// further parameters): `q=*&lang=en` does not match `q=x&lang=de&z=&lang=en`. A parameter the
+/// pattern names may not be named again (after decoding), not even among the further ones:
+/// servers differ on which of the two they read. A `;` in the query is refused, as older
+/// parsers split parameters on it too (`q=x;lang=de&lang=en`).
 fn query_matches(pattern: &str, query: &str) -> bool {
     if pattern == "*" {
         return true;
+    }
+    if query.contains(';') {
+        return false;
     }
     let (head, any_more) = match pattern.strip_suffix("&*") {
         Some(h) => (h, true),
@@ -522,15 +548,13 @@ fn query_matches(pattern: &str, query: &str) -> bool {
     if !pats.zip(&params).all(|(p, q)| glob_match(p, q)) {
         return false;
     }
-    if any_more {
-        return true;
-    }
-    let mut names: Vec<String> = params
+    let names: Vec<String> = params
         .iter()
-        .map(|p| percent_decode_lossy(p.split('=').next().unwrap_or("")))
+        .map(|p| percent_decode_lossy(&p.split('=').next().unwrap_or("").replace('+', " ")))
         .collect();
-    names.sort_unstable();
-    names.windows(2).all(|w| w[0] != w[1])
+    names[..fixed]
+        .iter()
+        .all(|n| names.iter().filter(|m| *m == n).count() == 1)
 }
 
 /// `%XX` escapes decoded (bytes that are not UTF-8 become U+FFFD), for comparing names.
@@ -840,18 +864,22 @@ pub struct Checked {
 }
 
 /// A query parameter that servers read as the request's method (`_method`: Laravel, Symfony,
-/// Rails, Express's method-override), named as the URL writes it. Names are compared
-/// percent-decoded, lower-cased, and with `.`, ` ` and `[` read as `_`, as PHP does.
+/// Rails, Express's method-override), named as the URL writes it. Names are compared as a form
+/// decoder reads them (`+` is a space, then percent-decoded), lower-cased, with `.`, ` ` and
+/// `[` read as `_`, with leading spaces kept and dropped (as PHP does); `;` separates parameters
+/// too, as older parsers have it.
 fn method_override(path_and_query: &str) -> Option<String> {
     let (_, query) = split_query(path_and_query);
-    query?.split('&').find_map(|param| {
+    query?.split(['&', ';']).find_map(|param| {
         let name = param.split('=').next().unwrap_or("");
-        let read: String = percent_decode_lossy(name)
-            .to_ascii_lowercase()
-            .chars()
-            .map(|c| if matches!(c, '.' | ' ' | '[') { '_' } else { c })
-            .collect();
-        (read == "_method").then(|| name.to_owned())
+        let decoded = percent_decode_lossy(&name.replace('+', " ")).to_ascii_lowercase();
+        // PHP skips leading spaces, then reads spaces as `_`; another reader may not skip them.
+        let read = |s: &str| -> bool {
+            s.chars()
+                .map(|c| if matches!(c, '.' | ' ' | '[') { '_' } else { c })
+                .eq("_method".chars())
+        };
+        (read(&decoded) || read(decoded.trim_start_matches(' '))).then(|| name.to_owned())
     })
 }
 
@@ -872,15 +900,18 @@ fn check_headers(headers: &[(String, String)]) -> Result<Vec<(String, String)>, 
             return Err(format!("{name:?} is not a header name"));
         }
         let lower = name.to_ascii_lowercase();
-        if FORBIDDEN_HEADERS.contains(&lower.as_str())
-            || lower.starts_with("proxy-")
-            || lower.starts_with("sec-")
+        // CGI, PHP, WSGI and some proxies read `_` as `-` (`X_Forwarded_For` is
+        // `HTTP_X_FORWARDED_FOR`): the lists are checked against that reading too.
+        let read = lower.replace('_', "-");
+        if FORBIDDEN_HEADERS.contains(&read.as_str())
+            || read.starts_with("proxy-")
+            || read.starts_with("sec-")
         {
             return Err(format!(
                 "the header {name:?} is set by the browser, not by the den"
             ));
         }
-        if MISLEADING_HEADERS.contains(&lower.as_str()) || lower.starts_with("x-forwarded-") {
+        if MISLEADING_HEADERS.contains(&read.as_str()) || read.starts_with("x-forwarded-") {
             return Err(format!(
                 "the header {name:?} could make a server act on another method, path, host or client than the den's request names; it is refused"
             ));
@@ -1167,6 +1198,13 @@ mod tests {
             ("http://a.b/admin%3F.json", "encoded ? or #"),
             ("http://a.b/admin%23.json", "encoded ? or #"),
             ("http://a.b/public/%c0%ae%c0%ae/admin", "invalid UTF-8"),
+            (
+                "http://a.b/api/%EF%BC%8E%EF%BC%8E%EF%BC%8F/admin",
+                "full-width",
+            ),
+            ("http://a.b/api/..%ef%bc%bcadmin", "full-width"),
+            ("http://a.b/api/%C2%A5..%C2%A5admin", "Japanese"),
+            ("http://a.b/api/%E2%82%A9x", "Korean"),
             ("http://a.b/public/%C1%9C", "invalid UTF-8"),
             ("http://a.b/public/%ff", "invalid UTF-8"),
             ("http://a.b/public/%e0%80%ae%e0%80%ae/admin", "overlong"),
@@ -1261,6 +1299,9 @@ mod tests {
         assert!(allowed("http://a.b/x/*/z", "http://a.b/x/y/w/z"));
         // The path matches both as sent and without `;parameters` (as Java servers read it).
         assert!(!allowed("https://a.b/*.json", "https://a.b/admin;.json"));
+        assert!(!allowed("https://a.b/*.json", "https://a.b/admin%3b.json"));
+        assert!(!allowed("https://a.b/*.json", "https://a.b/admin%3B.json"));
+        assert!(allowed("https://a.b/*.json", "https://a.b/data%20set.json"));
         assert!(!allowed("https://a.b/*.json", "https://a.b/admin;x=.json"));
         assert!(allowed("https://a.b/*.json", "https://a.b/x;v=1/y.json"));
         assert!(allowed(
@@ -1286,7 +1327,15 @@ mod tests {
         assert!(allowed(p, "https://a.b/s?id=7&page=2&x"));
         assert!(allowed(p, "https://a.b/s?id=7"));
         assert!(!allowed(p, "https://a.b/s?page=2&id=7"));
+        // A named parameter stays one value, also past `&*`; further ones may repeat.
+        assert!(!allowed(p, "https://a.b/s?id=7&id=8"));
+        assert!(!allowed(p, "https://a.b/s?id=7&page=2&i%64=8"));
+        assert!(allowed(p, "https://a.b/s?id=7&tag=a&tag=b"));
+        // Older parsers split on `;` too.
+        let p = "https://a.b/search?q=*&lang=en";
+        assert!(!allowed(p, "https://a.b/search?q=x;lang=de&lang=en"));
         assert!(allowed("https://a.b/s?*", "https://a.b/s?a=1&a=2"));
+        assert!(allowed("https://a.b/s?*", "https://a.b/s?a=1;b=2"));
     }
 
     #[test]
@@ -1430,6 +1479,24 @@ mod tests {
                 "{name}"
             );
         }
+        // Servers that read `_` as `-` (CGI, PHP, WSGI) see these as the refused ones.
+        for name in [
+            "X_Forwarded_For",
+            "X_HTTP_Method_Override",
+            "Proxy_Authorization",
+            "sec_fetch_site",
+            "X-Real_IP",
+        ] {
+            h.headers = vec![(name.into(), "DELETE".into())];
+            assert_eq!(
+                reason(&mut b, h.clone()),
+                Err(Refusal::BadRequest),
+                "{name}"
+            );
+        }
+        h.headers = vec![("X_Custom_Thing".into(), "ok".into())];
+        let mut other = Broker::new(Some(config(&["http://a.b/api/*"], None, 100)));
+        assert_eq!(reason(&mut other, h.clone()), Ok(()));
         h.headers = vec![];
         // So would a `_method` query parameter (compared as PHP reads names).
         let mut m = Broker::new(Some(config(&["http://a.b/api/*"], Some(&["POST"]), 100)));
@@ -1440,6 +1507,11 @@ mod tests {
             ".method=x",
             "%20method",
             "%5Bmethod=x",
+            // A form decoder reads `+` as a space, PHP drops leading spaces, and older
+            // parsers split on `;` too.
+            "+_method=DELETE",
+            "%20_method=DELETE",
+            "a=1;_method=PUT",
         ] {
             let r = req(&format!("http://a.b/api/x?{q}"), "POST");
             assert_eq!(reason(&mut m, r), Err(Refusal::BadRequest), "{q}");

@@ -1122,28 +1122,46 @@ fn parse_manifest(data: &[u8]) -> Result<Manifest<'_>, SnapshotError> {
 
     // 3. The body, line by line.
     let body = std::str::from_utf8(body).map_err(|_| manifest_err("it is not valid UTF-8"))?;
-    let lines: Vec<&str> = body.split('\n').collect();
-    let n = lines.len();
-    // Header line, counts line, "files":[ line, file lines, "],", and "" after the last \n.
-    if n < 5 || !lines[n - 1].is_empty() || lines[n - 2] != "]," || lines[2] != "\"files\":[" {
-        return Err(manifest_err(
-            "its lines are not laid out as the format specifies",
-        ));
+    // Header line, counts line, "files":[ line, the file lines, then "],\n". The lines are
+    // walked one at a time and no more file lines are read than file_count says: a manifest of
+    // millions of empty lines costs nothing but its hash.
+    let layout = || manifest_err("its lines are not laid out as the format specifies");
+    let listed = body.strip_suffix("],\n").ok_or_else(layout)?;
+    if !listed.ends_with('\n') {
+        return Err(layout());
     }
-    if lines[0] != format!("{MANIFEST_PREFIX}{FORMAT_VERSION},") {
+    let mut lines = listed.split_inclusive('\n');
+    let mut next_line = || lines.next().and_then(|l| l.strip_suffix('\n'));
+    let (first, counts, open) = match (next_line(), next_line(), next_line()) {
+        (Some(a), Some(b), Some(c)) => (a, b, c),
+        _ => return Err(layout()),
+    };
+    if open != "\"files\":[" {
+        return Err(layout());
+    }
+    if first != format!("{MANIFEST_PREFIX}{FORMAT_VERSION},") {
         return Err(manifest_err(
             "its first line is not as the format specifies",
         ));
     }
-    let (count, total) = parse_counts(lines[1]).ok_or_else(|| {
+    let (count, total) = parse_counts(counts).ok_or_else(|| {
         manifest_err("its second line must be \"file_count\":<n>,\"total_bytes\":<n>,")
     })?;
-    let file_lines = &lines[3..n - 2];
-    let mut files = Vec::with_capacity(file_lines.len());
-    for (i, line) in file_lines.iter().enumerate() {
-        let last = i + 1 == file_lines.len();
-        let file = parse_file_line(line, last)
-            .ok_or_else(|| manifest_err(format!("file line {} is malformed: {line}", i + 1)))?;
+    let mut files = Vec::new();
+    let mut line = next_line();
+    while let Some(text) = line {
+        if files.len() as u64 == count {
+            return Err(manifest_err(format!(
+                "file_count is {count}, but it lists more files"
+            )));
+        }
+        line = next_line();
+        let file = parse_file_line(text, line.is_none()).ok_or_else(|| {
+            manifest_err(format!(
+                "file line {} is malformed: {text}",
+                files.len() + 1
+            ))
+        })?;
         files.push(file);
     }
     if count != files.len() as u64 {

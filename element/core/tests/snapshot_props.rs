@@ -948,3 +948,35 @@ fn an_extended_header_longer_than_a_path_needs_is_refused() {
     assert_eq!(e.code(), "format", "{e}");
     assert!(e.to_string().contains("more than a den path needs"), "{e}");
 }
+
+/// A manifest of a million empty lines, hashed correctly, is refused after file_count lines,
+/// without collecting the lines first (the old decoder reserved 64 bytes per line: 25 MB of
+/// newlines, under the manifest cap, asked for 1.6 GB).
+#[test]
+fn refuses_more_file_lines_than_file_count_without_reading_them_all() {
+    let mut s = String::from(
+        "{\"format\":\"foxden-snapshot\",\"version\":1,\n\"file_count\":0,\"total_bytes\":0,\n\"files\":[\n",
+    );
+    s.push_str(&"\n".repeat(1_000_000));
+    s.push_str("],\n");
+    let digest = hex(&sha256(s.as_bytes()));
+    s += &format!("\"manifest_sha256\":\"{digest}\"}}\n");
+    let b = spec::archive(s.as_bytes(), 0, &[]);
+    let e = decode_snapshot(&b, NO_CAP).unwrap_err();
+    assert_eq!(e.code(), "manifest");
+    assert!(
+        e.to_string()
+            .contains("file_count is 0, but it lists more files"),
+        "{e}"
+    );
+    // With a count, the first bad line is named.
+    let s = s.replace("\"file_count\":0", "\"file_count\":3");
+    let body_end = s.find("\"manifest_sha256\"").unwrap_or(0);
+    let body = &s[..body_end];
+    let fixed = format!(
+        "{body}\"manifest_sha256\":\"{}\"}}\n",
+        hex(&sha256(body.as_bytes()))
+    );
+    let e = decode_snapshot(&spec::archive(fixed.as_bytes(), 0, &[]), NO_CAP).unwrap_err();
+    assert!(e.to_string().contains("file line 1 is malformed"), "{e}");
+}

@@ -25,7 +25,7 @@ use foxden_core::paths::normalize_file_path;
 use foxden_core::protocol::{Done, HostToDen, OutputBuffer, ReplyLimits, Watchdog};
 use foxden_core::sync::SyncState;
 use js_sys::{Array, Function, Object, Promise};
-pub(crate) use net::FetchHandler;
+pub(crate) use net::{keep_pristine_fetch, FetchHandler};
 pub use options::*;
 pub(crate) use run::answer_from_js;
 use std::cell::{Cell, RefCell};

@@ -23,6 +23,23 @@ use std::rc::Weak;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
+thread_local! {
+    /// The browser's own `fetch` and `Headers`, taken when this module starts: a page (or a
+    /// library on it: error reporting, an auth interceptor) may wrap `window.fetch` later, and
+    /// such a wrapper could add the page's token or cookies (`credentials`), or follow a
+    /// redirect, on a den's request. Wrappers installed before foxden loaded still apply.
+    static PRISTINE: Option<(js_sys::Function, js_sys::Function)> = web_sys::window().and_then(|w| {
+        let fetch = get(&w, "fetch").dyn_into().ok()?;
+        let headers = get(&w, "Headers").dyn_into().ok()?;
+        Some((fetch, headers))
+    });
+}
+
+/// Takes the browser's own `fetch` and `Headers` now (see [`PRISTINE`]); called at start-up.
+pub(crate) fn keep_pristine_fetch() {
+    PRISTINE.with(|_| ());
+}
+
 /// Handler of a run's `fetch` messages (the runtime calls it with each message of the run).
 pub(crate) type FetchHandler = Rc<dyn Fn(&JsValue)>;
 
@@ -288,12 +305,14 @@ async fn make(
             0,
         )
     };
-    let Some(window) = web_sys::window() else {
-        return refused(None, Refusal::Failed, "no window".into());
+    let (Some(window), Some((fetch, headers_class))) =
+        (web_sys::window(), PRISTINE.with(Clone::clone))
+    else {
+        return refused(None, Refusal::Failed, "this page has no fetch".into());
     };
     let init = web_sys::RequestInit::new();
-    let headers = match web_sys::Headers::new() {
-        Ok(h) => h,
+    let headers = match js_sys::Reflect::construct(&headers_class, &js_sys::Array::new()) {
+        Ok(h) => h.unchecked_into::<web_sys::Headers>(),
         Err(e) => return refused(None, Refusal::Failed, js::describe(&e)),
     };
     for (name, value) in &c.headers {
@@ -320,8 +339,24 @@ async fn make(
     ] {
         let _ = js_sys::Reflect::set(&init, &k.into(), &v);
     }
-    let resp = match JsFuture::from(window.fetch_with_str_and_init(&href, &init)).await {
-        Ok(r) => r.unchecked_into::<web_sys::Response>(),
+    let sent = fetch
+        .call2(&window, &JsValue::from_str(&href), &init)
+        .map(|p| {
+            p.dyn_into::<js_sys::Promise>()
+                .unwrap_or_else(|v| js_sys::Promise::resolve(&v))
+        })
+        .unwrap_or_else(|e| js_sys::Promise::reject(&e));
+    let resp = match JsFuture::from(sent).await {
+        Ok(r) => match r.dyn_into::<web_sys::Response>() {
+            Ok(r) => r,
+            Err(_) => {
+                return refused(
+                    None,
+                    Refusal::Failed,
+                    "fetch did not answer with a Response".into(),
+                )
+            }
+        },
         Err(e) => {
             let why = js::describe(&e);
             if why.contains("AbortError") {
@@ -353,7 +388,8 @@ async fn make(
         .ok()
         .flatten()
         .and_then(|s| s.trim().parse::<u64>().ok());
-    if let Err(r) = cap.announced(announced) {
+    // A HEAD answer has no body, whatever length it announces.
+    if let Err(r) = cap.announced(announced.filter(|_| c.method != "HEAD")) {
         return refused(Some(status), r.reason, r.message);
     }
     let headers = response_headers(&resp.headers());

@@ -45,7 +45,7 @@ pub type InputHandler = Rc<dyn Fn(&str) -> futures::future::LocalBoxFuture<'stat
 
 /// How a run's slot ended: the den page's reply (read by `wire`), or the watchdog.
 enum SlotEnd {
-    Reply(Result<Done, ReplyError>),
+    Reply(Box<Result<Done, ReplyError>>),
     Silent { started: bool },
 }
 
@@ -324,8 +324,10 @@ impl Connection {
         // The slot ends with the reply, or by the watchdog: its clock stops while an `input()`
         // waits for a person, so that time is never counted.
         let end = match rx.await {
-            Ok(SlotEnd::Reply(Ok(done))) => RunEnd::Done(done),
-            Ok(SlotEnd::Reply(Err(e))) => RunEnd::Refused(e),
+            Ok(SlotEnd::Reply(reply)) => match *reply {
+                Ok(done) => RunEnd::Done(done),
+                Err(e) => RunEnd::Refused(e),
+            },
             Ok(SlotEnd::Silent { started }) => RunEnd::Silent { started },
             Err(_) => RunEnd::Closed,
         };
@@ -498,9 +500,9 @@ fn on_den_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             let Some(id) = msg_id(&msg) else { return };
             let slot = shared.borrow_mut().runs.remove(&id);
             if let Some(slot) = slot {
-                let _ = slot
-                    .done
-                    .send(SlotEnd::Reply(wire::done(&msg, id, &slot.limits)));
+                let _ =
+                    slot.done
+                        .send(SlotEnd::Reply(Box::new(wire::done(&msg, id, &slot.limits))));
             }
         }
         DenToHost::Snapshot => {

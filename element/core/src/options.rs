@@ -330,7 +330,7 @@ pub const OPTIONS: &[Opt] = &[
         attribute: Some("network"),
         property: Some("network"),
         default: Default::Text(""),
-        values: doc("URL patterns separated by spaces, e.g. `http://127.0.0.1:*/api/* https://api.example.com/v1/*` (absent: no network; library: `network.allow`)"),
+        values: doc("URL patterns separated by spaces, e.g. `http://127.0.0.1:8080/api/* https://api.example.com/v1/*` (absent: no network; library: `network.allow`)"),
         on_change: REOPEN,
         ..base()
     },

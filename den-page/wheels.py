@@ -255,6 +255,19 @@ def _safe(path):
     return path
 
 
+# Members that hold compiled code (CPython extensions, shared libraries, WebAssembly).
+_COMPILED = (".so", ".pyd", ".dylib", ".dll", ".wasm")
+
+
+def _canonical_version(v):
+    """A version as PEP 440 compares them for equality in names: lower case, `_` and `-` as
+    `.`, a leading `v` and leading zeros of release numbers dropped (1.01 is 1.1)."""
+    v = v.strip().lower().replace("_", ".").replace("-", ".")
+    if v.startswith("v"):
+        v = v[1:]
+    return ".".join(p.lstrip("0") or "0" if p.isdigit() else p for p in v.split("."))
+
+
 def _record_digest(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
@@ -282,12 +295,20 @@ class _Wheel:
                 raise fail("the path %r would escape site-packages" % info.filename[:200])
             if info.filename in members:
                 raise fail("the path %r is in the zip twice" % info.filename[:200])
+            if info.filename.lower().endswith(_COMPILED):
+                # The file name's tags are the wheel's word; its contents are what gets imported.
+                raise fail("%s is compiled code; foxden installs only pure-Python wheels" % info.filename[:200])
             members[info.filename] = info
         dist_infos = {p.split("/", 1)[0] for p in members if p.split("/", 1)[0].endswith(".dist-info")}
         mine = [d for d in dist_infos if normalize(d[: -len(".dist-info")].rsplit("-", 1)[0]) == name]
-        if len(mine) != 1:
-            raise fail("expected one %s-<version>.dist-info folder, found %s" % (name, sorted(dist_infos) or "none"))
+        if len(mine) != 1 or len(dist_infos) != 1:
+            # Another project's .dist-info would make importlib.metadata report a package
+            # that is not there (pip refuses such wheels too).
+            raise fail("expected one .dist-info folder, %s-<version>.dist-info, found %s" % (name, sorted(dist_infos) or "none"))
         self.dist_info = di = mine[0]
+        folder_version = di[: -len(".dist-info")].rsplit("-", 1)[-1]
+        if _canonical_version(folder_version) != _canonical_version(version):
+            raise fail("its .dist-info folder says version %s, its file name %s" % (folder_version[:50], version))
 
         def read(path):
             try:
@@ -303,10 +324,16 @@ class _Wheel:
             raise fail("Wheel-Version %r is not 1.x" % wheel_meta.get("Wheel-Version"))
         if wheel_meta.get("Root-Is-Purelib", "").strip().lower() != "true":
             raise fail("Root-Is-Purelib is not true: not a pure-Python wheel")
+        for tag in wheel_meta.get_all("Tag") or []:
+            parts = tag.strip().split("-")
+            if len(parts) != 3 or not parts[0].startswith("py") or parts[1:] != ["none", "any"]:
+                raise fail("WHEEL has the tag %r: not a pure-Python wheel (py*-none-any)" % tag.strip()[:100])
         # METADATA
         meta = email.parser.HeaderParser().parsestr(read(di + "/METADATA").decode("utf-8", "replace"))
         if normalize(meta.get("Name", "")) != name:
             raise fail("METADATA names the project %r, not %r" % (meta.get("Name"), name))
+        if _canonical_version(meta.get("Version", "").strip()) != _canonical_version(version):
+            raise fail("METADATA says version %r, its file name %s" % ((meta.get("Version") or "")[:50], version))
         self.requires_python = (meta.get("Requires-Python") or "").strip()
         self.requires = meta.get_all("Requires-Dist") or []
         # RECORD: every file listed, every listed file's hash and size right.

@@ -26,17 +26,18 @@ def digest(data):
 
 
 def make_wheel(name, version, files, requires=(), requires_python=None, purelib=True,
-               record_fix=None, extra_members=(), meta_name=None):
+               record_fix=None, extra_members=(), meta_name=None, meta_version=None,
+               tags=("py3-none-any",)):
     """A wheel as bytes: files {path: text}, plus the dist-info (METADATA, WHEEL, RECORD)."""
     di = "%s-%s.dist-info" % (name.replace("-", "_"), version)
-    meta = "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (meta_name or name, version)
+    meta = "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (meta_name or name, meta_version or version)
     if requires_python:
         meta += "Requires-Python: %s\n" % requires_python
     for r in requires:
         meta += "Requires-Dist: %s\n" % r
     members = {p: t.encode() for p, t in files.items()}
     members[di + "/METADATA"] = meta.encode()
-    members[di + "/WHEEL"] = ("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: %s\nTag: py3-none-any\n" % ("true" if purelib else "false")).encode()
+    members[di + "/WHEEL"] = ("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: %s\n" % ("true" if purelib else "false") + "".join("Tag: %s\n" % t for t in tags)).encode()
     record = "".join("%s,%s,%d\n" % (p, digest(d), len(d)) for p, d in members.items())
     record += di + "/RECORD,,\n"
     if record_fix:
@@ -154,6 +155,25 @@ class Install(unittest.TestCase):
         self.refuse([(whl("fx-c", "1"), make_wheel("fx-c", "1", {"fx_c.py": ""}, purelib=False))], "fx-c", "Root-Is-Purelib")
         self.refuse([(whl("fx-a", "1"), make_wheel("fx-a", "1", {"fx_a.py": ""}, meta_name="other"))], "fx-a", "METADATA names the project")
         self.refuse([(whl("fx-a", "1"), make_wheel("fx-b", "1", {"fx_b.py": ""}))], "fx-a", "dist-info")
+
+    def test_compiled_code_and_other_tags_are_refused_whatever_the_file_name_says(self):
+        for path in ["fx_c/_speedups.cpython-314-wasm32-emscripten.so", "fx_c/x.PYD", "lib.dylib", "x.dll", "fx_c/m.wasm"]:
+            bad = make_wheel("fx-c", "1", {"fx_c/__init__.py": "", path: "\0asm"})
+            self.refuse([(whl("fx-c", "1"), bad)], "fx-c", "compiled code")
+        for tag in ["cp314-cp314-emscripten_4_0_9_wasm32", "py3-none-manylinux1_x86_64", "py3-abi3-any"]:
+            bad = make_wheel("fx-t", "1", {"fx_t.py": ""}, tags=("py3-none-any", tag))
+            self.refuse([(whl("fx-t", "1"), bad)], "fx-t", "WHEEL has the tag")
+        ok = make_wheel("fx-ok", "1", {"fx_ok.py": "X = 1\n"}, tags=("py2-none-any", "py3-none-any"))
+        wheels.install([(whl("fx-ok", "1"), ok)], self.site, PYODIDE_ENV)
+
+    def test_another_projects_dist_info_and_other_versions_are_refused(self):
+        bad = make_wheel("fx-d", "1", {"fx_d.py": "", "numpy-99.dist-info/METADATA": "Name: numpy\nVersion: 99\n"})
+        self.refuse([(whl("fx-d", "1"), bad)], "fx-d", "one .dist-info folder")
+        self.refuse([(whl("fx-v", "2.0"), make_wheel("fx-v", "2.0", {"fx_v.py": ""}, meta_version="1.0"))], "fx-v", "METADATA says version")
+        self.refuse([(whl("fx-w", "2.0"), make_wheel("fx-w", "1.0", {"fx_w.py": ""}))], "fx-w", "dist-info folder says version")
+        # The same version written another way is the same version.
+        ok = make_wheel("fx-n", "1.01", {"fx_n.py": ""}, meta_version="1.1")
+        wheels.install([(whl("fx-n", "1.01"), ok)], self.site, PYODIDE_ENV)
 
     def test_two_wheels_writing_one_file_are_refused(self):
         a = make_wheel("fx-a", "1", {"shared.py": "A = 1\n"})

@@ -44,20 +44,22 @@ fn err(package: &str, message: impl Into<String>) -> PackageError {
     }
 }
 
-/// PEP 503 normalisation: lower case, each run of `-`, `_`, `.` becomes one `-`.
+/// PEP 503 normalisation: lower case, each run of `-`, `_`, `.` becomes one `-` (also at
+/// either end, as `re.sub(r"[-_.]+", "-", name).lower()` has it; the worker's installer uses
+/// exactly that).
 pub fn normalize_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut sep = false;
     for c in name.chars() {
         if matches!(c, '-' | '_' | '.') {
+            if !sep {
+                out.push('-');
+            }
             sep = true;
-            continue;
+        } else {
+            sep = false;
+            out.push(c.to_ascii_lowercase());
         }
-        if sep && !out.is_empty() {
-            out.push('-');
-        }
-        sep = false;
-        out.push(c.to_ascii_lowercase());
     }
     out
 }
@@ -88,6 +90,17 @@ fn valid_component(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '!'))
 }
 
+/// A project name as PEP 508 allows it (letters and digits at both ends, `.`, `_` inside; a
+/// wheel's file name writes `-` as `_`).
+fn valid_project(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+}
+
 /// Parses a wheel file name; the error names the file.
 pub fn parse_wheel_name(file: &str) -> Result<WheelName, PackageError> {
     let bad = |why: &str| err(file, format!("{file:?} is not a wheel file name ({why})"));
@@ -103,7 +116,7 @@ pub fn parse_wheel_name(file: &str) -> Result<WheelName, PackageError> {
         [d, v, b, p, a, pl] => (*d, *v, Some(*b), *p, *a, *pl),
         _ => return Err(bad("expected name-version(-build)-python-abi-platform.whl")),
     };
-    if !valid_component(dist) || !valid_component(version) {
+    if !valid_project(dist) || !valid_component(version) {
         return Err(bad("bad name or version"));
     }
     if let Some(b) = build {
@@ -129,8 +142,12 @@ pub fn parse_wheel_name(file: &str) -> Result<WheelName, PackageError> {
     })
 }
 
-/// A python tag Pyodide 314 runs pure code for: `py3`, `py3N` with N ≤ 14 (`py2` alone is not).
+/// A python tag Pyodide 314 runs pure code for: `py3`, `py3N` with N ≤ 14 (`py2` alone is not),
+/// and `cp314` (pip on CPython 3.14 takes `cp314-none-any` too).
 fn python_tag_ok(tag: &str) -> bool {
+    if tag == format!("cp3{PYTHON_MINOR}") {
+        return true;
+    }
     match tag.strip_prefix("py3") {
         Some("") => true,
         Some(minor) => minor
@@ -172,7 +189,8 @@ pub fn parse_sha256(package: &str, hex: &str) -> Result<[u8; 32], PackageError> 
             format!("sha256 must be 64 hex digits, got {:?}", clip(hex, 80)),
         )
     };
-    if hex.len() != 64 {
+    // from_str_radix alone would take "+0" as a digit pair.
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(bad());
     }
     let mut out = [0u8; 32];
@@ -353,6 +371,9 @@ mod tests {
         assert_eq!(normalize_name("a-_.-b"), "a-b");
         assert_eq!(normalize_name("PyYAML"), "pyyaml");
         assert_eq!(normalize_name("beautifulsoup4"), "beautifulsoup4");
+        // Separators at either end are kept, as PEP 503's regex (and the worker) has it.
+        assert_eq!(normalize_name("_six"), "-six");
+        assert_eq!(normalize_name("six__"), "six-");
     }
 
     #[test]
@@ -374,6 +395,9 @@ mod tests {
             "pkg-1.0-abc-py3-none-any.whl",
             "pk g-1.0-py3-none-any.whl",
             "-1.0-py3-none-any.whl",
+            "_six-1.0-py3-none-any.whl",
+            "a+b-1.0-py3-none-any.whl",
+            "a!b-1.0-py3-none-any.whl",
         ] {
             let e = parse_wheel_name(bad).unwrap_err();
             assert!(e.message.contains("not a wheel file name"), "{bad}: {e}");
@@ -388,6 +412,7 @@ mod tests {
             "x-1-py314-none-any.whl",
             "x-1-py38-none-any.whl",
             "x-1-PY3-NONE-ANY.whl",
+            "x-1-cp314-none-any.whl",
         ] {
             parse_wheel_name(ok).unwrap().check_tags().unwrap();
         }
@@ -496,5 +521,12 @@ mod tests {
         let e = add_bytes(t, &c, MAX_PACKAGES_BYTES).unwrap_err();
         assert_eq!(e.package, "tabulate");
         assert_eq!(add_bytes(0, &c, MAX_PACKAGES_BYTES), Ok(MAX_PACKAGES_BYTES));
+    }
+
+    #[test]
+    fn pins_are_64_hex_digits_only() {
+        assert!(parse_sha256("x", H).is_ok());
+        assert!(parse_sha256("x", &"+0".repeat(32)).is_err());
+        assert!(parse_sha256("x", &format!("{}+", &H[..63])).is_err());
     }
 }

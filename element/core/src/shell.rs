@@ -47,7 +47,13 @@ pub struct ShellOutput {
 /// Runs a command line over the den's files; never panics, never changes a file.
 pub fn run_shell(command: &str, files: &FileMap, max_output_bytes: usize) -> ShellOutput {
     let mut sink = Sink::new(max_output_bytes);
-    let code = run(command, files, &mut sink, stream::PIPE_OWNED_LIMIT);
+    let code = run(
+        command,
+        files,
+        &mut sink,
+        stream::PIPE_OWNED_LIMIT,
+        READ_LIMIT,
+    );
     ShellOutput {
         stdout: sink.stdout,
         stderr: sink.stderr,
@@ -56,7 +62,16 @@ pub fn run_shell(command: &str, files: &FileMap, max_output_bytes: usize) -> She
     }
 }
 
-fn run(command: &str, files: &FileMap, sink: &mut Sink, pipe_limit: usize) -> i32 {
+/// Most bytes one command line reads, files and pipes together.
+const READ_LIMIT: usize = 1 << 30;
+
+fn run(
+    command: &str,
+    files: &FileMap,
+    sink: &mut Sink,
+    pipe_limit: usize,
+    read_limit: usize,
+) -> i32 {
     let pipeline = match parse::parse(command) {
         Ok(p) => p,
         Err(e) => {
@@ -79,7 +94,21 @@ fn run(command: &str, files: &FileMap, sink: &mut Sink, pipe_limit: usize) -> i3
     let mut stdin = Rope::default();
     let mut code = 0;
     let last = commands.len().saturating_sub(1);
+    let mut read = 0usize;
     for (i, cmd) in commands.iter().enumerate() {
+        // den.sh runs on the page's main thread, in one go: what the command line reads in all
+        // (files named and piped data, a file named twice counting twice) is bounded.
+        read = read.saturating_add(cmd.input_bytes(&fs, stdin.len()));
+        if read > read_limit {
+            sink.err(
+                format!(
+                    "den.sh: this command line reads more than {} MiB; stopped\n",
+                    read_limit >> 20
+                )
+                .as_bytes(),
+            );
+            return 2;
+        }
         let mut io = Io {
             stdin: Some(std::mem::take(&mut stdin)),
             pipe: (i < last).then(|| RopeBuilder::new(pipe_limit)),
@@ -175,6 +204,29 @@ impl Command {
             "echo" => echo::prepare(args),
             _ => Ok(Command::NotFound(name.to_owned())),
         }
+    }
+
+    /// What the command reads: its files' sizes, and the piped data when it reads stdin.
+    fn input_bytes(&self, fs: &fs::Fs, stdin: usize) -> usize {
+        let operands: &[String] = match self {
+            Command::Cat(o) => o,
+            Command::Head(o) => o.operands(),
+            Command::Wc(o) => o.operands(),
+            Command::Grep(o) => o.operands(),
+            Command::Ls(_) | Command::Echo(_) | Command::NotFound(_) | Command::Fail(..) => {
+                return 0
+            }
+        };
+        if operands.is_empty() {
+            return stdin;
+        }
+        operands.iter().fold(0usize, |n, name| {
+            n.saturating_add(match fs.resolve(name) {
+                _ if name == "-" => stdin,
+                Ok(fs::Node::File(d)) => d.len(),
+                _ => 0,
+            })
+        })
     }
 
     fn run(&self, fs: &fs::Fs, io: &mut Io) -> i32 {
@@ -426,14 +478,70 @@ mod tests {
     fn data_between_commands_is_limited() {
         let m = den(&[("/drop/big", &[b'x'; 4000])]);
         let mut sink = Sink::new(1 << 20);
-        let code = run("cat /drop/big | wc -c", &m, &mut sink, 100);
+        let code = run("cat /drop/big | wc -c", &m, &mut sink, 100, READ_LIMIT);
         // Shared file data costs only a slice record.
         assert_eq!((code, sink.stdout.as_slice()), (0, &b"4000\n"[..]));
         let mut sink = Sink::new(1 << 20);
-        let code = run("grep -n x /drop/big | wc -c", &m, &mut sink, 1000);
+        let code = run(
+            "grep -n x /drop/big | wc -c",
+            &m,
+            &mut sink,
+            1000,
+            READ_LIMIT,
+        );
         assert_eq!(code, 2);
         assert!(String::from_utf8_lossy(&sink.stderr).contains("between two commands"));
         assert!(sink.stdout.is_empty());
+    }
+
+    #[test]
+    fn what_a_command_line_reads_is_limited() {
+        // Shared slices cost the pipe almost nothing, so a file named many times could be read
+        // without end: what is read in all (files and pipes) is bounded.
+        let m = den(&[("/drop/big", &[b'x'; 4000])]);
+        let run_with = |cmd: &str| {
+            let mut sink = Sink::new(1 << 20);
+            let code = run(cmd, &m, &mut sink, stream::PIPE_OWNED_LIMIT, 3 << 20);
+            (
+                code,
+                String::from_utf8_lossy(&sink.stdout).into_owned(),
+                String::from_utf8_lossy(&sink.stderr).into_owned(),
+            )
+        };
+        let many = "/drop/big ".repeat(350); // 1.4 MB, read by cat and again by wc
+        assert_eq!(run_with(&format!("cat {many}| wc -c")).1, "1400000\n");
+        let many = "/drop/big ".repeat(400); // 1.6 MB, read by cat and again by wc
+        let (code, out, err) = run_with(&format!("cat {many}| wc -c"));
+        assert_eq!((code, out.as_str()), (2, ""));
+        assert_eq!(
+            err,
+            "den.sh: this command line reads more than 3 MiB; stopped\n"
+        );
+        let (code, _, err) = run_with(&format!("grep -c x {}", "/drop/big ".repeat(800)));
+        assert_eq!(code, 2);
+        assert!(err.contains("reads more than 3 MiB"), "{err}");
+    }
+
+    #[test]
+    fn grep_i_refuses_a_line_too_long_to_fold() {
+        let mut long = vec![b'a'; (16 << 20) + 1];
+        long.extend_from_slice(b"\nA\n");
+        let m = den(&[("/drop/long", &long)]);
+        let (out, err, code) = sh(&m, "grep -ci a /drop/long");
+        assert_eq!((out.as_str(), code), ("0\n", 2));
+        assert!(err.contains("line 1 is longer than 16 MiB"), "{err}");
+        // Without -i nothing is folded: the line is searched as it is.
+        assert_eq!(sh(&m, "grep -c a /drop/long"), ("1\n".into(), "".into(), 0));
+    }
+
+    #[test]
+    fn assignments_are_found_in_linear_time() {
+        let m = sample();
+        // A word with `-` before its `=`s is not an assignment; each `=` used to re-check it.
+        let word = format!("{}-{}", "a".repeat(50_000), "=".repeat(50_000));
+        let (out, _, code) = sh(&m, &format!("echo {word}"));
+        assert_eq!((out.len(), code), (100_002, 0));
+        assert_eq!(sh(&m, "echo a-=b x=y").0, "a-=b x=y\n");
     }
 
     #[test]

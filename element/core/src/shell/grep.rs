@@ -200,7 +200,13 @@ impl Matcher {
 struct Found {
     /// Selected lines (GNU's `nlines`).
     selected: u64,
+    /// The search stopped at a line too long to fold (`-i`).
+    too_long: bool,
 }
+
+/// The longest line `-i` folds: folding takes 8 bytes a byte, which past this could exhaust
+/// the page's WebAssembly memory.
+const MAX_FOLD_LINE: usize = 16 << 20;
 
 fn search(o: &Opts, rope: &Rope, name: &str, prefix: bool, io: &mut Io) -> Found {
     let mut buf = (Vec::new(), Vec::new());
@@ -219,8 +225,17 @@ fn search(o: &Opts, rope: &Rope, name: &str, prefix: bool, io: &mut Io) -> Found
     let mut selected_at_binary: Option<u64> = None;
     let mut encoding_error = false;
     let mut lineno = 0u64;
+    let mut too_long = false;
     'lines: for line in lines(rope) {
         lineno += 1;
+        if o.matcher.icase && line.text.len() > MAX_FOLD_LINE {
+            io.err(&format!(
+                "grep: {name}: line {lineno} is longer than {} MiB, the longest den.sh folds for -i; stopped\n",
+                MAX_FOLD_LINE >> 20
+            ));
+            too_long = true;
+            break;
+        }
         if selected_at_binary.is_none() && binary_from.is_some_and(|b| line.end >= b) {
             selected_at_binary = Some(selected);
         }
@@ -277,7 +292,14 @@ fn search(o: &Opts, rope: &Rope, name: &str, prefix: bool, io: &mut Io) -> Found
     if !o.count && (encoding_error || selected_at_binary.is_some_and(|at| at < selected)) {
         io.err(&format!("grep: {name}: binary file matches\n"));
     }
-    Found { selected }
+    Found { selected, too_long }
+}
+
+impl Opts {
+    /// The files named (none: standard input).
+    pub(super) fn operands(&self) -> &[String] {
+        &self.files
+    }
 }
 
 pub(super) fn run(o: &Opts, fs: &Fs, io: &mut Io) -> i32 {
@@ -305,7 +327,11 @@ pub(super) fn run(o: &Opts, fs: &Fs, io: &mut Io) -> i32 {
             }
         };
         let selected = match rope {
-            Some(r) => search(o, &r, name, prefix, io).selected,
+            Some(r) => {
+                let found = search(o, &r, name, prefix, io);
+                error |= found.too_long;
+                found.selected
+            }
             None => {
                 io.err(&format!("grep: {name}: {}\n", Errno::IsDir.message()));
                 error = true;

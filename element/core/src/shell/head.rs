@@ -135,6 +135,13 @@ fn count_lines(rope: &Rope) -> u64 {
     n + u64::from(last != b'\n')
 }
 
+impl Opts {
+    /// The files named (none: standard input).
+    pub(super) fn operands(&self) -> &[String] {
+        &self.operands
+    }
+}
+
 pub(super) fn run(o: &Opts, fs: &Fs, io: &mut Io) -> i32 {
     let stdin = ["-".to_owned()];
     let operands = if o.operands.is_empty() {

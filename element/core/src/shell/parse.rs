@@ -30,6 +30,9 @@ struct Word {
     assignment: Option<usize>,
     /// The word has started (even if still empty, as with `''`).
     started: bool,
+    /// The text so far is not a NAME (kept as characters come: checking the whole text at
+    /// each `=` made `a-====…` quadratic).
+    not_name: bool,
 }
 
 impl Word {
@@ -37,17 +40,22 @@ impl Word {
         self.started = true;
         if quoted {
             self.quoted = true;
-        } else if c == '=' && !self.quoted && self.assignment.is_none() && is_name(&self.text) {
+        } else if c == '='
+            && !self.quoted
+            && self.assignment.is_none()
+            && !self.text.is_empty()
+            && !self.not_name
+        {
             self.assignment = Some(self.text.len());
         }
+        let name_char = if self.text.is_empty() {
+            c == '_' || c.is_ascii_alphabetic()
+        } else {
+            c == '_' || c.is_ascii_alphanumeric()
+        };
+        self.not_name |= !name_char;
         self.text.push(c);
     }
-}
-
-fn is_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
-        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
 enum Token {

@@ -162,6 +162,13 @@ enum Input {
     Failed(Errno),
 }
 
+impl Opts {
+    /// The files named (none: standard input).
+    pub(super) fn operands(&self) -> &[String] {
+        &self.operands
+    }
+}
+
 pub(super) fn run(o: &Opts, fs: &Fs, io: &mut Io) -> i32 {
     let implicit = o.operands.is_empty();
     let stdin = ["-".to_owned()];

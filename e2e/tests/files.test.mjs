@@ -147,6 +147,32 @@ test(`${B}: snapshot, corrupt restore changes nothing, good restore replaces all
   assert.equal(r.viaRun, "'alpha[0, 1, 2, 255]'");
 });
 
+test(`${B}: restore gives files their snapshot's times, also where the content is the same: snapshot, restore, snapshot is the same bytes`, async () => {
+  await open(page, "times");
+  const r = await page.evaluate(async () => {
+    const den = window.dens.times;
+    await den.writeFile("/work/a.txt", "same");
+    await den.writeFile("/work/b.txt", "changes");
+    const first = await den.snapshot();
+    await new Promise((res) => setTimeout(res, 20));
+    // The same content, made anew at a later time.
+    await den.deleteFile("/work/a.txt");
+    await den.writeFile("/work/a.txt", "same");
+    await den.writeFile("/work/b.txt", "changed");
+    const time = async () => (await den.list()).find((f) => f.path === "/work/a.txt").mtime;
+    const timeBefore = await time();
+    const restored = await den.restore(first);
+    const timeAfter = await time();
+    const again = await den.snapshot();
+    const same = first.length === again.length && first.every((b, i) => b === again[i]);
+    await den.close();
+    return { same, restored, timeBefore, timeAfter };
+  });
+  assert.equal(r.same, true, "snapshot → restore → snapshot must give the same bytes");
+  assert.deepEqual(r.restored, { created: [], changed: ["/work/b.txt"], deleted: [] });
+  assert.notEqual(r.timeBefore, r.timeAfter);
+});
+
 test(`${B}: snapshots are read where they are: views with an offset, ArrayBuffer, DataView; files come out as copies`, async () => {
   const r = await page.evaluate(async () => {
     const { decodeSnapshot, SnapshotError } = window.foxden;

@@ -288,6 +288,17 @@ impl FileMap {
                 (old, Some(n)) => {
                     if let Some(o) = old {
                         if o.sha256 == n.sha256 {
+                            // The same content: no change; a new time is still kept (a
+                            // restore gives files their snapshot's times, as a write does).
+                            if o.mtime_ms != n.mtime_ms {
+                                normalized.push(Op::Put {
+                                    path: path.clone(),
+                                    entry: FileEntry {
+                                        data: o.data.clone(),
+                                        ..n.clone()
+                                    },
+                                });
+                            }
                             continue;
                         }
                         total -= o.data.len() as i128;
@@ -409,7 +420,9 @@ impl FileMap {
             }
         }
         for (path, entry) in &other.files {
-            if self.files.get(path).map(|e| e.sha256) != Some(entry.sha256) {
+            if self.files.get(path).map(|e| (e.sha256, e.mtime_ms))
+                != Some((entry.sha256, entry.mtime_ms))
+            {
                 ops.push(Op::Put {
                     path: path.clone(),
                     entry: entry.clone(),
@@ -429,6 +442,30 @@ mod tests {
             path: p.into(),
             entry: FileEntry::new(d.to_vec(), 1.0),
         }
+    }
+
+    #[test]
+    fn a_new_time_of_the_same_content_is_kept_but_is_no_change() {
+        let mut m = FileMap::new();
+        m.apply(vec![put("/drop/a", b"1")], 100).unwrap();
+        let mut other = m.clone();
+        other
+            .apply(
+                vec![Op::Put {
+                    path: "/drop/a".into(),
+                    entry: FileEntry::new(b"1".to_vec(), 5.0),
+                }],
+                100,
+            )
+            .unwrap();
+        assert_eq!(other.get("/drop/a").map(|e| e.mtime_ms), Some(5.0));
+        let ops = m.diff_to(&other);
+        assert_eq!(ops.len(), 1);
+        let (ops, changes) = m.check(ops, 100).unwrap();
+        assert!(changes.is_empty());
+        m.apply_checked(ops);
+        assert_eq!(m, other);
+        assert!(m.diff_to(&other).is_empty());
     }
 
     #[test]

@@ -292,7 +292,9 @@ impl Inner {
             .files
             .borrow()
             .check_limits(ops, &self.opts.write_limits())?;
-        if changes.is_empty() {
+        // Nothing to do, or only new times of unchanged files (a restore): those are kept,
+        // but are no change to report.
+        if ops.is_empty() {
             return Ok(changes);
         }
         let writes = changes.created.len() + changes.changed.len() + changes.deleted.len();
@@ -311,10 +313,12 @@ impl Inner {
         }
         self.rate.borrow_mut().record(js::wall_ms(), writes);
         self.files.borrow_mut().apply_checked(ops);
-        self.emit(&DenEvent::FileChange {
-            source,
-            changes: &changes,
-        });
+        if !changes.is_empty() {
+            self.emit(&DenEvent::FileChange {
+                source,
+                changes: &changes,
+            });
+        }
         Ok(changes)
     }
 

@@ -147,7 +147,12 @@ impl IdbDen {
         let mut ops = Vec::new();
         for rec in Array::from(&all).iter() {
             let path = get_str(&rec, "path").unwrap_or_default();
-            let data: Uint8Array = get(&rec, "data").unchecked_into();
+            let data: Uint8Array = get(&rec, "data").dyn_into().map_err(|_| {
+                den_error(
+                    crate::errors::DenErrorCode::Storage,
+                    &format!("IndexedDB record {path} holds no bytes; the store is damaged"),
+                )
+            })?;
             let bytes =
                 crate::js::shared_bytes(&data).map_err(|e| crate::den::storage_to_js(&e))?;
             let entry = FileEntry::new(bytes, get_f64(&rec, "mtime").unwrap_or(0.0));
@@ -192,9 +197,20 @@ impl IdbDen {
                 Op::Delete { path } => records.push((key(&self.den, path), None)),
             }
         }
-        let tx = self
-            .db
-            .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
+        // Durability "strict": `complete` comes once the data is on disk (browsers default to
+        // "relaxed" or their own choice, where a write reported as saved can be lost to a crash
+        // of the system, never half-written).
+        let tx: web_sys::IdbTransaction = get(&self.db, "transaction")
+            .dyn_into::<js_sys::Function>()
+            .and_then(|f| {
+                f.call3(
+                    &self.db,
+                    &STORE.into(),
+                    &"readwrite".into(),
+                    &obj(&[("durability", "strict".into())]),
+                )
+            })
+            .and_then(|t| t.dyn_into())
             .map_err(|e| idb_err("write", &e))?;
         let store = tx.object_store(STORE).map_err(|e| idb_err("write", &e))?;
         for (k, rec) in &records {

@@ -87,6 +87,37 @@ pub fn bytes_to_js(bytes: &[u8]) -> Uint8Array {
     out
 }
 
+/// A snapshot written straight into one new `Uint8Array`, piece by piece: the den's files are
+/// copied once, from wasm memory to the array, never into a buffer of the whole snapshot in
+/// wasm memory (which would grow it by the den's size for good, or abort the module where it
+/// cannot grow). An array the browser cannot allocate is a `storage` DenError.
+pub fn pieces_to_js(pieces: &[foxden_core::snapshot::Piece<'_>]) -> Result<Uint8Array, JsValue> {
+    use foxden_core::snapshot::Piece;
+    let total: f64 = pieces.iter().map(|p| p.len() as f64).sum();
+    let class = get(&js_sys::global(), "Uint8Array");
+    let out: Uint8Array = class
+        .dyn_ref::<js_sys::Function>()
+        .and_then(|c| js_sys::Reflect::construct(c, &js_sys::Array::of1(&total.into())).ok())
+        .and_then(|a| a.dyn_into().ok())
+        .ok_or_else(|| {
+            crate::errors::den_error(
+                crate::errors::DenErrorCode::Storage,
+                &format!("the browser could not allocate {total} bytes for the snapshot (the page is out of memory)"),
+            )
+        })?;
+    let mut at = 0u32;
+    for p in pieces {
+        let n = p.len() as u32;
+        match p {
+            Piece::Bytes(b) => out.subarray(at, at + n).copy_from(b),
+            Piece::File(d) => out.subarray(at, at + n).copy_from(d),
+            Piece::Zeros(_) => {} // a new array holds zeros
+        }
+        at += n;
+    }
+    Ok(out)
+}
+
 /// A copy of `view`'s bytes in one shared buffer: one allocation in wasm memory, filled by the
 /// browser (a `Vec` turned into an `Arc<[u8]>` would be copied a second time, and for a moment
 /// need twice the room). Refused, not aborted, when wasm memory has no room for it: a fallible
@@ -237,11 +268,22 @@ impl JsSnapshot {
         &self,
         max_bytes: u64,
     ) -> Result<foxden_core::FileMap, foxden_core::snapshot::SnapshotError> {
+        self.decode_over(max_bytes, &foxden_core::FileMap::new())
+    }
+
+    /// As [`JsSnapshot::decode`], sharing the data of `current`'s files that the snapshot holds
+    /// unchanged (same path, same SHA-256): a restore copies only what differs.
+    pub fn decode_over(
+        &self,
+        max_bytes: u64,
+        current: &foxden_core::FileMap,
+    ) -> Result<foxden_core::FileMap, foxden_core::snapshot::SnapshotError> {
         let files = self.verify(max_bytes)?;
         let total = files.iter().map(|f| f.data.len() as u64).sum();
-        foxden_core::snapshot::file_map(files, |r| {
-            shared_bytes(&self.part(r))
-                .map_err(|_| foxden_core::snapshot::SnapshotError::NoRoom { total })
+        foxden_core::snapshot::file_map(files, |f| match current.get(&f.path) {
+            Some(e) if e.sha256 == f.sha256 => Ok(e.data.clone()),
+            _ => shared_bytes(&self.part(f.data.clone()))
+                .map_err(|_| foxden_core::snapshot::SnapshotError::NoRoom { total }),
         })
     }
 

@@ -16,7 +16,7 @@ mod runtime;
 mod store;
 mod wire;
 
-use crate::js::{bytes_to_js, get, get_f64, obj};
+use crate::js::{get, get_f64, obj};
 use den::DenOptions;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -180,7 +180,7 @@ fn files_from_object(files: &JsValue) -> Result<foxden_core::FileMap, JsValue> {
 #[wasm_bindgen(js_name = encodeSnapshot)]
 pub fn encode_snapshot(files: JsValue) -> Result<js_sys::Uint8Array, JsValue> {
     let map = files_from_object(&files)?;
-    Ok(bytes_to_js(&foxden_core::snapshot::encode_snapshot(&map)))
+    js::pieces_to_js(&foxden_core::snapshot::snapshot_pieces(&map))
 }
 
 /// Checks and unpacks snapshot bytes into `{ path: Uint8Array }`; throws `SnapshotError`.

@@ -203,6 +203,49 @@ impl SnapshotError {
 /// its [`FileEntry::sha256`] (the [`FileMap`] keeps it equal to the hash of the data).
 /// A non-finite `mtime_ms` is stored as `0`.
 pub fn encode_snapshot(files: &FileMap) -> Vec<u8> {
+    let pieces = snapshot_pieces(files);
+    let mut out = Vec::with_capacity(pieces.iter().map(Piece::len).sum());
+    for p in &pieces {
+        match p {
+            Piece::Bytes(b) => out.extend_from_slice(b),
+            Piece::File(d) => out.extend_from_slice(d),
+            Piece::Zeros(n) => out.resize(out.len() + n, 0),
+        }
+    }
+    out
+}
+
+/// A part of a snapshot's bytes, in order (see [`snapshot_pieces`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece<'a> {
+    /// Headers and the manifest.
+    Bytes(Vec<u8>),
+    /// A file's content, as the den holds it (not copied).
+    File(&'a [u8]),
+    /// Zero bytes: padding, and the end-of-archive marker.
+    Zeros(usize),
+}
+
+impl Piece<'_> {
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Piece::Bytes(b) => b.len(),
+            Piece::File(d) => d.len(),
+            Piece::Zeros(n) => *n,
+        }
+    }
+
+    /// True when it holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The bytes [`encode_snapshot`] gives, as pieces that borrow the files' contents: a caller
+/// can write them straight to where the snapshot goes (a JS `Uint8Array`) without a whole copy
+/// of the den in between.
+pub fn snapshot_pieces(files: &FileMap) -> Vec<Piece<'_>> {
     let list: Vec<ManifestFile<'_>> = files
         .iter()
         .map(|(path, entry)| ManifestFile {
@@ -213,23 +256,21 @@ pub fn encode_snapshot(files: &FileMap) -> Vec<u8> {
         })
         .collect();
     let manifest = manifest_text(&list);
-    let mut cap = padded_len(manifest.len()) + 3 * BLOCK;
-    for (path, entry) in files.iter() {
-        cap += padded_len(entry.data.len()) + BLOCK;
-        if path.len() > 100 {
-            cap += 2 * BLOCK;
-        }
-    }
-    let mut out = Vec::with_capacity(cap);
-    out.extend_from_slice(&manifest_header(manifest.len() as u64, &list));
-    out.extend_from_slice(&manifest);
-    pad_to_block(&mut out);
+    let pad = |n: usize| Piece::Zeros(padded_len(n) - n);
+    let mut out = Vec::with_capacity(3 * files.len() + 4);
+    out.push(Piece::Bytes(
+        manifest_header(manifest.len() as u64, &list).to_vec(),
+    ));
+    let manifest_len = manifest.len();
+    out.push(Piece::Bytes(manifest));
+    out.push(pad(manifest_len));
     for (index, ((_, entry), file)) in files.iter().zip(&list).enumerate() {
-        out.extend_from_slice(&file_headers(index, file));
-        out.extend_from_slice(&entry.data);
-        pad_to_block(&mut out);
+        out.push(Piece::Bytes(file_headers(index, file)));
+        out.push(Piece::File(&entry.data));
+        out.push(pad(entry.data.len()));
     }
-    out.extend_from_slice(&[0u8; 2 * BLOCK]);
+    out.push(Piece::Zeros(2 * BLOCK));
+    out.retain(|p| !p.is_empty());
     out
 }
 
@@ -497,21 +538,22 @@ pub struct SnapshotFile {
 /// Unpacks a snapshot after verifying all of it (see [`verify_snapshot`]).
 pub fn decode_snapshot(bytes: &[u8], max_bytes: u64) -> Result<FileMap, SnapshotError> {
     let files = verify_snapshot(&bytes, max_bytes)?;
-    file_map(files, |range| Ok(Arc::from(&bytes[range])))
+    file_map(files, |f| Ok(Arc::from(&bytes[f.data.clone()])))
 }
 
 /// The den of the files [`verify_snapshot`] returned, with the data `data` gives for each
-/// range (the same bytes that were verified); `data` may refuse ([`SnapshotError::NoRoom`]).
+/// file (the bytes of its range, that were verified, or bytes of the same SHA-256 the caller
+/// already holds); `data` may refuse ([`SnapshotError::NoRoom`]).
 pub fn file_map(
     files: Vec<SnapshotFile>,
-    mut data: impl FnMut(Range<usize>) -> Result<Arc<[u8]>, SnapshotError>,
+    mut data: impl FnMut(&SnapshotFile) -> Result<Arc<[u8]>, SnapshotError>,
 ) -> Result<FileMap, SnapshotError> {
     let ops = files
         .into_iter()
         .map(|f| {
             Ok(Op::Put {
                 entry: FileEntry {
-                    data: data(f.data)?,
+                    data: data(&f)?,
                     sha256: f.sha256,
                     mtime_ms: f.mtime_ms,
                 },

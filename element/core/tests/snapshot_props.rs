@@ -980,3 +980,48 @@ fn refuses_more_file_lines_than_file_count_without_reading_them_all() {
     let e = decode_snapshot(&spec::archive(fixed.as_bytes(), 0, &[]), NO_CAP).unwrap_err();
     assert!(e.to_string().contains("file line 1 is malformed"), "{e}");
 }
+
+/// The pieces a caller writes one by one are the encoder's bytes, the files' contents shared.
+#[test]
+fn snapshot_pieces_are_the_encoded_bytes() {
+    use foxden_core::snapshot::{snapshot_pieces, Piece};
+    use foxden_core::{FileEntry, FileMap, Op};
+    let mut m = FileMap::new();
+    let long = format!("/work/{}/x.bin", "d".repeat(150));
+    for (p, d) in [
+        ("/drop/a.csv", &b"a,b\n1,2\n"[..]),
+        ("/work/empty", b""),
+        (long.as_str(), &[7u8; 1000][..]),
+    ] {
+        m.apply(
+            vec![Op::Put {
+                path: p.into(),
+                entry: FileEntry::new(d.to_vec(), 1_700_000_000_123.0),
+            }],
+            1 << 20,
+        )
+        .unwrap();
+    }
+    let pieces = snapshot_pieces(&m);
+    let mut joined = Vec::new();
+    for p in &pieces {
+        match p {
+            Piece::Bytes(b) => joined.extend_from_slice(b),
+            Piece::File(d) => joined.extend_from_slice(d),
+            Piece::Zeros(n) => joined.resize(joined.len() + n, 0),
+        }
+    }
+    assert_eq!(joined, encode_snapshot(&m));
+    assert!(pieces.iter().all(|p| !p.is_empty()));
+    // The files' bytes are borrowed, not copied.
+    let shared = pieces.iter().filter_map(|p| match p {
+        Piece::File(d) => Some(d.as_ptr()),
+        _ => None,
+    });
+    let held: Vec<*const u8> = m
+        .iter()
+        .filter(|(_, e)| !e.data.is_empty())
+        .map(|(_, e)| e.data.as_ptr())
+        .collect();
+    assert_eq!(shared.collect::<Vec<_>>(), held);
+}

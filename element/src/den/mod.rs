@@ -603,8 +603,8 @@ impl Den {
 
     pub(crate) fn snapshot_impl(&self) -> Result<JsValue, JsValue> {
         self.inner.check_open()?;
-        let bytes = foxden_core::snapshot::encode_snapshot(&self.inner.files.borrow());
-        Ok(bytes_to_js(&bytes).into())
+        let files = self.inner.files.borrow();
+        Ok(crate::js::pieces_to_js(&foxden_core::snapshot::snapshot_pieces(&files))?.into())
     }
 
     pub(crate) async fn restore_impl(&self, data: JsValue) -> Result<JsValue, JsValue> {
@@ -617,7 +617,7 @@ impl Den {
                     "restore needs the snapshot bytes (Uint8Array or ArrayBuffer)",
                 )
             })?
-            .decode(inner.opts.max_den_bytes)
+            .decode_over(inner.opts.max_den_bytes, &inner.files.borrow())
             .map_err(|e| snapshot_error(e.code(), &e.to_string()))?;
         let _guard = inner.exclusive().await;
         inner.check_open()?;

@@ -107,11 +107,29 @@ def version_ok(version, spec):
             if len(rel) < 2 or have < key or (_release(version) + [0] * len(rel))[: len(rel) - 1] != rel[:-1]:
                 return False
             continue
-        ok = {"==": have == key, "!=": have != key, "<=": have <= key, ">=": have >= key,
-              "<": have < key, ">": have > key}[op]
+        if op in ("==", "!=") and "+" in want:
+            # A local label in the specifier must match too (without one, any label matches).
+            same = have == key and _local(version) == _local(want)
+            ok = same if op == "==" else not same
+        else:
+            ok = {"==": have == key, "!=": have != key, "<=": have <= key, ">=": have >= key,
+                  "<": have < key, ">": have > key}[op]
+        base = lambda k: k[:2]  # epoch and release
+        if ok and op == ">" and key[3] == -1 and have[3] != -1 and have[:3] == key[:3]:
+            ok = False  # >V allows no post-release of V (unless V is one)
+        if ok and op == "<" and key[2][0] == 1 and key[4] == 1 << 30 and _is_pre(have) and base(have) == base(key):
+            ok = False  # <V allows no pre-release (or dev release) of V (unless V is one)
         if not ok:
             return False
     return True
+
+
+def _local(v):
+    return v.strip().lower().partition("+")[2].replace("-", ".").replace("_", ".")
+
+
+def _is_pre(key):
+    return key[2][0] != 1 or key[4] != 1 << 30
 
 
 # --- environment markers (PEP 508) ---
@@ -408,6 +426,8 @@ def _check_needs(wheels, env):
             except ValueError as e:
                 raise WheelError(w.name, "%s: Requires-Dist %r: %s" % (w.file, line, e))
             if not fits:
+                if version_key(have.version) is None:
+                    raise WheelError(have.name, "%s: its version %r is not a PEP 440 version, so %s's requirement %s%s cannot be checked" % (have.file, have.version, w.name, dep, spec))
                 raise WheelError(w.name, "%s requires %s%s, but %s %s was given" % (w.file, dep, spec, dep, have.version))
 
 

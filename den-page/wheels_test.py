@@ -212,7 +212,14 @@ class Markers(unittest.TestCase):
             ("1.3.0", ">=1.1.0,<1.4", True), ("1.4", ">=1.1.0,<1.4", False), ("2.0", "~=1.4", False),
             ("1.9", "~=1.4", True), ("1.4.5", "~=1.4.2", True), ("1.5.0", "~=1.4.2", False),
             ("2.9.0.post0", ">=2.9", True), ("2.0rc1", ">=2.0", False), ("2.0", "==2.*", True),
-            ("3.0", "!=2.*", True), ("1.0", "==1", True), ("1.0.dev1", "<1.0", True), ("1.17.0", ">1.5", True),
+            ("3.0", "!=2.*", True), ("1.0", "==1", True), ("1.17.0", ">1.5", True),
+            # PEP 440's exclusive comparisons: >V takes no post-release of V, <V no pre-release.
+            ("1.0.post1", ">1.0", False), ("1.1", ">1.0", True), ("1.0.post2", ">1.0.post1", True),
+            ("2.0rc1", "<2.0", False), ("1.0.dev1", "<1.0", False), ("1.9", "<2.0", True),
+            ("2.0a1", "<2.0rc1", True), ("2.0", "<=2.0", True),
+            # Local labels: ignored unless the specifier has one.
+            ("1.0+abc", "==1.0", True), ("1.0+xyz", "==1.0+abc", False), ("1.0+abc", "==1.0+abc", True),
+            ("1.0+xyz", "!=1.0+abc", True),
         ]:
             self.assertEqual(wheels.version_ok(v, spec), want, (v, spec))
 

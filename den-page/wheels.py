@@ -278,12 +278,10 @@ _COMPILED = (".so", ".pyd", ".dylib", ".dll", ".wasm")
 
 
 def _canonical_version(v):
-    """A version as PEP 440 compares them for equality in names: lower case, `_` and `-` as
-    `.`, a leading `v` and leading zeros of release numbers dropped (1.01 is 1.1)."""
-    v = v.strip().lower().replace("_", ".").replace("-", ".")
-    if v.startswith("v"):
-        v = v[1:]
-    return ".".join(p.lstrip("0") or "0" if p.isdigit() else p for p in v.split("."))
+    """A version as PEP 440 compares them (1.0 is 1.0.0, 1.0rc1 is 1.0c1, 1.0.post1 is 1.0-1),
+    with its local label; its lower-case text when it is not a PEP 440 version."""
+    key = version_key(v.replace("_", "-"))
+    return (key, _local(v)) if key is not None else v.strip().lower()
 
 
 def _record_digest(data):
@@ -344,8 +342,8 @@ class _Wheel:
             raise fail("Root-Is-Purelib is not true: not a pure-Python wheel")
         for tag in wheel_meta.get_all("Tag") or []:
             parts = tag.strip().split("-")
-            if len(parts) != 3 or not parts[0].startswith("py") or parts[1:] != ["none", "any"]:
-                raise fail("WHEEL has the tag %r: not a pure-Python wheel (py*-none-any)" % tag.strip()[:100])
+            if len(parts) != 3 or not (parts[0].startswith("py") or parts[0] == "cp314") or parts[1:] != ["none", "any"]:
+                raise fail("WHEEL has the tag %r: not a pure-Python wheel (py*-none-any or cp314-none-any)" % tag.strip()[:100])
         # METADATA
         meta = email.parser.HeaderParser().parsestr(read(di + "/METADATA").decode("utf-8", "replace"))
         if normalize(meta.get("Name", "")) != name:

@@ -165,6 +165,8 @@ class Install(unittest.TestCase):
             self.refuse([(whl("fx-t", "1"), bad)], "fx-t", "WHEEL has the tag")
         ok = make_wheel("fx-ok", "1", {"fx_ok.py": "X = 1\n"}, tags=("py2-none-any", "py3-none-any"))
         wheels.install([(whl("fx-ok", "1"), ok)], self.site, PYODIDE_ENV)
+        cp = make_wheel("fx-cp", "1", {"fx_cp.py": "X = 1\n"}, tags=("cp314-none-any",))
+        wheels.install([("fx_cp-1-cp314-none-any.whl", cp)], self.site, PYODIDE_ENV)
 
     def test_another_projects_dist_info_and_other_versions_are_refused(self):
         bad = make_wheel("fx-d", "1", {"fx_d.py": "", "numpy-99.dist-info/METADATA": "Name: numpy\nVersion: 99\n"})
@@ -172,8 +174,10 @@ class Install(unittest.TestCase):
         self.refuse([(whl("fx-v", "2.0"), make_wheel("fx-v", "2.0", {"fx_v.py": ""}, meta_version="1.0"))], "fx-v", "METADATA says version")
         self.refuse([(whl("fx-w", "2.0"), make_wheel("fx-w", "1.0", {"fx_w.py": ""}))], "fx-w", "dist-info folder says version")
         # The same version written another way is the same version.
-        ok = make_wheel("fx-n", "1.01", {"fx_n.py": ""}, meta_version="1.1")
-        wheels.install([(whl("fx-n", "1.01"), ok)], self.site, PYODIDE_ENV)
+        self.refuse([(whl("fx-l", "1.0+a"), make_wheel("fx-l", "1.0+a", {"fx_l.py": ""}, meta_version="1.0+b"))], "fx-l", "METADATA says version")
+        for name, filed, meta in [("fx-n", "1.01", "1.1"), ("fx-m", "1.0", "1.0.0"), ("fx-r", "1.0rc1", "1.0c1"), ("fx-p", "1.0.post1", "1.0-1"), ("fx-a", "1.0a0", "1.0-alpha0")]:
+            ok = make_wheel(name, filed, {name.replace("-", "_") + ".py": ""}, meta_version=meta)
+            wheels.install([(whl(name, filed), ok)], self.site, PYODIDE_ENV)
 
     def test_two_wheels_writing_one_file_are_refused(self):
         a = make_wheel("fx-a", "1", {"shared.py": "A = 1\n"})

@@ -159,18 +159,22 @@ test(`${B}: restore gives files their snapshot's times, also where the content i
     await den.deleteFile("/work/a.txt");
     await den.writeFile("/work/a.txt", "same");
     await den.writeFile("/work/b.txt", "changed");
+    await den.run("pass"); // the worker holds a.txt with the later time
     const time = async () => (await den.list()).find((f) => f.path === "/work/a.txt").mtime;
     const timeBefore = await time();
     const restored = await den.restore(first);
     const timeAfter = await time();
+    // The worker gets the restored time too.
+    const seen = (await den.run("import os\nos.stat('/work/a.txt').st_mtime_ns // 1000000")).result;
     const again = await den.snapshot();
     const same = first.length === again.length && first.every((b, i) => b === again[i]);
     await den.close();
-    return { same, restored, timeBefore, timeAfter };
+    return { same, restored, timeBefore, timeAfter, seen };
   });
   assert.equal(r.same, true, "snapshot → restore → snapshot must give the same bytes");
   assert.deepEqual(r.restored, { created: [], changed: ["/work/b.txt"], deleted: [] });
   assert.notEqual(r.timeBefore, r.timeAfter);
+  assert.equal(Number(r.seen), Math.floor(r.timeAfter), "the worker's file has the restored time");
 });
 
 test(`${B}: snapshots are read where they are: views with an offset, ArrayBuffer, DataView; files come out as copies`, async () => {

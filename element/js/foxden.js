@@ -2,7 +2,12 @@
 // init() call is needed), re-exports the API built in Rust, and defines <foxden-den>.
 import init, * as wasm from "./foxden_wasm.js";
 
+// The browser's fetch and Headers as they are now, before the module loads: a wrapper the page
+// installs later (an auth interceptor adding its token or cookies) is never used for a den's
+// requests.
+const pristine = [globalThis.fetch, globalThis.Headers];
 await init({ module_or_path: new URL("./foxden_wasm_bg.wasm", import.meta.url) });
+wasm.__keepFetch(...pristine);
 wasm.__setModuleBase(import.meta.url);
 
 export const {

@@ -94,6 +94,12 @@ pub fn bytes_to_js(bytes: &[u8]) -> Uint8Array {
 pub fn pieces_to_js(pieces: &[foxden_core::snapshot::Piece<'_>]) -> Result<Uint8Array, JsValue> {
     use foxden_core::snapshot::Piece;
     let total: f64 = pieces.iter().map(|p| p.len() as f64).sum();
+    if total > f64::from(u32::MAX) {
+        return Err(crate::errors::den_error(
+            crate::errors::DenErrorCode::Storage,
+            &format!("the snapshot would be {total} bytes; a snapshot holds less than 4 GiB"),
+        ));
+    }
     let class = get(&js_sys::global(), "Uint8Array");
     let out: Uint8Array = class
         .dyn_ref::<js_sys::Function>()

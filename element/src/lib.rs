@@ -24,13 +24,20 @@ use wasm_bindgen::JsCast;
 
 pub use den::Den;
 
-/// Called once by foxden.js with `import.meta.url`.
-/// Runs once when the module is instantiated, before any page code can call it.
+/// Runs once when the module is instantiated.
 #[wasm_bindgen(start)]
 pub fn start() {
-    den::keep_pristine_fetch();
+    den::keep_pristine_fetch(None);
 }
 
+/// Called once by foxden.js with the `fetch` and `Headers` it found when it was evaluated,
+/// before the module loaded (den requests use those; see `den::net`).
+#[wasm_bindgen(js_name = __keepFetch)]
+pub fn keep_fetch(fetch: JsValue, headers: JsValue) {
+    den::keep_pristine_fetch(Some((fetch, headers)));
+}
+
+/// Called once by foxden.js with `import.meta.url`.
 #[wasm_bindgen(js_name = __setModuleBase)]
 pub fn set_module_base(url: String) {
     runtime::set_module_base(url);

@@ -297,8 +297,8 @@ impl Inner {
         if ops.is_empty() {
             return Ok(changes);
         }
-        let writes = changes.created.len() + changes.changed.len() + changes.deleted.len();
-        let writes = u32::try_from(writes).unwrap_or(u32::MAX);
+        // Every file written counts, new times of unchanged files too (each is a store write).
+        let writes = u32::try_from(ops.len()).unwrap_or(u32::MAX);
         self.rate.borrow_mut().check(js::wall_ms(), writes)?;
         let persist = self.persist.borrow().clone();
         if let Some(p) = persist {
@@ -312,6 +312,15 @@ impl Inner {
             kept.map_err(CommitError::Store)?;
         }
         self.rate.borrow_mut().record(js::wall_ms(), writes);
+        // A new time alone is not shipped by content: the worker gets the file again.
+        for op in &ops {
+            if let Op::Put { path, .. } = op {
+                let changed = |l: &Vec<String>| l.binary_search(path).is_ok();
+                if !changed(&changes.created) && !changed(&changes.changed) {
+                    self.sync.borrow_mut().set(path, None);
+                }
+            }
+        }
         self.files.borrow_mut().apply_checked(ops);
         if !changes.is_empty() {
             self.emit(&DenEvent::FileChange {

@@ -24,20 +24,34 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 thread_local! {
-    /// The browser's own `fetch` and `Headers`, taken when this module starts: a page (or a
-    /// library on it: error reporting, an auth interceptor) may wrap `window.fetch` later, and
-    /// such a wrapper could add the page's token or cookies (`credentials`), or follow a
-    /// redirect, on a den's request. Wrappers installed before foxden loaded still apply.
-    static PRISTINE: Option<(js_sys::Function, js_sys::Function)> = web_sys::window().and_then(|w| {
-        let fetch = get(&w, "fetch").dyn_into().ok()?;
-        let headers = get(&w, "Headers").dyn_into().ok()?;
-        Some((fetch, headers))
-    });
+    /// The browser's own `fetch` and `Headers`, as foxden.js found them when it was evaluated
+    /// (or, loaded otherwise, as the module found them when it started): a page (or a library
+    /// on it: error reporting, an auth interceptor) may wrap `window.fetch` later, and such a
+    /// wrapper could add the page's token or cookies (`credentials`), or follow a redirect, on
+    /// a den's request. Wrappers installed before foxden loaded still apply.
+    static PRISTINE: RefCell<Option<(js_sys::Function, js_sys::Function)>> = const { RefCell::new(None) };
 }
 
-/// Takes the browser's own `fetch` and `Headers` now (see [`PRISTINE`]); called at start-up.
-pub(crate) fn keep_pristine_fetch() {
-    PRISTINE.with(|_| ());
+/// Keeps `fetch` and `Headers` for den requests (see [`PRISTINE`]) if both are functions:
+/// those given, or with `None` the window's current ones, unless some are kept already.
+pub(crate) fn keep_pristine_fetch(given: Option<(JsValue, JsValue)>) {
+    let replace = given.is_some();
+    let found = given.or_else(|| {
+        let w = web_sys::window()?;
+        Some((get(&w, "fetch"), get(&w, "Headers")))
+    });
+    let Some((fetch, headers)) = found else {
+        return;
+    };
+    let (Ok(fetch), Ok(headers)) = (fetch.dyn_into(), headers.dyn_into()) else {
+        return;
+    };
+    PRISTINE.with(|p| {
+        let mut p = p.borrow_mut();
+        if replace || p.is_none() {
+            *p = Some((fetch, headers));
+        }
+    });
 }
 
 /// Handler of a run's `fetch` messages (the runtime calls it with each message of the run).
@@ -306,7 +320,7 @@ async fn make(
         )
     };
     let (Some(window), Some((fetch, headers_class))) =
-        (web_sys::window(), PRISTINE.with(Clone::clone))
+        (web_sys::window(), PRISTINE.with(|p| p.borrow().clone()))
     else {
         return refused(None, Refusal::Failed, "this page has no fetch".into());
     };

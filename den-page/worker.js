@@ -1064,24 +1064,17 @@ function scanChanges(runStart) {
   /** @type {string[]} */
   const deleted = [];
   if (walkAll) {
-    // Files the hooks saw written are sent whatever their stat says (a same-size rewrite
-    // with its times put back); not those under a symlinked folder, which the walk skips too.
-    for (const path of dirty) {
-      if (!underRoots(path) || ROOTS.includes(path)) continue; // a root is never a den file
-      const st = lstatOrNull(path);
-      if (!(st && FS.isFile(st.mode))) continue;
-      let real = true;
-      for (let p = path.slice(0, path.lastIndexOf("/")); p && real; p = p.slice(0, p.lastIndexOf("/"))) {
-        const up = lstatOrNull(p);
-        real = !!up && FS.isDir(up.mode);
-      }
-      if (real) report(path, st, true);
-    }
     for (const root of ROOTS) {
       // A root the code replaced by a symlink is not walked through (it could lead anywhere,
       // "/" included): like any symlink, it is not a den folder, and its known files are gone.
       const st = lstatOrNull(root);
       if (st && FS.isDir(st.mode)) walk(root, false);
+    }
+    // Files the hooks saw written are sent whatever their stat said (a same-size rewrite with
+    // its times put back): those the walk found, so none under a symlinked folder.
+    for (const path of dirty) {
+      const st = seen.has(path) && !sent.has(path) ? lstatOrNull(path) : null;
+      if (st) report(path, st, true);
     }
     for (const path of known.keys()) {
       if (!seen.has(path)) {

@@ -248,20 +248,56 @@ fn ambiguous_escape(path: &str, i: usize) -> Option<&'static str> {
         0xf0 if next.is_some_and(|n| (0x80..=0x8f).contains(&n)) => {
             Some("an overlong UTF-8 sequence (%F0%80-%F0%8F)")
         }
-        // Characters a server normalizing Unicode (NFKC) or mapping to a Windows code page reads
-        // as `.`, `/` or `\`: full-width ．／＼ (EF BC 8E/8F/BC), ¥ and ₩ (C2 A5, E2 82 A9,
-        // the backslash of Japanese and Korean code pages).
-        0xef if next == Some(0xbc)
-            && byte(i + 6).is_some_and(|n| matches!(n, 0x8e | 0x8f | 0xbc)) =>
-        {
-            Some("an encoded full-width . / or \\ (%EF%BC%8E, %EF%BC%8F, %EF%BC%BC), which servers that normalize Unicode read as . / \\")
-        }
-        0xc2 if next == Some(0xa5) => {
-            Some("an encoded \u{a5} (%C2%A5), which Japanese Windows servers read as \\")
-        }
-        0xe2 if next == Some(0x82) && byte(i + 6) == Some(0xa9) => {
+        0xc2..=0xf4 => lookalike(path, i),
+        _ => None,
+    }
+}
+
+/// Why the character encoded by the escapes at `path[i]` is one a server normalizing Unicode
+/// (NFKC) or mapping to a Windows code page reads as (or as holding) `.`, `/` or `\\`, if it is.
+/// The NFKC list is every code point whose compatibility form holds one of the three (checked
+/// against Python's `unicodedata` over all of Unicode): `‥` is `..`, `℅` is `c/o`, `⒈` is `1.`.
+fn lookalike(path: &str, i: usize) -> Option<&'static str> {
+    let mut bytes = [0u8; 4];
+    let mut n = 0;
+    while n < 4 {
+        let Some(b) = path
+            .get(i + 3 * n..i + 3 * n + 3)
+            .filter(|e| e.starts_with('%'))
+            .and_then(|e| u8::from_str_radix(&e[1..], 16).ok())
+        else {
+            break;
+        };
+        bytes[n] = b;
+        n += 1;
+    }
+    let c = (2..=n)
+        .find_map(|len| std::str::from_utf8(&bytes[..len]).ok())?
+        .chars()
+        .next()?;
+    match c {
+        '\u{a5}' => Some("an encoded \u{a5} (%C2%A5), which Japanese Windows servers read as \\"),
+        '\u{20a9}' => {
             Some("an encoded \u{20a9} (%E2%82%A9), which Korean Windows servers read as \\")
         }
+        '\u{2024}'..='\u{2026}'
+        | '\u{2100}'..='\u{2101}'
+        | '\u{2105}'..='\u{2106}'
+        | '\u{2488}'..='\u{249b}'
+        | '\u{33c2}'
+        | '\u{33c7}'
+        | '\u{33d8}'
+        | '\u{fe19}'
+        | '\u{fe30}'
+        | '\u{fe52}'
+        | '\u{fe68}'
+        | '\u{ff0e}'
+        | '\u{ff0f}'
+        | '\u{ff3c}'
+        | '\u{1f100}' => Some(
+            "an encoded character that servers normalizing Unicode (NFKC) read as holding . / or \\ \
+             (such as the full-width \u{ff0e} \u{ff0f} \u{ff3c}, or \u{2025} for ..)",
+        ),
         _ => None,
     }
 }
@@ -1203,6 +1239,15 @@ mod tests {
                 "full-width",
             ),
             ("http://a.b/api/..%ef%bc%bcadmin", "full-width"),
+            ("http://a.b/api/%E2%80%A4%E2%80%A4/admin", "NFKC"),
+            ("http://a.b/api/%E2%80%A5/admin", "NFKC"),
+            ("http://a.b/api/%ef%b9%92%ef%b9%92/admin", "NFKC"),
+            ("http://a.b/api/%EF%B8%99/admin", "NFKC"),
+            ("http://a.b/api/%EF%B8%B0/admin", "NFKC"),
+            ("http://a.b/api/x%E2%84%85admin", "NFKC"),
+            ("http://a.b/api/..%EF%B9%A8admin", "NFKC"),
+            ("http://a.b/api/%E2%92%88", "NFKC"),
+            ("http://a.b/api/%F0%9F%84%80", "NFKC"),
             ("http://a.b/api/%C2%A5..%C2%A5admin", "Japanese"),
             ("http://a.b/api/%E2%82%A9x", "Korean"),
             ("http://a.b/public/%C1%9C", "invalid UTF-8"),
@@ -1226,6 +1271,16 @@ mod tests {
         }
         assert!(url(&format!("http://a.b/{}", "x".repeat(MAX_URL_BYTES))).is_err());
         assert!(url(&format!("http://{}.b/", "x".repeat(64))).is_err());
+        // Other encoded characters are fine, up to the lookalikes' neighbours.
+        for s in [
+            "http://a.b/caf%C3%A9",
+            "http://a.b/%E2%80%A3%E2%80%A7",
+            "http://a.b/%EF%BC%8D%EF%B9%91",
+            "http://a.b/%F0%9F%84%81%F0%9F%98%80",
+            "http://a.b/%C2%A4",
+        ] {
+            assert!(url(s).is_ok(), "{s}");
+        }
         // Dots inside segments are fine; a query may say `..` and hold encoded slashes.
         assert!(url("http://a.b/v1.2/file..txt?p=../x").is_ok());
         // Ordinary escapes stay allowed: UTF-8 (é, 中), spaces, and anything in the query.

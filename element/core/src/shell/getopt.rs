@@ -28,6 +28,20 @@ pub(super) fn getopt(
     spec: &[(char, bool)],
     digits_trailing: bool,
 ) -> Result<Parsed, GetoptError> {
+    match getopt_partial(args, spec, digits_trailing) {
+        (p, None) => Ok(p),
+        (_, Some(e)) => Err(e),
+    }
+}
+
+/// As [`getopt`], but also returns what was parsed before an error, for a command that acts
+/// on each option as GNU's getopt loop meets it (head dies on a bad `-n` before it sees a
+/// bad option further on).
+pub(super) fn getopt_partial(
+    args: &[String],
+    spec: &[(char, bool)],
+    digits_trailing: bool,
+) -> (Parsed, Option<GetoptError>) {
     let mut opts = Vec::new();
     let mut operands = Vec::new();
     let mut i = 0;
@@ -40,7 +54,10 @@ pub(super) fn getopt(
         }
         if a.starts_with("--") {
             let name = a.split('=').next().unwrap_or(a);
-            return Err(GetoptError::Unsupported(name.to_owned()));
+            return (
+                Parsed { opts, operands },
+                Some(GetoptError::Unsupported(name.to_owned())),
+            );
         }
         if !a.starts_with('-') || a == "-" {
             operands.push(a.clone());
@@ -60,19 +77,26 @@ pub(super) fn getopt(
                         i += 1;
                         args[i - 1].clone()
                     } else {
-                        return Err(GetoptError::MissingValue(c));
+                        return (
+                            Parsed { opts, operands },
+                            Some(GetoptError::MissingValue(c)),
+                        );
                     };
                     opts.push((c, Some(value)));
                     break;
                 }
-                None if digits_trailing && c.is_ascii_digit() => {
-                    return Err(GetoptError::Trailing(c))
+                None => {
+                    let e = if digits_trailing && c.is_ascii_digit() {
+                        GetoptError::Trailing(c)
+                    } else {
+                        GetoptError::Unsupported(format!("-{c}"))
+                    };
+                    return (Parsed { opts, operands }, Some(e));
                 }
-                None => return Err(GetoptError::Unsupported(format!("-{c}"))),
             }
         }
     }
-    Ok(Parsed { opts, operands })
+    (Parsed { opts, operands }, None)
 }
 
 #[cfg(test)]

@@ -42,8 +42,10 @@ pub(super) fn prepare(args: &[String]) -> Result<Command, String> {
     let Some((pattern, files)) = p.operands.split_first() else {
         return Ok(Command::Fail(USAGE.into(), 2));
     };
-    if pattern.is_empty() && has('v') {
-        // GNU grep sees that nothing can be selected and exits at once, silently.
+    if pattern.split('\n').all(str::is_empty) && has('v') {
+        // Only empty patterns (`''`, or newlines alone, which GNU grep 3.8 dedups to one empty
+        // pattern) with -v: GNU grep sees that nothing can be selected and exits at once,
+        // silently.
         return Ok(Command::Fail(String::new(), 1));
     }
     Ok(Command::Grep(Opts {

@@ -2,7 +2,7 @@
 //! `-n -N` all but the last N; headers `==> NAME <==` when there are several operands.
 
 use super::fs::{Fs, Node};
-use super::getopt::getopt;
+use super::getopt::getopt_partial;
 use super::quote::{quote, quoteaf};
 use super::stream::Rope;
 use super::{getopt_error, unsupported_option, Command, Io};
@@ -67,10 +67,9 @@ pub(super) fn prepare(args: &[String]) -> Result<Command, String> {
             rest = &args[1..];
         }
     }
-    let p = match getopt(rest, &[('n', true), ('q', false), ('v', false)], true) {
-        Ok(p) => p,
-        Err(e) => return getopt_error("head", e, SUPPORTED),
-    };
+    // GNU head acts on each option as getopt returns it: a bad `-n` is reported before a bad
+    // option that comes later.
+    let (p, error) = getopt_partial(rest, &[('n', true), ('q', false), ('v', false)], true);
     let mut headers = None;
     for (c, v) in p.opts {
         match (c, v) {
@@ -92,6 +91,9 @@ pub(super) fn prepare(args: &[String]) -> Result<Command, String> {
             ('v', _) => headers = Some(true),
             _ => {}
         }
+    }
+    if let Some(e) = error {
+        return getopt_error("head", e, SUPPORTED);
     }
     Ok(Command::Head(Opts {
         lines,

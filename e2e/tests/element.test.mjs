@@ -685,6 +685,115 @@ test(`${B}: a shared environment that failed to open: an old member leaving does
   assert.equal(r.run, "42");
 });
 
+test(`${B}: review mends 2: setup reruns in a new interpreter; ready after close(); code set early; a move reports nothing again; Run ignores clicks during setup; a loading environment stops`, async () => {
+  const r = await page.evaluate(async () => {
+    const make = (attrs, scripts = [], parent = "a") => {
+      const el = document.createElement("foxden-den");
+      for (const [k, v] of Object.entries({ "den-url": "/den/den.html", "pyodide-url": "/pyodide/", ...attrs })) el.setAttribute(k, v);
+      for (const [extra, code] of scripts) {
+        const s = document.createElement("script");
+        s.type = "text/x-python";
+        if (extra) s.setAttribute(extra, "");
+        s.textContent = code;
+        el.append(s);
+      }
+      document.getElementById(parent).append(el);
+      return el;
+    };
+    const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+    const out = {};
+    // 1. Setup runs again in every new interpreter, even when the run was asked for before the
+    //    reset (or the timeout) that made it had happened.
+    const el = make({ name: "mend2-setup", controls: "", readonly: "" }, [["", "N += 1\nN"], ["setup", "N = 0"]]);
+    await el.ready;
+    out.first = (await el.run()).result;
+    const reset = el.reset();
+    out.afterReset = (await el.run()).result;
+    await reset;
+    el.run("while True: pass", { timeoutMs: 300 });
+    out.afterTimeout = (await el.run()).result;
+    out.sameInterpreter = (await el.run()).result;
+    // 2. Run ignores clicks while its setup (hidden) runs: one run, one setup.
+    await el.reset();
+    const runs = [];
+    const onRun = (e) => { if (e.detail.phase === "start") runs.push(e.detail.code); };
+    el.addEventListener("run", onRun);
+    const button = el.shadowRoot.querySelector('[part~="run-button"]');
+    el.querySelector("script[setup]").textContent = "import time\ntime.sleep(0.5)\nN = 10";
+    await el.reset();
+    button.click();
+    await sleep(100);
+    button.click();
+    button.click();
+    await sleep(1500);
+    el.removeEventListener("run", onRun);
+    out.clickRuns = runs.length;
+    out.afterClicks = (await el.run("N")).result;
+    // 3. ready after close(): a new promise that rejects, not the old den's info.
+    await el.ready;
+    el.close();
+    out.readyAfterClose = await el.ready.then(() => "resolved", (e) => e.code);
+    el.remove();
+    // 4. A `code` property set before the tag is upgraded is the code (an own property used to
+    //    hide the accessor); the read-only view shows it.
+    const pre = document.createElement("template");
+    pre.innerHTML = '<foxden-den name="mend2-code" den-url="/den/den.html" pyodide-url="/pyodide/" controls readonly><script type="text/x-python">"from the script"</script></foxden-den>';
+    const c = pre.content.firstElementChild;
+    out.upgradedEarly = c instanceof customElements.get("foxden-den");
+    c.code = "'from the property'";
+    document.getElementById("a").append(c);
+    await c.ready;
+    out.codeRun = (await c.run()).result;
+    out.codeShown = c.shadowRoot.querySelector('[part~="code"]').textContent;
+    c.code = "'set later'";
+    out.codeShownLater = c.shadowRoot.querySelector('[part~="code"]').textContent;
+    c.remove();
+    // 5. Moving an element with a bad attribute reports nothing again, and its ready stays
+    //    rejected; fixing the attribute opens it.
+    const errors = [];
+    const bad = make({ name: "bad name!" });
+    bad.addEventListener("error", (e) => errors.push(e.detail.error.code));
+    await sleep(50);
+    const seenBefore = errors.length;
+    document.getElementById("b").append(bad);
+    await sleep(50);
+    bad.controls = true;
+    await sleep(50);
+    out.badEvents = [seenBefore, errors.length];
+    out.badReady = await Promise.race([bad.ready.then(() => "resolved", (e) => e.code), sleep(2000).then(() => "pending")]);
+    bad.setAttribute("name", "mend2-fixed");
+    out.fixedReady = await bad.ready.then(() => "ready", (e) => e.code);
+    bad.remove();
+    // 6. The last element of a shared environment removed while it loads: the loading stops
+    //    and the name is free at once (it was held until the whole load ended).
+    const env = make({ env: "mend2-env" });
+    await sleep(100);
+    env.remove();
+    await sleep(0);
+    const t0 = performance.now();
+    const d = await window.foxden.openDen({ name: "mend2-env", denUrl: "/den/den.html", pyodideUrl: "/pyodide/" }).then(
+      (d) => d,
+      (e) => e.code,
+    );
+    out.envName = typeof d === "string" ? d : "opened";
+    out.envFreeMs = performance.now() - t0;
+    if (typeof d !== "string") await d.close();
+    return out;
+  });
+  assert.deepEqual([r.first, r.afterReset, r.afterTimeout, r.sameInterpreter], ["1", "1", "1", "2"]);
+  assert.equal(r.clickRuns, 1, "one visible run for three clicks");
+  assert.equal(r.afterClicks, "11");
+  assert.equal(r.readyAfterClose, "closed");
+  assert.equal(r.upgradedEarly, false, "the property was set before the upgrade");
+  assert.equal(r.codeRun, "'from the property'");
+  assert.equal(r.codeShown, "'from the property'");
+  assert.equal(r.codeShownLater, "'set later'");
+  assert.deepEqual(r.badEvents, [1, 1]);
+  assert.equal(r.badReady, "bad-option");
+  assert.equal(r.fixedReady, "ready");
+  assert.equal(r.envName, "opened");
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);

@@ -239,3 +239,82 @@ test(`${BROWSER}: a timeout landing while the run's leftover JS winds down is st
     assert.equal(r.after, "42", JSON.stringify(r.afterError));
   }
 });
+
+test(`${BROWSER}: the input line's request ends with its controls, its element or its run; the line is stdin only for Python runs without their own`, async () => {
+  const r = await page.evaluate(async () => {
+    const rootOf = (el) => el.shadowRoot;
+    const asking = (el, what) =>
+      new Promise((res, rej) => {
+        const t0 = Date.now();
+        const poll = () => {
+          const s = rootOf(el)?.getElementById("status")?.textContent ?? "";
+          if (s.includes(what)) res();
+          else if (Date.now() - t0 > 20000) rej(new Error(`never asked ${what}: ${s}`));
+          else setTimeout(poll, 50);
+        };
+        poll();
+      });
+    const out = {};
+    // 1. The controls go away while their line asks: the run gets end of input, saying why,
+    //    and the den takes the next run (it used to wait for good: its clock stops meanwhile).
+    const a = window.makeElement({ name: "ask-gone", controls: "", readonly: "" }, "x = input('q1? ')");
+    await a.ready;
+    const pa = a.run();
+    await asking(a, "q1?");
+    a.controls = false;
+    const ra = await pa;
+    out.gone = ra.error && { type: ra.error.type, message: ra.error.message };
+    out.after = (await a.run("1 + 1")).result;
+    a.remove();
+    // 2. A shared environment: the asking element leaves; the other one's runs go on.
+    const b1 = window.makeElement({ env: "ask-env", controls: "", readonly: "" }, "y = input('q2? ')");
+    const b2 = window.makeElement({ env: "ask-env" });
+    await Promise.all([b1.ready, b2.ready]);
+    const pb = b1.run();
+    await asking(b1, "q2?");
+    b1.remove();
+    await pb.catch(() => null);
+    out.shared = (await Promise.race([b2.run("2 + 2"), new Promise((res) => setTimeout(() => res({ result: "stuck" }), 15000))])).result;
+    b2.remove();
+    // 3. Stop while the line asks: the line stops naming the prompt.
+    const c = window.makeElement({ name: "ask-stop", controls: "", readonly: "" }, "z = input('q3? ')");
+    await c.ready;
+    const pc = c.run();
+    await asking(c, "q3?");
+    out.labelWhileAsking = rootOf(c).getElementById("stdin").getAttribute("aria-label");
+    rootOf(c).getElementById("stop").click();
+    await pc;
+    out.labelAfter = rootOf(c).getElementById("stdin").getAttribute("aria-label");
+    // 4. Text in the line is the stdin of Python runs only: a JavaScript run works, a run with
+    //    its own onInput is asked, and a setup script gets end of input.
+    rootOf(c).getElementById("stdin").value = "typed";
+    const js = await c.run("console.log('js ok')", { lang: "javascript" });
+    out.js = js.error ? js.error.message : js.stdout;
+    out.line = (await c.run("input()")).result;
+    let asked = 0;
+    out.own = (await c.run("input()", { onInput: () => { asked++; return "own"; } })).result;
+    out.asked = asked;
+    c.remove();
+    const d = window.makeElement({ name: "ask-setup", controls: "", readonly: "" }, "S");
+    const setup = document.createElement("script");
+    setup.type = "text/x-python";
+    setup.setAttribute("setup", "");
+    setup.textContent = "import sys\nS = sys.stdin.read()";
+    d.append(setup);
+    await d.ready;
+    rootOf(d).getElementById("stdin").value = "typed";
+    out.setupRead = (await d.run()).result;
+    d.remove();
+    return out;
+  });
+  assert.equal(r.gone?.type, "EOFError", JSON.stringify(r.gone));
+  assert.match(r.gone.message, /controls that asked for input\(\) were removed/);
+  assert.equal(r.after, "2");
+  assert.equal(r.shared, "4", "the other element of the environment is not stuck");
+  assert.equal(r.labelWhileAsking, "Answer to: q3?");
+  assert.equal(r.labelAfter, null);
+  assert.equal(r.js, "js ok\n");
+  assert.equal(r.line, "'typed'");
+  assert.deepEqual([r.own, r.asked], ["'own'", 1]);
+  assert.equal(r.setupRead, "''", "a setup script gets end of input, not the line");
+});

@@ -27,7 +27,7 @@ export function defineFoxdenElement(Handle, spec) {
     connectedCallback() {
       // A property set on the element before foxden.js defined the tag is an own property that
       // hides our accessor: delete it and set it again through the accessor.
-      for (const p of spec.properties) {
+      for (const p of [...spec.properties, "code"]) {
         if (Object.prototype.hasOwnProperty.call(this, p)) {
           const v = this[p];
           delete this[p];

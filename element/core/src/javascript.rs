@@ -134,7 +134,16 @@ fn is_ident_part(c: char) -> bool {
 struct Lexer<'a> {
     src: &'a str,
     pos: usize,
+    /// Template substitutions (`${…}`) open around the position.
+    nest: usize,
+    /// Code nested deeper than [`MAX_NEST`]: it is passed to the engine unprepared.
+    too_deep: bool,
 }
+
+/// Deepest nesting of template substitutions or destructuring patterns the preparation follows
+/// (each level is a frame of the host's stack: deeper code must not overflow it). Deeper code is
+/// left as it is, for the engine to run or refuse.
+const MAX_NEST: usize = 256;
 
 impl<'a> Lexer<'a> {
     fn peek(&self) -> Option<char> {
@@ -217,9 +226,15 @@ impl<'a> Lexer<'a> {
                 '`' => return,
                 '$' if self.peek() == Some('{') => {
                     self.bump();
+                    if self.nest >= MAX_NEST {
+                        self.too_deep = true;
+                        continue;
+                    }
                     // The substitution is code: lex it (and drop its tokens) up to its `}`.
                     let mut inner = Vec::new();
+                    self.nest += 1;
                     lex_until_close(self, &mut inner, true);
+                    self.nest -= 1;
                 }
                 _ => {}
             }
@@ -329,11 +344,17 @@ fn lex_until_close<'a>(lx: &mut Lexer<'a>, out: &mut Vec<Tok<'a>>, stop_at_close
     }
 }
 
-fn lex(src: &str) -> Vec<Tok<'_>> {
+/// The tokens of `src`, or `None` when it nests deeper than [`MAX_NEST`].
+fn lex(src: &str) -> Option<Vec<Tok<'_>>> {
     let mut out = Vec::new();
-    let mut lx = Lexer { src, pos: 0 };
+    let mut lx = Lexer {
+        src,
+        pos: 0,
+        nest: 0,
+        too_deep: false,
+    };
     lex_until_close(&mut lx, &mut out, false);
-    out
+    (!lx.too_deep).then_some(out)
 }
 
 /// True if a token ends an expression (so a line break after it may end the statement).
@@ -395,8 +416,12 @@ fn statement_starts(toks: &[Tok]) -> Vec<usize> {
 
 /// The names bound by a binding pattern or identifier starting at `toks[i]`; returns the index
 /// after it.
-fn binding(toks: &[Tok], mut i: usize, names: &mut Vec<String>) -> usize {
+fn binding(toks: &[Tok], mut i: usize, names: &mut Vec<String>, level: usize) -> usize {
     let Some(t) = toks.get(i) else { return i };
+    if level >= MAX_NEST && matches!(t.text, "{" | "[") {
+        // Too deep to follow (see MAX_NEST): its names are not routed; the engine still runs it.
+        return skip_bracket(toks, i);
+    }
     match (t.kind, t.text) {
         (Kind::Ident, _) => {
             names.push(t.text.to_owned());
@@ -415,7 +440,7 @@ fn binding(toks: &[Tok], mut i: usize, names: &mut Vec<String>) -> usize {
                     continue;
                 }
                 if t.text == "..." {
-                    i = binding(toks, i + 1, names);
+                    i = binding(toks, i + 1, names, level + 1);
                     continue;
                 }
                 // The key: an identifier, string, number or [computed].
@@ -426,7 +451,7 @@ fn binding(toks: &[Tok], mut i: usize, names: &mut Vec<String>) -> usize {
                     i += 1;
                 }
                 if toks.get(i).is_some_and(|t| t.text == ":") {
-                    i = binding(toks, i + 1, names);
+                    i = binding(toks, i + 1, names, level + 1);
                 } else if toks[key].kind == Kind::Ident {
                     names.push(toks[key].text.to_owned());
                 }
@@ -448,7 +473,7 @@ fn binding(toks: &[Tok], mut i: usize, names: &mut Vec<String>) -> usize {
                 if t.text == "..." {
                     i += 1;
                 }
-                i = binding(toks, i, names);
+                i = binding(toks, i, names, level + 1);
                 i = skip_default(toks, i, depth + 1);
             }
             i
@@ -484,8 +509,22 @@ fn skip_default(toks: &[Tok], mut i: usize, depth: usize) -> usize {
 
 /// Prepares JavaScript code for the worker (see the module docs).
 pub fn prepare(code: &str) -> Prepared {
-    let toks = lex(code);
+    let Some(toks) = lex(code) else {
+        return Prepared {
+            code: code.to_owned(),
+            ..Prepared::default()
+        };
+    };
     let starts = statement_starts(&toks);
+    // For each token, the first top-level `{` from it on (a class body), found in one pass.
+    let mut next_brace = vec![toks.len(); toks.len() + 1];
+    for k in (0..toks.len()).rev() {
+        next_brace[k] = if toks[k].depth == 0 && toks[k].text == "{" {
+            k
+        } else {
+            next_brace[k + 1]
+        };
+    }
     let is_start = {
         let mut v = vec![false; toks.len()];
         for &i in &starts {
@@ -524,7 +563,7 @@ pub fn prepare(code: &str) -> Prepared {
                 // The bindings: pattern (= initializer)?, … up to the end of the statement.
                 let mut j = i + 1;
                 loop {
-                    j = binding(&toks, j, &mut names);
+                    j = binding(&toks, j, &mut names, 0);
                     while let Some(u) = toks.get(j) {
                         if u.depth == 0 && (u.text == "," || u.text == ";" || is_start[j]) {
                             break;
@@ -542,9 +581,7 @@ pub fn prepare(code: &str) -> Prepared {
             "class" => {
                 if let Some(n) = next.filter(|n| n.kind == Kind::Ident && n.text != "extends") {
                     // The body is the first `{` at the top level after the name.
-                    if let Some(open) =
-                        (i + 2..toks.len()).find(|&k| toks[k].depth == 0 && toks[k].text == "{")
-                    {
+                    if let Some(&open) = next_brace.get(i + 2).filter(|&&k| k < toks.len()) {
                         let close = skip_bracket(&toks, open);
                         edits.push((t.start, 0, format!("var {} = ", n.text)));
                         edits.push((toks[close - 1].end, 0, ";".into()));
@@ -609,13 +646,11 @@ pub fn prepare(code: &str) -> Prepared {
         byte = b;
         splits.push(units);
     }
-    let mut unique: Vec<String> = Vec::with_capacity(names.len());
-    for n in names {
-        if !unique.contains(&n) {
-            unique.push(n);
-        }
-    }
-    let names = unique;
+    let mut seen = std::collections::HashSet::with_capacity(names.len());
+    let names: Vec<String> = names
+        .into_iter()
+        .filter(|n| seen.insert(n.clone()))
+        .collect();
     functions.dedup();
     Prepared {
         code: out,
@@ -629,6 +664,46 @@ pub fn prepare(code: &str) -> Prepared {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs `f` on a thread with the stack of the host's wasm module (1 MiB).
+    fn on_wasm_stack(f: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(f)
+            .expect("thread")
+            .join()
+            .expect("no stack overflow");
+    }
+
+    #[test]
+    fn hostile_nesting_is_passed_through_not_followed() {
+        on_wasm_stack(|| {
+            let deep = "`${".repeat(1_000_000);
+            let p = prepare(&deep);
+            assert_eq!(p.code, deep);
+            assert!(p.names.is_empty() && p.splits.is_empty());
+            let pattern = format!("let {}", "[".repeat(1_000_000));
+            assert!(prepare(&pattern).code.starts_with("var "));
+            let obj = format!(
+                "const {}x{} = v",
+                "{a:".repeat(100_000),
+                "}".repeat(100_000)
+            );
+            assert!(prepare(&obj).code.starts_with("var "));
+        });
+        // Nesting within the limit is still followed.
+        let p = prepare("let x = `a${`b${`c${1}`}`}`; const [[y]] = [[2]]");
+        assert_eq!(p.names, ["x", "y"]);
+    }
+
+    #[test]
+    fn many_classes_or_names_take_linear_time() {
+        let classes = "class A\n".repeat(100_000);
+        assert!(prepare(&classes).names.is_empty());
+        let names: Vec<String> = (0..200_000).map(|i| format!("a{i}")).collect();
+        let p = prepare(&format!("var {}", names.join(",")));
+        assert_eq!(p.names.len(), 200_000);
+    }
 
     fn tails(p: &Prepared) -> Vec<String> {
         let units: Vec<u16> = p.code.encode_utf16().collect();

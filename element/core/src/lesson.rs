@@ -101,11 +101,18 @@ pub fn env_name(env: &str) -> Result<&str, DenNameError> {
 pub struct SetupLog {
     /// SHA-256 of each setup that ran (a few per page: a list is smaller than a set in wasm).
     done: Vec<[u8; 32]>,
+    /// The interpreter they ran in (`SyncState::interpreter`).
+    interpreter: u64,
 }
 
 impl SetupLog {
-    /// Whether `code` still has to run; marks it as run (a failed run is [`Self::undo`]ne).
-    pub fn claim(&mut self, code: &str) -> bool {
+    /// Whether `code` still has to run in `interpreter`; marks it as run (a failed run is
+    /// [`Self::undo`]ne). A new interpreter forgets what ran in the last one.
+    pub fn claim(&mut self, code: &str, interpreter: u64) -> bool {
+        if interpreter != self.interpreter {
+            self.clear();
+            self.interpreter = interpreter;
+        }
         let h = crate::sha256(code.as_bytes());
         let new = !self.done.contains(&h);
         if new {
@@ -349,13 +356,22 @@ mod tests {
     #[test]
     fn setup_runs_once_per_interpreter() {
         let mut log = SetupLog::default();
-        assert!(log.claim("import math"));
-        assert!(!log.claim("import math"));
-        assert!(log.claim("import os"), "another element's setup runs too");
+        assert!(log.claim("import math", 0));
+        assert!(!log.claim("import math", 0));
+        assert!(
+            log.claim("import os", 0),
+            "another element's setup runs too"
+        );
         log.undo("import os");
-        assert!(log.claim("import os"), "a failed setup is tried again");
+        assert!(log.claim("import os", 0), "a failed setup is tried again");
         log.clear();
-        assert!(log.claim("import math"), "a new interpreter runs it again");
+        assert!(log.claim("import math", 0), "a reset runs it again");
+        assert!(
+            log.claim("import math", 1),
+            "a new interpreter runs it again"
+        );
+        assert!(log.claim("import os", 1));
+        assert!(!log.claim("import os", 1));
     }
 
     #[test]

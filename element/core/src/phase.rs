@@ -14,8 +14,12 @@ pub enum Phase<O, L> {
     Detached,
     /// In the document, but its attributes do not make a valid den, and it has none.
     Invalid,
-    /// The last opening failed (its `ready` rejected); the next change tries again.
-    Failed,
+    /// The opening for `key` failed (its `ready` rejected). Other attributes, or removing and
+    /// inserting the element, try again; a move or a change of other attributes does not.
+    Failed {
+        /// The attributes whose opening failed.
+        key: String,
+    },
     /// Opening the den described by `key` (every attribute that needs a new den when it changes).
     Opening {
         /// The attributes being opened.
@@ -61,7 +65,7 @@ impl<O, L> Phase<O, L> {
         match self {
             Phase::Detached => PhaseName::Detached,
             Phase::Invalid => PhaseName::Invalid,
-            Phase::Failed => PhaseName::Failed,
+            Phase::Failed { .. } => PhaseName::Failed,
             Phase::Opening { .. } => PhaseName::Opening,
             Phase::Live { .. } => PhaseName::Live,
             Phase::Closed { .. } => PhaseName::Closed,
@@ -124,11 +128,17 @@ pub fn reconcile<O, L>(phase: &Phase<O, L>, connected: bool, key: Option<&str>) 
         let has_den = phase.active_key().is_some();
         return Step::Invalid {
             reject_ready: !has_den,
-            to_invalid: matches!(phase, Phase::Detached | Phase::Invalid | Phase::Failed),
+            to_invalid: matches!(
+                phase,
+                Phase::Detached | Phase::Invalid | Phase::Failed { .. }
+            ),
         };
     };
     match phase {
-        Phase::Opening { key: k, .. } | Phase::Live { key: k, .. } | Phase::Closed { key: k }
+        Phase::Opening { key: k, .. }
+        | Phase::Live { key: k, .. }
+        | Phase::Closed { key: k }
+        | Phase::Failed { key: k }
             if k == key =>
         {
             Step::Keep
@@ -142,6 +152,10 @@ mod tests {
     use super::*;
 
     type P = Phase<(), ()>;
+
+    fn failed(k: &str) -> P {
+        Phase::Failed { key: k.into() }
+    }
 
     fn opening(k: &str) -> P {
         Phase::Opening {
@@ -164,7 +178,7 @@ mod tests {
         for p in [
             P::Detached,
             P::Invalid,
-            P::Failed,
+            failed("a"),
             opening("a"),
             live("a"),
             closed("a"),
@@ -176,7 +190,7 @@ mod tests {
 
     #[test]
     fn connecting_with_valid_attributes_opens() {
-        for p in [P::Detached, P::Invalid, P::Failed] {
+        for p in [P::Detached, P::Invalid, failed("b")] {
             assert_eq!(reconcile(&p, true, Some("a")), Step::Open);
         }
     }
@@ -204,7 +218,7 @@ mod tests {
             None
         );
         assert!(P::Invalid.closed().is_none());
-        assert!(P::Failed.closed().is_none());
+        assert!(failed("a").closed().is_none());
     }
 
     #[test]
@@ -215,7 +229,7 @@ mod tests {
         };
         assert_eq!(reconcile(&live("a"), true, None), keep);
         assert_eq!(reconcile(&opening("a"), true, None), keep);
-        for p in [P::Detached, P::Invalid, P::Failed] {
+        for p in [P::Detached, P::Invalid, failed("b")] {
             assert_eq!(
                 reconcile(&p, true, None),
                 Step::Invalid {
@@ -270,7 +284,23 @@ mod tests {
         assert_eq!(p.name(), PhaseName::Closed);
         assert_eq!(apply(&mut p, false, Some("a")), Step::Detach);
         assert_eq!(apply(&mut p, true, Some("a")), Step::Open);
-        p = P::Failed; // the opening failed
-        assert_eq!(apply(&mut p, true, Some("a")), Step::Open);
+        p = failed("a"); // the opening failed
+        assert_eq!(
+            apply(&mut p, true, Some("a")),
+            Step::Keep,
+            "a move does not retry"
+        );
+        assert_eq!(
+            apply(&mut p, true, Some("b")),
+            Step::Open,
+            "other attributes do"
+        );
+        p = failed("a");
+        assert_eq!(apply(&mut p, false, Some("a")), Step::Detach);
+        assert_eq!(
+            apply(&mut p, true, Some("a")),
+            Step::Open,
+            "so does re-insertion"
+        );
     }
 }

@@ -16,6 +16,8 @@ pub struct SyncState {
     /// The store's version when the worker was last known to hold exactly its files: while the
     /// store has not changed since, a plan is empty without comparing every file.
     clean: Option<u64>,
+    /// Counts the worker's restarts: each value is one interpreter.
+    interpreter: u64,
 }
 
 /// What to send before a run.
@@ -118,6 +120,12 @@ impl SyncState {
     pub fn reset(&mut self) {
         self.worker.clear();
         self.clean = None;
+        self.interpreter += 1;
+    }
+
+    /// Which interpreter the worker runs (a new number after each [`Self::reset`]).
+    pub fn interpreter(&self) -> u64 {
+        self.interpreter
     }
 
     /// The differences between `files` and the worker; cost is O(number of files), never O(bytes).

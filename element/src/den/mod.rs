@@ -415,7 +415,8 @@ impl Drop for Gate {
 
 /// The den's exclusive use ([`Inner::exclusive`]): dropped, it frees the den, then its gate
 /// wakes whoever waits.
-struct Exclusive<'a> {
+/// The den's turn (see [`Den::turn`]): other operations wait until it is dropped.
+pub(crate) struct Exclusive<'a> {
     inner: &'a Inner,
     _gate: Gate,
 }
@@ -434,6 +435,8 @@ impl Den {
     }
 
     /// Runs `code` tagged `tag` (see [`Self::run_tag`]); `opts` as `run()` takes them.
+    /// A run of the element's (`tag`: see `foxden_core::lesson::RunTag`), in a turn the caller
+    /// took with [`Den::turn`].
     pub(crate) async fn run_tagged(
         &self,
         code: String,
@@ -442,7 +445,7 @@ impl Den {
     ) -> Result<JsValue, JsValue> {
         let mut ro = run_options(&opts)?;
         ro.tag = tag;
-        self.run_outcome(code, ro).await
+        self.run_in_turn(code, ro).await
     }
 
     /// Stops the run in progress (the element's Stop button). On a cross-origin isolated den

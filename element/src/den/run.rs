@@ -14,9 +14,34 @@ impl Den {
         code: String,
         ro: RunOptions,
     ) -> Result<JsValue, JsValue> {
+        let _turn = self.turn().await?;
+        self.run_in_turn(code, ro).await
+    }
+
+    /// Takes the den's turn: no other run or file operation starts until it is dropped. Within
+    /// it, [`Self::interpreter`] stays what it is until a run of the turn restarts the worker.
+    pub(crate) async fn turn(&self) -> Result<Exclusive<'_>, JsValue> {
         let inner = &self.inner;
         inner.check_open()?;
-        let _guard = inner.exclusive().await;
+        let turn = inner.exclusive().await;
+        inner.check_open()?;
+        inner.ensure_connection().await?;
+        Ok(turn)
+    }
+
+    /// Which interpreter the den's worker runs: another number after each restart (a timeout,
+    /// `reset()`, a den page that was replaced).
+    pub(crate) fn interpreter(&self) -> u64 {
+        self.inner.sync.borrow().interpreter()
+    }
+
+    /// [`Self::run_outcome`] in a turn already taken.
+    pub(crate) async fn run_in_turn(
+        &self,
+        code: String,
+        ro: RunOptions,
+    ) -> Result<JsValue, JsValue> {
+        let inner = &self.inner;
         inner.check_open()?;
         // Connected first: a run that cannot start (the den page did not reopen) rejects
         // before its `run` event, so that no `run` event goes without its `run-end`.

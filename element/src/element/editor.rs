@@ -63,7 +63,7 @@ pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
     if readonly || !has_code {
         if ui.editor.borrow_mut().take().is_some() {
             show(false);
-            show_code(ui, host);
+            show_code(ui, state, host);
         }
         return;
     }
@@ -143,7 +143,7 @@ pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
                 el.set_hidden(false);
             }
         }
-        show_code(&ui, &host);
+        show_code(&ui, &state, &host);
     });
 }
 
@@ -182,10 +182,8 @@ pub(crate) fn lesson_controls(weak: &Weak<State>, ui: &Rc<Ui>, host: &Element) -
             s.ui_status("Starting a new interpreter…");
             spawn_local(async move {
                 match den.reset_impl().await {
-                    Ok(_) => {
-                        clear_setup(&s);
-                        s.ui_status("New interpreter: variables cleared, files kept");
-                    }
+                    // The setup log sees the new interpreter (Den::interpreter).
+                    Ok(_) => s.ui_status("New interpreter: variables cleared, files kept"),
                     Err(e) => s.emit_error(&e),
                 }
             });
@@ -214,13 +212,6 @@ pub(crate) fn lesson_controls(weak: &Weak<State>, ui: &Rc<Ui>, host: &Element) -
     ls
 }
 
-/// A new interpreter: every setup script runs again before the next run.
-pub(crate) fn clear_setup(state: &State) {
-    if let Some(l) = state.lease.borrow().as_ref() {
-        l.router.setup.borrow_mut().clear();
-    }
-}
-
 /// Reads the element's code (`code` property).
 pub(crate) fn get_code(state: &State) -> JsValue {
     super::lesson::current_code(state).map_or(JsValue::NULL, JsValue::from)
@@ -236,4 +227,7 @@ pub(crate) fn set_code(state: &State, code: &JsValue) {
         }
     }
     *state.code.borrow_mut() = text;
+    if let (Some(ui), Some(host)) = (state.ui(), state.host.borrow().clone()) {
+        show_code(&ui, state, &host);
+    }
 }

@@ -106,13 +106,7 @@ impl Router {
                 let tag = self.den.borrow().as_ref().map_or(0, Den::run_tag);
                 self.routes.borrow_mut().start(*id, tag)
             }
-            DenEvent::RunEnd { id, outcome, .. } => {
-                if outcome.restarted {
-                    // A new interpreter: setup code runs again before the next run.
-                    self.setup.borrow_mut().clear();
-                }
-                self.routes.borrow_mut().end(*id)
-            }
+            DenEvent::RunEnd { id, .. } => self.routes.borrow_mut().end(*id),
             // An input() request goes to the element whose run asked (a hidden one: nobody
             // answers, so it is end of input).
             DenEvent::Output { run_id, .. }
@@ -180,6 +174,8 @@ pub(crate) struct Env {
     den: RefCell<Option<Result<Den, JsValue>>>,
     waiters: RefCell<Vec<oneshot::Sender<Result<Den, JsValue>>>>,
     users: Cell<u32>,
+    /// Dropping it stops the opening (its last element left before the den was open).
+    cancel: RefCell<Option<oneshot::Sender<()>>>,
 }
 
 thread_local! {
@@ -209,6 +205,7 @@ pub(crate) fn join_env(
                     den: RefCell::new(None),
                     waiters: RefCell::new(Vec::new()),
                     users: Cell::new(0),
+                    cancel: RefCell::new(None),
                 });
                 m.push((env.to_owned(), e.clone()));
                 (e, true)
@@ -227,9 +224,18 @@ pub(crate) fn join_env(
         let e = entry.clone();
         let name = env.to_owned();
         // den::open first waits for the close of a previous environment of that name.
+        let (cancel, cancelled) = oneshot::channel::<()>();
+        *entry.cancel.borrow_mut() = Some(cancel);
         spawn_local(async move {
             let progress = e.router.progress();
-            let result = den::open(opts, None, progress, Some(e.router.sink())).await;
+            let open = Box::pin(den::open(opts, None, progress, Some(e.router.sink())));
+            let result = match futures::future::select(open, cancelled).await {
+                futures::future::Either::Left((r, _)) => r,
+                // Its last element left: dropping the opening removes its iframe and frees
+                // the name (release() forgot the environment).
+                futures::future::Either::Right(_) => return,
+            };
+            e.cancel.borrow_mut().take();
             if let Ok(d) = &result {
                 e.router.attach(d);
             }
@@ -257,9 +263,15 @@ pub(crate) fn join_env(
 /// An element left `e` (named `env`); the last one closes its den (once it is open).
 fn release(env: &str, e: &Rc<Env>) {
     e.users.set(e.users.get().saturating_sub(1));
-    if e.users.get() == 0 && e.den.borrow().is_some() {
-        forget(env, e);
+    if e.users.get() > 0 {
+        return;
     }
+    let opened = e.den.borrow().is_some();
+    if !opened {
+        // Still loading: the loading stops, and the name is free for a new environment.
+        e.cancel.borrow_mut().take();
+    }
+    forget(env, e);
 }
 
 fn forget(env: &str, e: &Rc<Env>) {
@@ -326,12 +338,16 @@ pub(crate) async fn lesson_run(
         (lease.router.clone(), lease.tag(false), lease.tag(true))
     };
     let opts = run_opts(&state, &opts);
-    // Setup and check are Python whatever the reader's code is.
-    let python_opts = with_lang(&opts, None);
+    // Setup and check are Python whatever the reader's code is, and get end of input (no
+    // stdin but an empty one, nobody asked).
+    let python_opts = hidden_opts(&opts);
+    // Setup, code and check take one turn of the den: no reset, timeout of another run or file
+    // operation comes between them, so the setup log speaks of the interpreter the code runs in.
+    let _turn = den.turn().await?;
     // Every element's setup in a shared environment: a cell may use what another's setup made.
     for setup in router.setup_scripts() {
         let setup = setup.as_str();
-        if router.setup.borrow_mut().claim(setup) {
+        if router.setup.borrow_mut().claim(setup, den.interpreter()) {
             // A run that is refused (bad options, closed den) did not run the setup either.
             let r = match den
                 .run_tagged(setup.to_owned(), python_opts.clone(), hidden)
@@ -373,6 +389,7 @@ pub(crate) async fn lesson_run(
     } else {
         opts.clone()
     };
+    let main_opts = with_line_stdin(&state, &main_opts);
     let result = den.run_tagged(code, main_opts, visible).await?;
     let Some(check) = scripts.check.filter(|_| own) else {
         return Ok(result);
@@ -414,6 +431,20 @@ fn with_lang(opts: &JsValue, lang: Option<&str>) -> JsValue {
         }
     }
     out.into()
+}
+
+/// Options of a hidden setup or check run: Python, with an empty stdin (end of input) in
+/// place of the reader's stdin or `onInput`.
+fn hidden_opts(opts: &JsValue) -> JsValue {
+    let out = with_lang(opts, None);
+    if out.is_object() {
+        let _ = js_sys::Reflect::delete_property(
+            out.unchecked_ref::<js_sys::Object>(),
+            &"onInput".into(),
+        );
+        let _ = js_sys::Reflect::set(&out, &"stdin".into(), &"".into());
+    }
+    out
 }
 
 /// The code the Run button and `run()` without code execute: the editor's text, else the

@@ -49,6 +49,14 @@ impl Ready {
     pub(crate) fn settled(&self) -> bool {
         self.resolve.is_none()
     }
+    /// The den is gone (closed, or the element removed): `ready` rejects with `v`, a new promise
+    /// if it had resolved (an `await el.ready` after `close()` must not see the old den).
+    pub(crate) fn gone(&mut self, v: &JsValue) {
+        if self.settled() && !self.rejected {
+            *self = Ready::new();
+        }
+        self.settle(false, v);
+    }
     /// Resolves (`ok`) or rejects the promise with `v`, unless it is already settled.
     pub(crate) fn settle(&mut self, ok: bool, v: &JsValue) {
         let (resolve, reject) = (self.resolve.take(), self.reject.take());
@@ -80,6 +88,12 @@ pub(crate) struct State {
     pub(crate) run_defaults: Cell<(f64, f64)>,
     pub(crate) ui: RefCell<Option<Rc<Ui>>>,
     pub(crate) runs_active: Cell<u32>,
+    /// The Run button's (or Ctrl-Enter's) run is under way, hidden setup and check included.
+    pub(crate) script_running: Cell<bool>,
+    /// The attribute errors last reported (as `error` events), while the attributes are bad.
+    pub(crate) reported: RefCell<Option<Vec<String>>>,
+    /// Why the last opening failed (while the phase is `Failed`).
+    pub(crate) failure: RefCell<Option<JsValue>>,
     pub(crate) input: super::input::InputDesk,
     /// The element's use of its den's event router (and of its `env`), while it has a den.
     pub(crate) lease: RefCell<Option<super::lesson::Lease>>,
@@ -167,6 +181,13 @@ impl State {
                 *self.closing.borrow_mut() = Some(den.close_impl());
             }
         }
+        // A request this element was to answer (its listeners or its input line) gets end of
+        // input: nobody here can answer it now.
+        self.input
+            .cancel(false, "the element that was to answer input() left the den");
+        if let Some(ui) = self.ui() {
+            ui.stop_asking();
+        }
         self.lease.borrow_mut().take();
         // The den's run events end with it: nothing is running any more.
         self.runs_active.set(0);
@@ -177,14 +198,15 @@ impl State {
     }
 }
 
-/// Schedules a reconcile in a microtask (one per batch of changes).
-pub(crate) fn schedule(state: &Rc<State>) {
+/// Schedules a reconcile in a microtask (one per batch of changes). An attribute change after
+/// a failed or refused opening gets a fresh `ready` at once, for what the change brings (a move
+/// does not: the element stays as it was).
+pub(crate) fn schedule(state: &Rc<State>, attribute: bool) {
+    if attribute && state.ready.borrow().rejected {
+        *state.ready.borrow_mut() = Ready::new();
+    }
     if state.scheduled.replace(true) {
         return;
-    }
-    // A change after a failed opening gets a fresh `ready` for the next attempt.
-    if state.ready.borrow().rejected {
-        *state.ready.borrow_mut() = Ready::new();
     }
     let s = state.clone();
     spawn_local(async move {
@@ -216,8 +238,9 @@ pub(crate) fn reconcile(state: &Rc<State>) {
             state.shut(Phase::Detached);
             state.ui.borrow_mut().take();
             let err = closed_error(state);
-            state.ready.borrow_mut().settle(false, &err);
+            state.ready.borrow_mut().gone(&err);
             state.host.borrow_mut().take();
+            state.reported.borrow_mut().take();
         }
         Step::Invalid {
             reject_ready,
@@ -227,7 +250,21 @@ pub(crate) fn reconcile(state: &Rc<State>) {
             if to_invalid {
                 *state.phase.borrow_mut() = Phase::Invalid;
             }
+            // The same errors again (a move, a change of another attribute): reported already;
+            // a `ready` renewed by the change rejects with them again.
+            let said: Vec<String> = errors.iter().map(crate::js::describe).collect();
+            if state.reported.borrow().as_ref() == Some(&said) {
+                if reject_ready {
+                    state.ready.borrow_mut().settle(false, &errors[0]);
+                }
+                return;
+            }
+            *state.reported.borrow_mut() = Some(said);
             if reject_ready {
+                // A new error gets a new `ready` (the last one may have rejected already).
+                if state.ready.borrow().settled() {
+                    *state.ready.borrow_mut() = Ready::new();
+                }
                 state.ready.borrow_mut().settle(false, &errors[0]);
             }
             for e in &errors {
@@ -236,10 +273,19 @@ pub(crate) fn reconcile(state: &Rc<State>) {
         }
         Step::Keep | Step::Open => {
             let Some(Ok(config)) = config else { return };
+            state.reported.borrow_mut().take();
             // A closed element keeps its den closed: a `ready` renewed by a change since says so.
             if step == Step::Keep && matches!(*state.phase.borrow(), Phase::Closed { .. }) {
                 let err = closed_error(state);
                 state.ready.borrow_mut().settle(false, &err);
+            }
+            // A failed opening is not tried again for a move or another attribute: a `ready`
+            // renewed by the change rejects with its error again.
+            if step == Step::Keep && matches!(*state.phase.borrow(), Phase::Failed { .. }) {
+                let failure = state.failure.borrow().clone();
+                if let Some(err) = failure {
+                    state.ready.borrow_mut().settle(false, &err);
+                }
             }
             state
                 .run_defaults
@@ -365,7 +411,8 @@ fn opened(s: &Rc<State>, key: String, result: Result<Den, JsValue>) {
                 }
             }
             Err(e) => {
-                *s.phase.borrow_mut() = Phase::Failed;
+                *s.phase.borrow_mut() = Phase::Failed { key };
+                *s.failure.borrow_mut() = Some(e.clone());
                 s.ready.borrow_mut().settle(false, &e);
                 if let Some(ui) = s.ui() {
                     ui.hide_progress();
@@ -378,18 +425,37 @@ fn opened(s: &Rc<State>, key: String, result: Result<Den, JsValue>) {
 
 /// Den events ("run", "output", "file-change") become DOM events and UI updates.
 pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
-    if let DenEvent::Input { reply, prompt, .. } = event {
+    if let DenEvent::Input {
+        reply,
+        prompt,
+        run_id,
+    } = event
+    {
         // Cancelable: preventDefault() promises an answer later through detail.respond.
         let detail = event.detail();
-        let _ = Reflect::set(&detail, &"respond".into(), &state.input.take(reply));
+        let _ = Reflect::set(
+            &detail,
+            &"respond".into(),
+            &state.input.take(reply, *run_id),
+        );
         if state.dispatch(event.kind(), &detail, true) {
             reply.defer();
         } else if let (false, Some(ui)) = (reply.answered(), state.ui()) {
             // Nobody on the page answered: the controls ask the reader in the input line.
             reply.defer();
+            state.input.ask_in_line();
             ui.ask_input(prompt);
         }
         return;
+    }
+    if let DenEvent::RunEnd { id, .. } = event {
+        // A request of this run can no longer be answered: the input line stops asking.
+        if state.input.waiting() {
+            if let Some(ui) = state.ui() {
+                ui.stop_asking();
+            }
+        }
+        state.input.run_ended(*id);
     }
     state.emit(event.kind(), &event.detail());
     // Counted with or without controls (they may come back during the run).
@@ -464,10 +530,15 @@ pub(crate) fn run_script(state: &Rc<State>) {
     if state.den().is_none() {
         return;
     }
+    if state.script_running.replace(true) {
+        return;
+    }
     let s = state.clone();
     spawn_local(async move {
         // The outcome reaches the page as the "run" event; a rejection here (a closed den) too.
-        if let Err(e) = super::lesson::lesson_run(s.clone(), None, JsValue::UNDEFINED).await {
+        let r = super::lesson::lesson_run(s.clone(), None, JsValue::UNDEFINED).await;
+        s.script_running.set(false);
+        if let Err(e) = r {
             s.emit_error(&e);
         }
     });
@@ -488,10 +559,23 @@ pub(crate) fn run_opts(state: &State, opts: &JsValue) -> JsValue {
     if is_absent(&get(&out, "maxOutputBytes")) {
         let _ = Reflect::set(&out, &"maxOutputBytes".into(), &max_output.into());
     }
-    // The input line (controls) is the stdin of the runs that give none.
-    let line = state.ui().and_then(|ui| ui.stdin_text());
-    if let (Some(line), true) = (line, is_absent(&get(&out, "stdin"))) {
-        let _ = Reflect::set(&out, &"stdin".into(), &line.into());
+    out.into()
+}
+
+/// `opts` with the input line's text (controls) as stdin, for a Python run that gives neither
+/// `stdin` nor `onInput` (a JavaScript run takes no stdin; `onInput` answers for itself).
+pub(crate) fn with_line_stdin(state: &State, opts: &JsValue) -> JsValue {
+    if !opts.is_object()
+        || !is_absent(&get(opts, "stdin"))
+        || !is_absent(&get(opts, "onInput"))
+        || get_str(opts, "lang").as_deref() == Some("javascript")
+    {
+        return opts.clone();
     }
+    let Some(line) = state.ui().and_then(|ui| ui.stdin_text()) else {
+        return opts.clone();
+    };
+    let out = Object::assign(&Object::new(), opts.unchecked_ref());
+    let _ = Reflect::set(&out, &"stdin".into(), &line.into());
     out.into()
 }

@@ -108,6 +108,9 @@ impl ElementHandle {
                 )),
                 ui: RefCell::new(None),
                 runs_active: Cell::new(0),
+                script_running: Cell::new(false),
+                reported: RefCell::new(None),
+                failure: RefCell::new(None),
                 input: Default::default(),
                 lease: RefCell::new(None),
                 code: RefCell::new(None),
@@ -121,20 +124,20 @@ impl ElementHandle {
     pub fn connected(&self, el: HtmlElement) {
         self.state.connected.set(true);
         *self.state.host.borrow_mut() = Some(el);
-        schedule(&self.state);
+        schedule(&self.state, false);
     }
 
     /// `disconnectedCallback`: the den closes in a microtask unless the element is back by then.
     pub fn disconnected(&self, _el: HtmlElement) {
         self.state.connected.set(false);
-        schedule(&self.state);
+        schedule(&self.state, false);
     }
 
     /// `attributeChangedCallback`.
     #[wasm_bindgen(js_name = attributeChanged)]
     pub fn attribute_changed(&self, _el: HtmlElement, _name: String) {
         if self.state.connected.get() {
-            schedule(&self.state);
+            schedule(&self.state, true);
         }
     }
 
@@ -236,11 +239,9 @@ impl ElementHandle {
 
     pub fn reset(&self) -> Promise {
         let s = self.state.clone();
-        promise(async move {
-            let r = live_den(s.clone()).await?.reset_impl().await;
-            editor::clear_setup(&s);
-            r
-        })
+        // The setup scripts run again before the next run: the setup log sees the new
+        // interpreter (Den::interpreter).
+        promise(async move { live_den(s).await?.reset_impl().await })
     }
 
     /// Closes the den; it reopens when the element is re-inserted or a den attribute changes.
@@ -258,7 +259,7 @@ impl ElementHandle {
             }
         }
         let err = closed_error(s);
-        s.ready.borrow_mut().settle(false, &err);
+        s.ready.borrow_mut().gone(&err);
         if let Some(ui) = s.ui() {
             ui.set_run_enabled(false);
             ui.hide_progress();

@@ -192,6 +192,15 @@ impl Ui {
         }
     }
 
+    /// No request waits any more: the input line stops naming a prompt.
+    pub(crate) fn stop_asking(&self) {
+        if let Some(line) = by_id(&self.root, "stdin") {
+            if line.has_attribute("aria-label") {
+                let _ = line.remove_attribute("aria-label");
+            }
+        }
+    }
+
     /// The input line's text as stdin (with a final newline), if it is not empty.
     pub(crate) fn stdin_text(&self) -> Option<String> {
         let v = by_id(&self.root, "stdin").and_then(|i| get_str(&i, "value"))?;
@@ -365,19 +374,23 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
     let have = state.ui.borrow().is_some();
     if want == have {
         if let (true, Some(ui)) = (want, state.ui()) {
-            show_code(&ui, host);
+            show_code(&ui, state, host);
             super::editor::sync_editor(state, &ui, host);
         }
         return;
     }
     if !want {
+        // A request the input line was asking the reader for gets end of input.
+        state
+            .input
+            .cancel(true, "the controls that asked for input() were removed");
         state.ui.borrow_mut().take();
         return;
     }
     let Some(ui) = Ui::build(host).map(Rc::new) else {
         return;
     };
-    show_code(&ui, host);
+    show_code(&ui, state, host);
     let weak = Rc::downgrade(state);
     let mut ls = Vec::new();
     {
@@ -456,9 +469,11 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
     super::editor::sync_editor(state, &ui, host);
 }
 
-pub(crate) fn show_code(ui: &Ui, host: &Element) {
+/// Shows the code Run executes (the `code` property, else the script child) read-only, unless
+/// the editor shows it.
+pub(crate) fn show_code(ui: &Ui, state: &State, host: &Element) {
     if let Some(code) = by_id(&ui.root, "code") {
-        match script_code(host) {
+        match state.code.borrow().clone().or_else(|| script_code(host)) {
             Some(c) => {
                 code.set_hidden(ui.editor.borrow().is_some());
                 code.set_text_content(Some(c.trim_end()));

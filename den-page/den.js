@@ -549,6 +549,25 @@
   // Displays: the MIME types a display may carry (true: bytes), at most 16 items each and
   // 16 MiB per run (the host checks the same).
   const DISPLAY_MIMES = { "image/png": true, "image/jpeg": true, "image/svg+xml": false, "text/html": false, "text/markdown": false, "application/json": false, "text/plain": false };
+  /**
+   * UTF-8 length of `s` (the host counts display text in UTF-8 bytes; a lone surrogate is 3, as
+   * its replacement character).
+   * @param {string} s
+   */
+  function utf8Length(s) {
+    let n = s.length;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x800) {
+        // A surrogate pair: 4 bytes for 2 units; any other unit from U+0800 on: 3.
+        if ((c & 0xfc00) === 0xd800 && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+          n += 2;
+          i++;
+        } else n += 2;
+      } else if (c >= 0x80) n += 1;
+    }
+    return n;
+  }
   const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
   const MAX_DISPLAYS_PER_RUN = 1000; // foxden_core::outcome::MAX_DISPLAYS_PER_RUN
 
@@ -579,7 +598,7 @@
         out.push({ mime, text: null, bytes: item.bytes.slice() });
       } else {
         if (typeof item.text !== "string") return "not text";
-        size += item.text.length;
+        size += utf8Length(item.text);
         out.push({ mime, text: item.text, bytes: null });
       }
     }
@@ -906,7 +925,11 @@
   function onHostMessage(event) {
     const msg = event.data;
     if (!msg || typeof msg !== "object") return; // other scripts of the host page may post here too
-    if (msg.t === "boot") onBoot(msg);
+    if (msg.t === "boot") {
+      // A step of the boot that throws (a worker that cannot be made, a buffer that cannot be
+      // posted) is said at once, not left to the host's load timeout.
+      onBoot(msg).catch((e) => send({ t: "load-error", stage: "pyodide", message: `the den page could not boot: ${e && e.message ? e.message : e}` }));
+    }
     else if (msg.t === "wasm") {
       // pyodide.asm.wasm as it downloads (before `boot`): compiled while the bytes come.
       if (!streamCompile && !module && msg.wasm instanceof ReadableStream) {
@@ -936,8 +959,13 @@
     } else if (msg.t === "reset") {
       // New interpreter, files gone from the worker (the host re-sends them on the next run).
       // A run in flight is ended as crashed first.
-      if (inflight && inflight.started) crashInflight("the den was reset during the run");
-      else restartWorker();
+      try {
+        if (inflight && inflight.started) crashInflight("the den was reset during the run");
+        else restartWorker();
+      } catch (e) {
+        send({ t: "reset-done", id: msg.id, error: `the den page could not restart the interpreter: ${e && e.message ? e.message : e}` });
+        return;
+      }
       lostBetweenRuns = null; // the host forgets what the worker held on a reset
       /** @type {Promise<Booted>} */ (workerReady).then(
         (b) => send({ t: "reset-done", id: msg.id, from: b.from, bootMs: b.ms, packagesMs: b.packagesMs }),

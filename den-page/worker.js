@@ -59,6 +59,14 @@ const globalPost = self.postMessage;
 // handed the queue's callbacks (and could start or end a later run at will).
 const promiseThen = Promise.prototype.then;
 const eventData = /** @type {(this: MessageEvent) => any} */ (/** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data")).get);
+// input() blocks on these: patched by user code, they could make it return at once while the
+// run's clock stays paused for the request (a run that never times out).
+const atomicsWait = Atomics.wait;
+const atomicsLoad = Atomics.load;
+const atomicsStore = Atomics.store;
+const decodeUtf8 = TextDecoder.prototype.decode;
+const inputDecoder = new TextDecoder();
+const sliceBytes = Uint8Array.prototype.slice;
 /** @type {string | null} */
 let key = null; // the den page's key for this worker (set at boot, never exposed)
 /**
@@ -73,27 +81,39 @@ const realSetTimeout = self.setTimeout.bind(self);
 const realClearTimeout = self.clearTimeout.bind(self);
 const realSetInterval = self.setInterval.bind(self);
 const realClearInterval = self.clearInterval.bind(self);
+// The tracking sets are used through Set's own methods, captured now: user code may patch
+// Set.prototype (a `size` that says 0 would hide every timer).
+const setAdd = Set.prototype.add;
+const setDelete = Set.prototype.delete;
+const setSize = /** @type {(this: Set<unknown>) => number} */ (/** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(Set.prototype, "size")).get);
+/** @param {Set<any>} set @param {unknown} v */
+const track = (set, v) => apply(setAdd, set, [v]);
+/** @param {Set<any>} set @param {unknown} v */
+const untrack = (set, v) => apply(setDelete, set, [v]);
+/** @param {Set<any>} set */
+const sizeOf = (set) => apply(setSize, set, []);
+/** @type {Set<number>} */
 const liveTimers = new Set();
 self.setTimeout = (fn, ms, ...args) => {
   const id = realSetTimeout(() => {
-    liveTimers.delete(id);
+    untrack(liveTimers, id);
     if (typeof fn === "function") fn(...args);
   }, ms);
-  liveTimers.add(id);
+  track(liveTimers, id);
   return id;
 };
+// Only timers made through the tracked functions can be cleared: an id guessed by user code
+// must not end one of this script's own (a wait that would then never end).
 self.clearTimeout = (id) => {
-  liveTimers.delete(id);
-  realClearTimeout(id);
+  if (untrack(liveTimers, Number(id))) realClearTimeout(Number(id));
 };
 self.setInterval = (fn, ms, ...args) => {
   const id = realSetInterval(fn, ms, ...args);
-  liveTimers.add(id);
+  track(liveTimers, id);
   return id;
 };
 self.clearInterval = (id) => {
-  liveTimers.delete(id);
-  realClearInterval(id);
+  if (untrack(liveTimers, Number(id))) realClearInterval(Number(id));
 };
 /**
  * Puts `obj`'s own (tracking) versions of `names` on every prototype of `obj` that has its own
@@ -111,6 +131,21 @@ function shadowPrototypes(obj, names) {
 shadowPrototypes(self, ["setTimeout", "clearTimeout", "setInterval", "clearInterval"]);
 /** @param {number} ms */
 const sleep = (ms) => new Promise((r) => realSetTimeout(r, ms));
+// One turn of the message task queue, through a channel of this script's own (made before any
+// tracking): while code floods that queue (a call_soon chain), timers may never get a turn, so
+// waiting for the flood to end must not use them.
+const turnChannel = new MessageChannel();
+/** @type {(() => void)[]} */
+const turnWaiters = [];
+turnChannel.port1.onmessage = () => {
+  const w = turnWaiters.shift();
+  if (w) w();
+};
+const nextTurn = () =>
+  new Promise((r) => {
+    turnWaiters.push(() => r(undefined));
+    turnChannel.port2.postMessage(0);
+  });
 
 // Message loops (MessageChannel, BroadcastChannel), nested workers, scheduler.postTask and
 // animation frames can keep JS running after a run ends without any timer. Channels and workers
@@ -153,9 +188,9 @@ function installTracking() {
     /** @type {(fn: unknown, opts: unknown) => Promise<unknown>} */
     sched.postTask = (fn, opts) => {
       const p = realPostTask(fn, opts);
-      pendingTasks.add(p);
-      const settle = () => pendingTasks.delete(p);
-      p.then(settle, settle);
+      track(pendingTasks, p);
+      const settle = () => untrack(pendingTasks, p);
+      apply(promiseThen, p, [settle, settle]);
       return p;
     };
     shadowPrototypes(sched, ["postTask"]);
@@ -163,21 +198,48 @@ function installTracking() {
   if (typeof self.requestAnimationFrame === "function") {
     const realRaf = self.requestAnimationFrame.bind(self);
     const realCancel = self.cancelAnimationFrame.bind(self);
+    // Frames in a set of their own: clearTimeout of a frame's id must not untrack the frame.
     self.requestAnimationFrame = (fn) => {
       const id = realRaf((t) => {
-        liveTimers.delete(`raf${id}`);
+        untrack(liveFrames, id);
         if (typeof fn === "function") fn(t);
       });
-      liveTimers.add(`raf${id}`);
+      track(liveFrames, id);
       return id;
     };
     self.cancelAnimationFrame = (id) => {
-      liveTimers.delete(`raf${id}`);
-      realCancel(id);
+      if (untrack(liveFrames, Number(id))) realCancel(Number(id));
     };
     shadowPrototypes(self, ["requestAnimationFrame", "cancelAnimationFrame"]);
   }
+  // Pyodide's event loop schedules through _api.scheduleCallback, which sends a delay under
+  // 3 ms through a MessageChannel of Pyodide's own (made before this tracking), not a timer: a
+  // chain of call_soon callbacks would be invisible. The webloop module imported the function
+  // at boot; both references are replaced by one that counts, so the original is out of reach.
+  const api = /** @type {any} */ (py)?._api;
+  const realSchedule = api && api.scheduleCallback;
+  if (typeof realSchedule === "function") {
+    /** @param {() => void} cb @param {number} delay */
+    const counted = (cb, delay) => {
+      scheduled++;
+      let ran = false;
+      realSchedule(() => {
+        if (!ran) {
+          ran = true;
+          scheduled--;
+        }
+        cb();
+      }, delay);
+    };
+    api.scheduleCallback = counted;
+    const webloop = /** @type {PyodideAPI} */ (py).pyimport("pyodide.webloop");
+    webloop.scheduleCallback = counted;
+    webloop.destroy();
+  }
 }
+/** @type {Set<number>} */
+const liveFrames = new Set();
+let scheduled = 0; // Pyodide event-loop callbacks scheduled and not run yet
 /** Closes the channels and terminates the workers the run made; true if there were any. */
 function endRunResources() {
   const n = runResources.length;
@@ -190,7 +252,7 @@ function endRunResources() {
   }
   return n > 0;
 }
-const leftoverCount = () => liveTimers.size + pendingTasks.size;
+const leftoverCount = () => sizeOf(liveTimers) + sizeOf(liveFrames) + sizeOf(pendingTasks) + scheduled;
 
 
 // Python helpers, defined once after boot. Variables of user code live in _foxden_ns and persist.
@@ -408,7 +470,21 @@ def _foxden_format(exc):
     return "".join(te.format())
 
 def _foxden_error(exc):
-    return [type(exc).__name__, str(exc), _foxden_format(exc)]
+    # The code's exception may fail to describe itself (a __str__ that raises): the run still
+    # ends as its error, not as a crash of the worker.
+    try:
+        name = str(type(exc).__name__)
+    except BaseException:
+        name = "Exception"
+    try:
+        message = str(exc)
+    except BaseException as e:
+        message = f"<str() of the exception failed: {type(e).__name__}>"
+    try:
+        tb = _foxden_format(exc)
+    except BaseException:
+        tb = f"{name}: {message}\\n"
+    return [name, message, tb]
 
 _FOXDEN_TLA = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 
@@ -634,7 +710,7 @@ function postDisplay(bundle) {
     // large, while only its length is counted.
     else if (data instanceof Uint8Array) out.push({ mime, text: null, bytes: data.slice() });
   }
-  const size = out.reduce((n, i) => n + (i.text !== null ? i.text.length : /** @type {Uint8Array} */ (i.bytes).length), 0);
+  const size = out.reduce((n, i) => n + (i.text !== null ? utf8Length(i.text) : /** @type {Uint8Array} */ (i.bytes).length), 0);
   if (current.displayed + size > MAX_DISPLAY_BYTES) {
     return `this display (${size} bytes) would take the run's displays over ${MAX_DISPLAY_BYTES} bytes; it was not shown`;
   }
@@ -643,6 +719,25 @@ function postDisplay(bundle) {
   flushOutput();
   if (out.length) post({ t: "display", id: current.id, bundle: out }, out.flatMap((i) => (i.bytes ? [i.bytes.buffer] : [])));
   return null;
+}
+/**
+ * UTF-8 length of `s` (the host counts display text in UTF-8 bytes; a lone surrogate is 3, as
+ * its replacement character).
+ * @param {string} s
+ */
+function utf8Length(s) {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x800) {
+      // A surrogate pair: 4 bytes for 2 units; any other unit from U+0800 on: 3.
+      if ((c & 0xfc00) === 0xd800 && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+        n += 2;
+        i++;
+      } else n += 2;
+    } else if (c >= 0x80) n += 1;
+  }
+  return n;
 }
 const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
 const MAX_DISPLAYS_PER_RUN = 1000; // foxden_core::outcome::MAX_DISPLAYS_PER_RUN
@@ -662,15 +757,15 @@ const INPUT_HEADER_BYTES = 8;
 function askInput(prompt) {
   if (!current || !inputBuf) return [3, "no run is in progress"];
   flushOutput();
-  Atomics.store(inputBuf, 0, 0);
+  apply(atomicsStore, Atomics, [inputBuf, 0, 0]);
   post({ t: "input", id: current.id, prompt: String(prompt).slice(0, 4096) });
-  Atomics.wait(inputBuf, 0, 0);
-  const state = Atomics.load(inputBuf, 0);
+  apply(atomicsWait, Atomics, [inputBuf, 0, 0]);
+  const state = apply(atomicsLoad, Atomics, [inputBuf, 0]);
   const room = inputBuf.buffer.byteLength - INPUT_HEADER_BYTES;
-  const len = Math.min(Math.max(Atomics.load(inputBuf, 1), 0), room);
-  // slice(): TextDecoder does not read shared memory.
-  const text = new TextDecoder().decode(new Uint8Array(inputBuf.buffer, INPUT_HEADER_BYTES, len).slice());
-  Atomics.store(inputBuf, 0, 0);
+  const len = Math.min(Math.max(apply(atomicsLoad, Atomics, [inputBuf, 1]), 0), room);
+  // A copy: TextDecoder does not read shared memory.
+  const text = apply(decodeUtf8, inputDecoder, [apply(sliceBytes, new Uint8Array(inputBuf.buffer, INPUT_HEADER_BYTES, len), [])]);
+  apply(atomicsStore, Atomics, [inputBuf, 0, 0]);
   current.last = performance.now();
   return [state === 1 || state === 2 ? state : 3, text];
 }
@@ -1454,6 +1549,22 @@ function inspect(v, depth = 0, seen = new Set()) {
  */
 const consoleLine = (args) => args.map((a) => (typeof a === "string" ? a : inspect(a))).join(" ") + "\n";
 
+// Whether this run's result or error text was cut (its reply is then `truncated`).
+let clipped = false;
+/**
+ * `text` cut at the run's output cap (`cap` UTF-16 units, never half a surrogate pair): a long
+ * `repr()` or message is cut, as the output is, not refused by the den page as a malformed reply
+ * (which would lose the run's files).
+ * @param {string | null} text
+ * @param {number} cap
+ */
+function clipText(text, cap) {
+  if (text === null || text.length <= cap) return text;
+  clipped = true;
+  const end = cap > 0 && (text.charCodeAt(cap - 1) & 0xfc00) === 0xd800 ? cap - 1 : cap;
+  return text.slice(0, end);
+}
+
 /**
  * The run's error for what the code threw; texts cut at the run's output cap (the den page
  * refuses longer ones).
@@ -1462,11 +1573,17 @@ const consoleLine = (args) => args.map((a) => (typeof a === "string" ? a : inspe
  * @returns {import("./protocol").RunError}
  */
 function jsError(e, cap) {
-  const err = /** @type {any} */ (e);
-  const isError = err instanceof Error || (err !== null && typeof err === "object" && typeof err.name === "string" && typeof err.message === "string");
-  const type = isError ? String(err.name).slice(0, 256) : "Uncaught";
-  const message = (isError ? String(err.message) : inspect(e)).slice(0, cap);
-  return { kind: "javascript", type, message, traceback: isError ? jsTraceback(err, type, message).slice(0, cap) : "" };
+  try {
+    const err = /** @type {any} */ (e);
+    const isError = err instanceof Error || (err !== null && typeof err === "object" && typeof err.name === "string" && typeof err.message === "string");
+    const type = isError ? String(err.name).slice(0, 256) : "Uncaught";
+    const message = /** @type {string} */ (clipText(isError ? String(err.message) : inspect(e), cap));
+    return { kind: "javascript", type, message, traceback: isError ? /** @type {string} */ (clipText(jsTraceback(err, type, message), cap)) : "" };
+  } catch {
+    // A thrown value that throws when looked at (a Proxy's traps, a getter): the run still ends
+    // as its error, with its output and files, not as a crash of the worker.
+    return { kind: "javascript", type: "Uncaught", message: "a value that could not be described", traceback: "" };
+  }
 }
 
 // The lines the async-function wrapper adds before the body (differs between engines).
@@ -1523,7 +1640,11 @@ async function runJavascript(msg) {
     return { result: null, error: jsError(e, msg.maxOutputBytes) };
   }
   if (value === undefined) return { result: null, error: null };
-  return { result: inspect(value).slice(0, msg.maxOutputBytes), error: null };
+  try {
+    return { result: inspect(value), error: null };
+  } catch {
+    return { result: "(a value that could not be described)", error: null };
+  }
 }
 
 /**
@@ -1738,12 +1859,13 @@ async function run(msg) {
   current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, parts: [], held: 0, last: 0, displayed: 0, displays: 0 };
   decoders.stdout = new TextDecoder();
   decoders.stderr = new TextDecoder();
+  clipped = false;
   if (msg.lang === "javascript") {
     // JavaScript runs in this worker's global scope, on the same files (see runJavascript); it
     // catches everything the code throws. Everything after this (leftovers, output, files) is
     // the same for both languages.
     const js = await runJavascript(msg);
-    reply.result = js.result;
+    reply.result = clipText(js.result, msg.maxOutputBytes);
     reply.error = js.error;
   } else try {
     // undefined, not null: Pyodide passes JS null to Python as JsNull, not None.
@@ -1752,8 +1874,11 @@ async function run(msg) {
     const out = pyRunSync(msg.code, stdin, interactive) ?? (await pyRun(msg.code, stdin, interactive));
     const [result, err] = out.toJs();
     out.destroy();
-    reply.result = result ?? null;
-    if (err) reply.error = { kind: "python", type: err[0], message: err[1], traceback: err[2] };
+    reply.result = clipText(result ?? null, msg.maxOutputBytes);
+    if (err) {
+      const [type, message, traceback] = [err[0], err[1], err[2]].map((t) => clipText(typeof t === "string" ? t : String(t), msg.maxOutputBytes));
+      reply.error = { kind: "python", type: /** @type {string} */ (type).slice(0, 256), message: /** @type {string} */ (message), traceback: /** @type {string} */ (traceback) };
+    }
   } catch (e) {
     // _foxden_run catches every Python exception, so an error escaping it means the
     // interpreter failed (a Pyodide fatal error): this worker is done, the den page restarts it.
@@ -1773,7 +1898,7 @@ async function run(msg) {
     if (tasks > 0 || leftoverCount() > 0) {
       const deadline = performance.now() + msg.killGraceMs;
       while (performance.now() < deadline) {
-        await sleep(5);
+        await (scheduled > 0 ? nextTurn() : sleep(5));
         endRunResources();
         tasks = pendingTaskCount(false);
         if (tasks === 0 && leftoverCount() === 0) break;
@@ -1813,7 +1938,8 @@ async function run(msg) {
     capture("stderr", encoder.encode(`foxden: ${JSON.stringify(path)} was not kept: its name is not valid Unicode (a lone surrogate)\n`));
   }
   flushOutput();
-  reply.truncated = current.truncated;
+  reply.truncated = current.truncated || clipped;
+  clipped = false;
   current = null;
   reply.durationMs = performance.now() - started;
   post(reply, transfer);

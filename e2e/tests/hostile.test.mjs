@@ -461,3 +461,30 @@ test(`${B}: a denUrl that redirects is refused before the port is handed over`, 
   });
   assert.match(out, /^DenLoadError:den-page:.*redirects/);
 });
+test(`${B}: a denUrl on another origin is checked for redirects in cors mode, and refused when it cannot be checked`, async () => {
+  const other = process.env.FOXDEN_COI_BASE;
+  const out = await page.evaluate(async (other) => {
+    const { openDen, iframeRuntime, memoryStore } = window.foxden;
+    const attempt = async (name, denUrl) => {
+      try {
+        const den = await openDen({ name, store: memoryStore(), runtime: iframeRuntime({ denUrl }) });
+        const r = await den.run("6 * 7");
+        await den.close();
+        return `opened:${r.result}`;
+      } catch (e) {
+        return `${e.name}:${e.stage}:${e.message}`;
+      }
+    };
+    return {
+      // The other origin's server allows the check: the den opens.
+      allowed: await attempt("xo-allowed", `${other}/den/den.html?cors=1`),
+      // It allows it, and redirects: refused (a no-cors probe could not have seen it).
+      redirect: await attempt("xo-redirect", `${other}/redirect-to/den/den.html?cors=1`),
+      // It does not allow it: refused, saying why, before the port is handed over.
+      unchecked: await attempt("xo-unchecked", `${other}/den/den.html`),
+    };
+  }, other);
+  assert.equal(out.allowed, "opened:42");
+  assert.match(out.redirect, /^DenLoadError:den-page:.*redirects/);
+  assert.match(out.unchecked, /^DenLoadError:den-page:cannot check that the den page .* does not redirect/);
+});

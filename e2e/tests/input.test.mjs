@@ -318,3 +318,14 @@ test(`${BROWSER}: the input line's request ends with its controls, its element o
   assert.deepEqual([r.own, r.asked], ["'own'", 1]);
   assert.equal(r.setupRead, "''", "a setup script gets end of input, not the line");
 });
+
+test(`${BROWSER}: code that patches Atomics cannot make input() return at once and keep the run's clock stopped`, async () => {
+  const t0 = Date.now();
+  const r = await ask(
+    "import js\nfrom pyodide.ffi import create_proxy\njs.Atomics.wait = create_proxy(lambda *a: 'timed-out')\njs.Atomics.load = create_proxy(lambda *a: 1)\nn = 0\nwhile True:\n    n += 1\n    try:\n        input()\n    except EOFError:\n        pass",
+    [],
+    { timeoutMs: 1000 },
+  );
+  assert.equal(r.error?.kind, "timeout", JSON.stringify(r.error));
+  assert.ok(Date.now() - t0 < 20000, `took ${Date.now() - t0} ms`);
+});

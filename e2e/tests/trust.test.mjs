@@ -375,3 +375,97 @@ test(`${B}: the den page rules every run: timeouts kill, leftovers restart, each
   assert.equal(typeof out.reset, "string");
   assert.equal(out.fresh, "('files survive', False)");
 });
+
+test(`${B}: work left behind is seen even when the code hides it from the tracking (Python's handle set, Set.prototype.size, a frame's id)`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  // A call_soon chain whose handles the code removes from the worker's own tracking set.
+  const hidden = await run(`
+import asyncio, __main__
+loop = asyncio.get_event_loop()
+def tick():
+    print("late tick")
+    __main__._foxden_handles.discard(loop.call_soon(tick))
+tick()
+kept = 1`);
+  assert.equal(hidden.error, null, JSON.stringify(hidden.error));
+  assert.equal(hidden.restarted, true, "a hidden call_soon chain was not seen");
+  const next = await run("import asyncio\nawait asyncio.sleep(0.2)\nprint('next')");
+  assert.equal(next.stdout, "next\n");
+  // A JavaScript run that makes Set.prototype.size say 0, then leaves an interval.
+  const js = await run('Object.defineProperty(Set.prototype, "size", { get: () => 0, configurable: true });\nsetInterval(() => console.log("late"), 10);\n"left"', { lang: "javascript" });
+  assert.equal(js.restarted, true, "an interval hidden by a patched Set.prototype.size was not seen");
+  // An animation frame that untracks itself through clearTimeout of its own id.
+  const hasRaf = await run("import js\nhasattr(js, 'requestAnimationFrame')");
+  if (hasRaf.result === "True") {
+    const raf = await run(`
+import js
+from pyodide.ffi import create_proxy
+def f(t):
+    i = js.requestAnimationFrame(cb)
+    js.clearTimeout(i)
+    js.clearTimeout("raf%d" % i)
+cb = create_proxy(f)
+f(0)`);
+    assert.equal(raf.error, null, JSON.stringify(raf.error));
+    assert.equal(raf.restarted, true, "a frame loop that clears its own id was not seen");
+  } else {
+    console.log(`# ${B}: no requestAnimationFrame in this browser's workers`);
+  }
+  // Clearing timer ids the code did not make (guessed) ends none of the worker's own waits.
+  const guess = await run("import js, asyncio\nfor i in range(1, 5000):\n    js.clearTimeout(i)\n    js.clearInterval(i)\nawait asyncio.sleep(0.05)\n'ok'", { timeoutMs: 10000 });
+  assert.equal(guess.error, null, JSON.stringify(guess.error));
+  assert.equal(guess.result, "'ok'");
+  // An ordinary asyncio program leaves nothing behind: no restart.
+  const fine = await run("import asyncio\nkept = 2\nawait asyncio.gather(asyncio.sleep(0.01), asyncio.sleep(0.02))\nkept");
+  assert.equal(fine.restarted, false);
+  assert.equal((await run("kept")).result, "2");
+});
+
+test(`${B}: a long result or error text is cut at the output cap and the run says truncated; its files are kept`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  const long = await run("open('/work/long.txt', 'w').write('kept')\nlist(range(300_000))");
+  assert.equal(long.error, null, JSON.stringify(long.error));
+  assert.equal(long.truncated, true);
+  assert.ok(long.result.startsWith("[0, 1, 2, ") && long.result.length <= 1 << 20, `${long.result.length}`);
+  assert.deepEqual(long.files.created, ["/work/long.txt"]);
+  assert.equal(long.restarted, false);
+  const err = await run("open('/work/long2.txt', 'w').write('kept')\nraise ValueError('x' * 3_000_000)", { maxOutputBytes: 4096 });
+  assert.equal(err.error?.type, "ValueError", JSON.stringify(err.error).slice(0, 200));
+  assert.ok(err.error.message.length <= 4096 && err.error.traceback.length <= 4096);
+  assert.equal(err.truncated, true);
+  assert.deepEqual(err.files.created, ["/work/long2.txt"]);
+  const js = await run('"y".repeat(3_000_000)', { lang: "javascript", maxOutputBytes: 1000 });
+  assert.equal(js.result.length, 1000);
+  assert.equal(js.truncated, true);
+  const short = await run("'fine'");
+  assert.equal(short.truncated, false);
+});
+
+test(`${B}: a thrown value that cannot describe itself is the run's error, with its output and files`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  const js = await run('console.log("a"); console.log("b");\nawait fs.writeFile("/out/thrown.txt", "1");\nthrow new Proxy({}, { getPrototypeOf() { throw 0 }, get() { throw 0 } });', { lang: "javascript" });
+  assert.equal(js.error?.kind, "javascript", JSON.stringify(js.error));
+  assert.equal(js.stdout, "a\nb\n");
+  assert.deepEqual(js.files.created, ["/out/thrown.txt"]);
+  const py = await run("open('/work/thrown.txt', 'w').write('1')\nclass E(Exception):\n    def __str__(self):\n        return 1 / 0\nprint('before')\nraise E()");
+  assert.equal(py.error?.kind, "python", JSON.stringify(py.error));
+  assert.equal(py.error.type, "E");
+  assert.match(py.error.message, /str\(\) of the exception failed/);
+  assert.equal(py.stdout, "before\n");
+  assert.deepEqual(py.files.created, ["/work/thrown.txt"]);
+});
+
+test(`${B}: the display budget counts text as the host does (UTF-8 bytes): foxden.display raises where the host would drop`, async () => {
+  const r = await run(`import foxden
+shown, why = 0, None
+try:
+    for _ in range(3):
+        foxden.display("é" * 4_000_000, mime="text/plain")
+        shown += 1
+except ValueError as e:
+    why = str(e)
+shown, why is not None`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.result, "(2, True)");
+  assert.equal(r.displays.length, 2);
+});

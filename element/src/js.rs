@@ -70,6 +70,15 @@ pub fn get_str(target: &JsValue, name: &'static str) -> Option<String> {
     get(target, name).as_string()
 }
 
+/// Reads a short string field (a tag such as a message kind) of `max` UTF-16 units at most:
+/// `None` for a longer one, which is never copied into wasm memory (a hostile den page could
+/// send gigabytes there).
+pub fn get_tag(target: &JsValue, name: &'static str, max: u32) -> Option<String> {
+    let v = get(target, name);
+    let s = v.dyn_ref::<js_sys::JsString>()?;
+    (s.length() <= max).then(|| String::from(s))
+}
+
 /// Reads a number field.
 pub fn get_f64(target: &JsValue, name: &'static str) -> Option<f64> {
     get(target, name).as_f64()

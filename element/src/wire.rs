@@ -79,9 +79,7 @@ fn error(v: &JsValue, cap: usize) -> Result<Option<RunError>, ReplyError> {
     if !v.is_object() {
         return Err(bad);
     }
-    let kind = get(v, "kind")
-        .as_string()
-        .filter(|k| k.len() <= 16)
+    let kind = crate::js::get_tag(v, "kind", 16)
         .and_then(|k| ErrorKind::parse(&k))
         .ok_or(ReplyError::Field {
             field: "error.kind",
@@ -219,10 +217,7 @@ pub fn out(msg: &JsValue, room: usize) -> Option<(Vec<(Stream, String)>, bool)> 
             return Some((parts, true));
         }
         let part = list.get(i as u32);
-        let stream = get(&part, "stream")
-            .as_string()
-            .filter(|s| s.len() <= 8)
-            .and_then(|s| Stream::parse(&s))?;
+        let stream = crate::js::get_tag(&part, "stream", 8).and_then(|s| Stream::parse(&s))?;
         let (text, cut) = text(&get(&part, "text"), left)?;
         left -= text.len();
         parts.push((stream, text));
@@ -243,7 +238,7 @@ pub fn display(msg: &JsValue, room: usize) -> Option<Display> {
     let mut used = 0usize;
     let mut out = Display::new();
     for item in list.iter() {
-        let mime = get(&item, "mime").as_string().filter(|m| m.len() <= 64)?;
+        let mime = crate::js::get_tag(&item, "mime", 64)?;
         let binary = display_mime(&mime)?;
         let data = if binary {
             let b = get(&item, "bytes").dyn_into::<Uint8Array>().ok()?;

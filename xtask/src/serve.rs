@@ -109,6 +109,12 @@ fn handle_static(mut stream: TcpStream, mounts: &Mounts, log: &Log, coi: bool) {
         }
     }
     let mut headers = String::from("Cache-Control: no-store\r\nConnection: close\r\n");
+    // `?cors=1`: the answer allows every origin to read it (a den page on another origin, whose
+    // host checks it does not redirect).
+    let query = target.split_once('?').map_or("", |(_, q)| q);
+    if query.split('&').any(|p| p == "cors=1") {
+        headers.push_str("Access-Control-Allow-Origin: *\r\n");
+    }
     if coi {
         headers.push_str("Cross-Origin-Opener-Policy: same-origin\r\nCross-Origin-Embedder-Policy: require-corp\r\nCross-Origin-Resource-Policy: cross-origin\r\n");
     }
@@ -124,7 +130,6 @@ fn handle_static(mut stream: TcpStream, mounts: &Mounts, log: &Log, coi: bool) {
         return;
     }
     if let Some(rest) = path.strip_prefix("/api/") {
-        let query = target.split_once('?').map_or("", |(_, q)| q);
         let mut body = vec![0u8; content_length.min(4 << 20)];
         if reader.read_exact(&mut body).is_err() {
             body.clear();

@@ -4,7 +4,7 @@
 use super::*;
 use crate::callback::{with_timeout, Listener};
 use crate::errors::load_error;
-use crate::js::{self, get, get_f64, get_str, obj};
+use crate::js::{self, get, get_f64, obj};
 use foxden_core::protocol::{DenToHost, HostToDen, PROTOCOL_VERSION};
 use js_sys::{Array, ArrayBuffer, Uint8Array};
 use std::cell::RefCell;
@@ -100,7 +100,7 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         }
         // A den whose interpreter failed to start from the entry drops it: the next visit makes
         // a new one. (Other failures, e.g. a load timeout, say nothing about the entry.)
-        let boot_failed = |e: &JsValue| get_str(e, "stage").as_deref() == Some("pyodide");
+        let boot_failed = |e: &JsValue| js::get_tag(e, "stage", 32).as_deref() == Some("pyodide");
         if handed && sent.as_ref().err().is_some_and(boot_failed) {
             wasm_bindgen_futures::spawn_local(async {
                 let _ = warm::clear().await;
@@ -150,12 +150,12 @@ pub(super) async fn handshake(
     };
     let fallback = opts.isolation == Isolation::Auto
         && isolation == Isolation::ManifestSandbox
-        && get_str(&hello, "t").as_deref() == Some(DenToHost::LoadError.as_str())
-        && get_str(&hello, "stage").as_deref() == Some("isolation");
+        && js::get_tag(&hello, "t", 16).as_deref() == Some(DenToHost::LoadError.as_str())
+        && js::get_tag(&hello, "stage", 32).as_deref() == Some("isolation");
     if !fallback {
         return Err(load_error_from(&hello, isolation));
     }
-    let first_problem = get_str(&hello, "message").unwrap_or_default();
+    let first_problem = load_error_message(&hello);
     drop(conn);
     hello_seen.set(false);
     let conn = create(opts, Isolation::IframeSandbox)?;
@@ -165,7 +165,7 @@ pub(super) async fn handshake(
     };
     let second = load_error_message(&hello);
     Err(load_error(
-        crate::errors::LoadStage::from_den_page(get_str(&hello, "stage").as_deref()),
+        crate::errors::LoadStage::from_den_page(js::get_tag(&hello, "stage", 32).as_deref()),
         &format!(
             "isolation \"auto\": as a manifest sandbox page, {first_problem}; \
              with the iframe-sandbox fallback, {second}"
@@ -181,7 +181,7 @@ async fn first_word(
 ) -> Result<Option<JsValue>, JsValue> {
     let hello = wait_loader(conn).await;
     hello_seen.set(true);
-    if get_str(&hello, "t").as_deref() == Some(DenToHost::Hello.as_str()) {
+    if js::get_tag(&hello, "t", 16).as_deref() == Some(DenToHost::Hello.as_str()) {
         check_protocol(&hello)?;
         return Ok(None);
     }
@@ -292,11 +292,11 @@ pub(super) async fn send_warm(
             )
         })?;
     let ready = ready.await.unwrap_or(JsValue::UNDEFINED);
-    match get_str(&ready, "t").as_deref() {
+    match js::get_tag(&ready, "t", 16).as_deref() {
         Some(t) if t == DenToHost::Ready.as_str() => {
             conn.interruptible
                 .set(get(&ready, "interruptible").as_bool().unwrap_or(false));
-            let warm = match get_str(&ready, "warm").as_deref() {
+            let warm = match js::get_tag(&ready, "warm", 16).as_deref() {
                 _ if !want_snapshot => "off",
                 Some("hit") => "hit",
                 Some("rejected") => "rejected",
@@ -317,15 +317,35 @@ pub(super) async fn send_warm(
 /// The port is posted to whatever page the iframe ends up showing (an opaque origin cannot be
 /// named as target), and the den's files go through it: a `denUrl` that redirects could hand
 /// them to another page. Asked once before the iframe loads; a redirect is refused.
+///
+/// A browser refuses a `no-cors` fetch with `redirect: "manual"` to another origin, whatever
+/// the answer: a den page on another origin is asked in `cors` mode, and one whose server does
+/// not allow that cannot be checked, so it is refused (fail closed).
 pub(super) async fn refuse_redirect(den_url: &str) -> Result<(), JsValue> {
     let Some(w) = web_sys::window() else {
         return Ok(());
     };
+    let here = w.location().href().unwrap_or_default();
+    let same_origin = web_sys::Url::new_with_base(den_url, &here)
+        .is_ok_and(|u| w.location().origin().is_ok_and(|o| o == u.origin()));
     let init = web_sys::RequestInit::new();
     init.set_redirect(web_sys::RequestRedirect::Manual);
-    init.set_mode(web_sys::RequestMode::NoCors);
+    init.set_mode(if same_origin {
+        web_sys::RequestMode::NoCors
+    } else {
+        web_sys::RequestMode::Cors
+    });
+    init.set_credentials(web_sys::RequestCredentials::Omit);
+    // Stopped if the opening is (its deadline, a cancel): dropping this future aborts it.
+    let abort = super::assets::AbortOnDrop::new();
+    init.set_signal(abort.signal().dyn_ref::<web_sys::AbortSignal>());
     let Ok(resp) = JsFuture::from(w.fetch_with_str_and_init(den_url, &init)).await else {
-        return Ok(()); // unreachable: the load itself will fail and be diagnosed
+        if same_origin {
+            return Ok(()); // the load itself will fail and be diagnosed
+        }
+        return Err(load_error(crate::errors::LoadStage::DenPage,
+            &format!("cannot check that the den page {den_url} does not redirect: it is on another origin, whose server does not allow this page to ask (serve den.html with `Access-Control-Allow-Origin`, or from this page's origin); the host hands the den's files to whatever page loads"),
+        ));
     };
     let resp: web_sys::Response = resp.unchecked_into();
     if resp.type_() == web_sys::ResponseType::Opaqueredirect || resp.redirected() {
@@ -336,10 +356,18 @@ pub(super) async fn refuse_redirect(den_url: &str) -> Result<(), JsValue> {
     Ok(())
 }
 
+/// How long the diagnosis of a den page that did not answer may ask its server.
+const DIAGNOSE_MS: f64 = 2000.0;
+
 pub(super) async fn diagnose_den_page(den_url: &str) -> String {
-    // The iframe's own load cannot tell a 404 apart; ask the server once to explain the failure.
+    // The iframe's own load cannot tell a 404 apart; ask the server once to explain the failure
+    // (for 2 s at most: a server that never answers must not hold the error past the deadline).
     if let Some(w) = web_sys::window() {
-        if let Ok(resp) = JsFuture::from(w.fetch_with_str(den_url)).await {
+        let abort = super::assets::AbortOnDrop::new();
+        let init = web_sys::RequestInit::new();
+        init.set_signal(abort.signal().dyn_ref::<web_sys::AbortSignal>());
+        let asked = JsFuture::from(w.fetch_with_str_and_init(den_url, &init));
+        if let Some(Ok(resp)) = crate::callback::with_timeout(asked, DIAGNOSE_MS).await {
             let resp: web_sys::Response = resp.unchecked_into();
             if !resp.ok() {
                 return format!(
@@ -372,7 +400,7 @@ pub(super) fn load_error_message(msg: &JsValue) -> String {
 
 pub(super) fn load_error_from(msg: &JsValue, isolation: Isolation) -> JsValue {
     // The den page may send anything: an unknown stage is reported as "den", texts are bounded.
-    let stage = crate::errors::LoadStage::from_den_page(get_str(msg, "stage").as_deref());
+    let stage = crate::errors::LoadStage::from_den_page(js::get_tag(msg, "stage", 32).as_deref());
     let mut text = load_error_message(msg);
     if stage == crate::errors::LoadStage::Package {
         // The den page names the package its worker refused (bounded: it may send anything).

@@ -12,7 +12,7 @@ pub mod packages;
 pub mod warm;
 
 use crate::callback::{with_timeout, Listener, Ticker};
-use crate::js::{self, get, get_f64, get_str, obj};
+use crate::js::{self, get, get_f64, obj};
 use crate::wire;
 pub(crate) use assets::AbortOnDrop;
 use assets::*;
@@ -383,7 +383,7 @@ impl Connection {
             Some(Ok(msg)) => match wire::text(&get(&msg, "error"), 4096) {
                 Some((e, _)) => Err(e),
                 None => Ok((
-                    if get_str(&msg, "from").as_deref() == Some("snapshot") {
+                    if js::get_tag(&msg, "from", 16).as_deref() == Some("snapshot") {
                         "snapshot"
                     } else {
                         "scratch"
@@ -418,11 +418,7 @@ fn with_slot<T>(
 /// kinds, wrong types, stale or future ids are ignored; replies are read by `wire` with bounds.
 fn on_den_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
     let msg = ev.data();
-    let Some(kind) = get(&msg, "t")
-        .as_string()
-        .filter(|t| t.len() <= 16)
-        .and_then(|t| DenToHost::parse(&t))
-    else {
+    let Some(kind) = js::get_tag(&msg, "t", 16).and_then(|t| DenToHost::parse(&t)) else {
         return;
     };
     match kind {

@@ -219,15 +219,36 @@ function installTracking() {
   const api = /** @type {any} */ (py)?._api;
   const realSchedule = api && api.scheduleCallback;
   if (typeof realSchedule === "function") {
-    /** @param {() => void} cb @param {number} delay */
+    // A later callback gets a timer of this script's (not a tracked one) that Python can clear:
+    // a cancelled handle's timer (asyncio.wait_for's, asyncio.timeout's) would otherwise count
+    // as work left behind until it fires, and restart the worker (variables lost).
+    /** @param {any} cb @param {number} delay */
     const counted = (cb, delay) => {
       scheduled++;
       let ran = false;
-      realSchedule(() => {
+      const done = () => {
         if (!ran) {
           ran = true;
           scheduled--;
         }
+      };
+      if (delay > 2) {
+        const id = realSetTimeout(() => {
+          delete cancellers[id];
+          done();
+          cb();
+        }, delay);
+        cancellers[id] = () => {
+          delete cancellers[id];
+          realClearTimeout(id);
+          done();
+          if (typeof cb.destroy === "function") cb.destroy();
+        };
+        lastTimer = id;
+        return;
+      }
+      realSchedule(() => {
+        done();
         cb();
       }, delay);
     };
@@ -240,6 +261,20 @@ function installTracking() {
 /** @type {Set<number>} */
 const liveFrames = new Set();
 let scheduled = 0; // Pyodide event-loop callbacks scheduled and not run yet
+/** @type {Record<number, () => void>} */
+const cancellers = Object.create(null); // timer id -> clears an event-loop callback's timer
+let lastTimer = 0; // the timer of the last event-loop callback scheduled (read once by Python)
+/** The timer id of the event-loop callback just scheduled (0: none), for Python's handle. */
+const takeLastTimer = () => {
+  const id = lastTimer;
+  lastTimer = 0;
+  return id;
+};
+/** Clears the timer of a cancelled handle's callback. @param {number} id */
+const cancelTimer = (id) => {
+  const c = cancellers[Number(id)];
+  if (c) c();
+};
 /** Closes the channels and terminates the workers the run made; true if there were any. */
 function endRunResources() {
   const n = runResources.length;
@@ -584,6 +619,8 @@ async def _foxden_run(code, stdin=None, interactive=False):
 # timer, but it runs through Pyodide's own scheduler, which is not tracked in JS. The loop's
 # call_later (which the others call) is wrapped before any user code runs.
 _foxden_handles = set()
+# The JS timer of each handle's callback (a later one): cleared once the handle is cancelled.
+_foxden_timers = {}
 
 def _foxden_track_handles():
     import math
@@ -594,13 +631,24 @@ def _foxden_track_handles():
         def ran(*a):
             if box:
                 _foxden_handles.discard(box[0])
+                _foxden_timers.pop(box[0], None)
             return callback(*a)
+        _foxden_last_timer()  # forget a timer scheduled outside call_later
         h = scheduled(self, delay, ran, *args, context=context)
+        timer = _foxden_last_timer()
         if delay != math.inf:
             box.append(h)
             _foxden_handles.add(h)
+            if timer:
+                _foxden_timers[h] = timer
         return h
     WebLoop.call_later = call_later
+
+def _foxden_drop_handle(h):
+    _foxden_handles.discard(h)
+    timer = _foxden_timers.pop(h, None)
+    if timer:
+        _foxden_cancel_timer(timer)
 
 _foxden_track_handles()
 
@@ -617,12 +665,12 @@ def _foxden_pending_tasks(cancel):
                 t.cancel()
     for h in list(_foxden_handles):
         if h.cancelled():
-            _foxden_handles.discard(h)
+            _foxden_drop_handle(h)
             continue
         n += 1
         if cancel:
             h.cancel()
-            _foxden_handles.discard(h)
+            _foxden_drop_handle(h)
     return n
 
 os.makedirs("/drop", exist_ok=True)
@@ -1418,6 +1466,8 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, co
   py.globals.set("_foxden_can_ask", inputBuf !== null);
   py.globals.set("_foxden_fetch_js", fetchViaHost);
   py.globals.set("_foxden_send_output", flushOutput);
+  py.globals.set("_foxden_last_timer", takeLastTimer);
+  py.globals.set("_foxden_cancel_timer", cancelTimer);
   // Compiled by the builtin compile(), not runPython's eval_code: eval_code parses to an AST,
   // copies it and compiles that, which for this source costs 5-10x more (~50-200 ms of boot).
   py.globals.set("_foxden_helpers_src", PY_HELPERS);

@@ -335,6 +335,21 @@ test(`${B}: a chain of asyncio callbacks (call_soon scheduling itself) left by a
   assert.equal(fine.restarted, false);
 });
 
+test(`${B}: asyncio timeouts that did not fire (wait_for, call_later cancelled or left) are no leftover: variables kept`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  const waited = await run("kept = 1\nimport asyncio\nloop = asyncio.get_event_loop()\nfut = loop.create_future()\nloop.call_soon(fut.set_result, 5)\nawait asyncio.wait_for(fut, 10)");
+  assert.equal(waited.result, "5", JSON.stringify(waited.error));
+  assert.equal(waited.restarted, false, "a wait_for whose timeout did not fire restarted the worker");
+  const within = await run("import asyncio\nasync with asyncio.timeout(20):\n    await asyncio.sleep(0.01)\nkept += 1\nkept");
+  assert.equal(within.result, "2");
+  assert.equal(within.restarted, false);
+  const left = await run("import asyncio\nasyncio.get_event_loop().call_later(0.3, print, 'late')\nkept += 1");
+  assert.equal(left.restarted, false);
+  const after = await run("import asyncio\nawait asyncio.sleep(0.5)\nkept");
+  assert.equal(after.result, "3");
+  assert.equal(after.stdout, "", "the callback left by the run was ended with it");
+});
+
 test(`${B}: a run killed by its timeout with its output at the cap says truncated`, async () => {
   const r = await run("while True: print('spam')", { timeoutMs: 1500, maxOutputBytes: 1000 });
   assert.equal(r.error?.kind, "timeout", JSON.stringify(r.error));

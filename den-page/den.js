@@ -551,7 +551,7 @@
   const DISPLAY_MIMES = { "image/png": true, "image/jpeg": true, "image/svg+xml": false, "text/html": false, "text/markdown": false, "application/json": false, "text/plain": false };
   /**
    * UTF-8 length of `s` (the host counts display text in UTF-8 bytes; a lone surrogate is 3, as
-   * its replacement character).
+   * its replacement character). worker.js has the same function (another bundle): keep them alike.
    * @param {string} s
    */
   function utf8Length(s) {
@@ -928,7 +928,7 @@
     if (msg.t === "boot") {
       // A step of the boot that throws (a worker that cannot be made, a buffer that cannot be
       // posted) is said at once, not left to the host's load timeout.
-      onBoot(msg).catch((e) => send({ t: "load-error", stage: "pyodide", message: `the den page could not boot: ${e && e.message ? e.message : e}` }));
+      onBoot(msg).catch((e) => send({ t: "load-error", stage: "den", message: `the den page could not boot: ${e && e.message ? e.message : e}` }));
     }
     else if (msg.t === "wasm") {
       // pyodide.asm.wasm as it downloads (before `boot`): compiled while the bytes come.

@@ -222,7 +222,7 @@ export interface DenToHostHello {
 export interface DenToHostLoadError {
   t: "load-error";
   /** Where it failed (`DenLoadError.stage`). */
-  stage: "isolation" | "message" | "wasm" | "pyodide" | "package";
+  stage: "isolation" | "message" | "wasm" | "pyodide" | "package" | "den";
   /** What failed. */
   message: string;
   /** The package whose wheel was refused (stage `package`). */

@@ -247,7 +247,9 @@ function installTracking() {
         lastTimer = id;
         return;
       }
+      soon++;
       realSchedule(() => {
+        soon--;
         done();
         cb();
       }, delay);
@@ -261,6 +263,7 @@ function installTracking() {
 /** @type {Set<number>} */
 const liveFrames = new Set();
 let scheduled = 0; // Pyodide event-loop callbacks scheduled and not run yet
+let soon = 0; // those of them going through Pyodide's message channel (no timer)
 /** @type {Record<number, () => void>} */
 const cancellers = Object.create(null); // timer id -> clears an event-loop callback's timer
 let lastTimer = 0; // the timer of the last event-loop callback scheduled (read once by Python)
@@ -627,15 +630,21 @@ def _foxden_track_handles():
     from pyodide.webloop import WebLoop
     scheduled = WebLoop.call_later
     def call_later(self, delay, callback, *args, context=None):
+        if isinstance(getattr(callback, "__self__", None), asyncio.Task):
+            # A task's own step or wake-up: the task is counted (and cancelled) as a task, and
+            # this must run for a cancelled task to end.
+            return scheduled(self, delay, callback, *args, context=context)
         box = []
         def ran(*a):
             if box:
                 _foxden_handles.discard(box[0])
                 _foxden_timers.pop(box[0], None)
             return callback(*a)
-        _foxden_last_timer()  # forget a timer scheduled outside call_later
+        later = delay > 0.002  # the delays scheduleCallback gives a timer (not its channel)
+        if later:
+            _foxden_last_timer()  # forget a timer scheduled outside call_later
         h = scheduled(self, delay, ran, *args, context=context)
-        timer = _foxden_last_timer()
+        timer = _foxden_last_timer() if later else 0
         if delay != math.inf:
             box.append(h)
             _foxden_handles.add(h)
@@ -658,12 +667,15 @@ def _foxden_pending_tasks(cancel):
     except RuntimeError:
         return 0
     n = 0
+    # The callbacks pending now, taken before the tasks are cancelled: cancelling a task
+    # schedules its wake-up (call_soon), which must run for the task to end.
+    handles = list(_foxden_handles)
     for t in asyncio.all_tasks(loop):
         if not t.done():
             n += 1
             if cancel:
                 t.cancel()
-    for h in list(_foxden_handles):
+    for h in handles:
         if h.cancelled():
             _foxden_drop_handle(h)
             continue
@@ -770,7 +782,7 @@ function postDisplay(bundle) {
 }
 /**
  * UTF-8 length of `s` (the host counts display text in UTF-8 bytes; a lone surrogate is 3, as
- * its replacement character).
+ * its replacement character). den.js has the same function (another bundle): keep them alike.
  * @param {string} s
  */
 function utf8Length(s) {
@@ -1948,7 +1960,7 @@ async function run(msg) {
     if (tasks > 0 || leftoverCount() > 0) {
       const deadline = performance.now() + msg.killGraceMs;
       while (performance.now() < deadline) {
-        await (scheduled > 0 ? nextTurn() : sleep(5));
+        await (soon > 0 ? nextTurn() : sleep(5));
         endRunResources();
         tasks = pendingTaskCount(false);
         if (tasks === 0 && leftoverCount() === 0) break;

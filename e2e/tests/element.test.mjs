@@ -587,19 +587,7 @@ test(`${B}: 200 create/remove cycles leave no live listeners or connections`, as
 
 test(`${B}: review mends: SVG shown from data: URLs; ready after close(); setup after a refused run; Run not stuck; reopen during an IndexedDB write`, async () => {
   const r = await page.evaluate(async () => {
-    const make = (attrs, scripts = []) => {
-      const el = document.createElement("foxden-den");
-      for (const [k, v] of Object.entries({ "den-url": "/den/den.html", "pyodide-url": "/pyodide/", ...attrs })) el.setAttribute(k, v);
-      for (const [extra, code] of scripts) {
-        const s = document.createElement("script");
-        s.type = "text/x-python";
-        if (extra) s.setAttribute(extra, "");
-        s.textContent = code;
-        el.append(s);
-      }
-      document.getElementById("a").append(el);
-      return el;
-    };
+    const make = window.makeLab;
     const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
     const out = {};
     // 1. An SVG display is an <img> from a data: URL (a blob: URL has this page's origin, and
@@ -687,19 +675,7 @@ test(`${B}: a shared environment that failed to open: an old member leaving does
 
 test(`${B}: review mends 2: setup reruns in a new interpreter; ready after close(); code set early; a move reports nothing again; Run ignores clicks during setup; a loading environment stops`, async () => {
   const r = await page.evaluate(async () => {
-    const make = (attrs, scripts = [], parent = "a") => {
-      const el = document.createElement("foxden-den");
-      for (const [k, v] of Object.entries({ "den-url": "/den/den.html", "pyodide-url": "/pyodide/", ...attrs })) el.setAttribute(k, v);
-      for (const [extra, code] of scripts) {
-        const s = document.createElement("script");
-        s.type = "text/x-python";
-        if (extra) s.setAttribute(extra, "");
-        s.textContent = code;
-        el.append(s);
-      }
-      document.getElementById(parent).append(el);
-      return el;
-    };
+    const make = window.makeLab;
     const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
     const out = {};
     // 1. Setup runs again in every new interpreter, even when the run was asked for before the
@@ -792,6 +768,25 @@ test(`${B}: review mends 2: setup reruns in a new interpreter; ready after close
   assert.equal(r.badReady, "bad-option");
   assert.equal(r.fixedReady, "ready");
   assert.equal(r.envName, "opened");
+});
+
+test(`${B}: a setup that leaves work running is not counted as done: the status says so, and the code does not run without it`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = window.makeLab({ name: "mend3-setup", controls: "", readonly: "" }, [
+      ["", "READY"],
+      ["setup", "from pyodide.code import run_js\nrun_js('setInterval(() => {}, 1000)')\nREADY = 'set up'"],
+    ]);
+    await el.ready;
+    const runs = [];
+    el.addEventListener("run", (e) => runs.push(e.detail.phase));
+    const first = await el.run();
+    const status = el.shadowRoot.querySelector('[part~="status"]').textContent;
+    el.remove();
+    return { restarted: first.restarted, status, runs };
+  });
+  assert.equal(r.restarted, true);
+  assert.match(r.status, /setup code left work running/);
+  assert.deepEqual(r.runs, [], "the code did not run without its setup");
 });
 
 test(`${B}: no page errors`, async () => {

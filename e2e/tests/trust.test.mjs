@@ -427,7 +427,7 @@ f(0)`);
     console.log(`# ${B}: no requestAnimationFrame in this browser's workers`);
   }
   // Clearing timer ids the code did not make (guessed) ends none of the worker's own waits.
-  const guess = await run("import js, asyncio\nfor i in range(1, 5000):\n    js.clearTimeout(i)\n    js.clearInterval(i)\nawait asyncio.sleep(0.05)\n'ok'", { timeoutMs: 10000 });
+  const guess = await run("import js, asyncio\nt = asyncio.ensure_future(asyncio.sleep(0.3))\nawait asyncio.sleep(0)\nfor i in range(1, 5000):\n    js.clearTimeout(i)\n    js.clearInterval(i)\nawait t\n'ok'", { timeoutMs: 5000 });
   assert.equal(guess.error, null, JSON.stringify(guess.error));
   assert.equal(guess.result, "'ok'");
   // An ordinary asyncio program leaves nothing behind: no restart.

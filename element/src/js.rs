@@ -70,13 +70,13 @@ pub fn get_str(target: &JsValue, name: &'static str) -> Option<String> {
     get(target, name).as_string()
 }
 
-/// Reads a short string field (a tag such as a message kind) of `max` UTF-16 units at most:
-/// `None` for a longer one, which is never copied into wasm memory (a hostile den page could
-/// send gigabytes there).
-pub fn get_tag(target: &JsValue, name: &'static str, max: u32) -> Option<String> {
-    let v = get(target, name);
-    let s = v.dyn_ref::<js_sys::JsString>()?;
-    (s.length() <= max).then(|| String::from(s))
+/// Reads a short string field (a tag such as a message kind) of `max` bytes at most: `None` for
+/// a longer one, which is never copied whole into wasm memory (a hostile den page could send
+/// gigabytes there).
+pub fn get_tag(target: &JsValue, name: &'static str, max: usize) -> Option<String> {
+    crate::wire::text(&get(target, name), max)
+        .filter(|(_, cut)| !cut)
+        .map(|(s, _)| s)
 }
 
 /// Reads a number field.
@@ -139,6 +139,14 @@ pub fn pieces_to_js(pieces: &[foxden_core::snapshot::Piece<'_>]) -> Result<Uint8
 /// reservation first grows the memory or fails (an allocation that cannot be met aborts the
 /// module, and every den of the page with it).
 pub fn shared_bytes(view: &Uint8Array) -> Result<std::sync::Arc<[u8]>, foxden_core::StorageError> {
+    // The length as JavaScript has it: `length()` is a u32 and wraps at 4 GiB, which wasm
+    // cannot hold anyway.
+    let true_len = get_f64(view, "length").unwrap_or(0.0);
+    if true_len > f64::from(u32::MAX) {
+        return Err(foxden_core::StorageError::NoRoom {
+            bytes: true_len as u64,
+        });
+    }
     let bytes = u64::from(view.length());
     let mut probe: Vec<u8> = Vec::new();
     (view.length() as usize)

@@ -138,7 +138,8 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
             expected: "a Uint8Array",
         })?;
         // byteLength as a double: `byte_length()` is a u32 and would wrap at 4 GiB. (A file of
-        // 4 GiB or more within a larger cap is refused by the copy below, as wasm cannot hold it.)
+        // 4 GiB or more within a larger cap is refused by the copy below, `shared_bytes`, as
+        // wasm cannot hold it.)
         let len = crate::js::get_f64(&data, "byteLength").unwrap_or(0.0);
         if let Err(ReplyError::TooManyBytes { bytes, .. }) =
             limits.add_bytes(&mut total, len as u64)

@@ -227,11 +227,7 @@ fn check_path(path: &str, glob: bool) -> Result<(), UrlError> {
 /// invalid UTF-8 lead bytes that old servers decode to `.` or `/` (`%C0`, `%C1`, `%E0` before
 /// `%80`-`%9F`, `%F0` before `%80`-`%8F`, `%F5`-`%FF`).
 fn ambiguous_escape(path: &str, i: usize) -> Option<&'static str> {
-    let byte = |j: usize| {
-        path.get(j..j + 3)
-            .filter(|e| e.starts_with('%'))
-            .and_then(|e| u8::from_str_radix(&e[1..], 16).ok())
-    };
+    let byte = |j: usize| escaped_byte(path, j);
     let v = byte(i)?;
     let next = byte(i + 3);
     match v {
@@ -253,6 +249,13 @@ fn ambiguous_escape(path: &str, i: usize) -> Option<&'static str> {
     }
 }
 
+/// The byte the escape at `path[j]` (`%` and two hex digits) stands for, if there is one.
+fn escaped_byte(path: &str, j: usize) -> Option<u8> {
+    path.get(j..j + 3)
+        .filter(|e| e.starts_with('%'))
+        .and_then(|e| u8::from_str_radix(&e[1..], 16).ok())
+}
+
 /// Why the character encoded by the escapes at `path[i]` is one a server normalizing Unicode
 /// (NFKC) or mapping to a Windows code page reads as (or as holding) `.`, `/` or `\\`, if it is.
 /// The NFKC list is every code point whose compatibility form holds one of the three (checked
@@ -260,14 +263,7 @@ fn ambiguous_escape(path: &str, i: usize) -> Option<&'static str> {
 fn lookalike(path: &str, i: usize) -> Option<&'static str> {
     let mut bytes = [0u8; 4];
     let mut n = 0;
-    while n < 4 {
-        let Some(b) = path
-            .get(i + 3 * n..i + 3 * n + 3)
-            .filter(|e| e.starts_with('%'))
-            .and_then(|e| u8::from_str_radix(&e[1..], 16).ok())
-        else {
-            break;
-        };
+    while let Some(b) = (n < 4).then(|| escaped_byte(path, i + 3 * n)).flatten() {
         bytes[n] = b;
         n += 1;
     }

@@ -326,6 +326,9 @@ pub(crate) async fn lesson_run(
     opts: JsValue,
 ) -> Result<JsValue, JsValue> {
     let den = live_den(state.clone()).await?;
+    // The element's den as it is now: if the element leaves it (or it is replaced) while this
+    // run waits for its turn, the run does not go ahead on it.
+    let generation = state.generation.get();
     let host = state
         .host
         .borrow()
@@ -344,10 +347,14 @@ pub(crate) async fn lesson_run(
     // Setup, code and check take one turn of the den: no reset, timeout of another run or file
     // operation comes between them, so the setup log speaks of the interpreter the code runs in.
     let _turn = den.turn().await?;
+    if state.generation.get() != generation {
+        return Err(closed_error(&state));
+    }
     // Every element's setup in a shared environment: a cell may use what another's setup made.
     for setup in router.setup_scripts() {
         let setup = setup.as_str();
-        if router.setup.borrow_mut().claim(setup, den.interpreter()) {
+        let interpreter = den.interpreter();
+        if router.setup.borrow_mut().claim(setup, interpreter) {
             // A run that is refused (bad options, closed den) did not run the setup either.
             let r = match den
                 .run_tagged(setup.to_owned(), python_opts.clone(), hidden)
@@ -366,6 +373,13 @@ pub(crate) async fn lesson_run(
                     ui.clear_output();
                     ui.append_output(&e.traceback, "stderr");
                 }
+                return Ok(r);
+            }
+            if den.interpreter() != interpreter {
+                // It left work running (a task, a timer): the worker was restarted, and what
+                // it set up went with it. The code would run without it.
+                router.setup.borrow_mut().undo(setup);
+                state.ui_status("The setup code left work running when it ended (a task or a timer), so the interpreter was restarted without it: end that work in the setup");
                 return Ok(r);
             }
         }

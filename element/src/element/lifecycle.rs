@@ -88,8 +88,9 @@ pub(crate) struct State {
     pub(crate) run_defaults: Cell<(f64, f64)>,
     pub(crate) ui: RefCell<Option<Rc<Ui>>>,
     pub(crate) runs_active: Cell<u32>,
-    /// The Run button's (or Ctrl-Enter's) run is under way, hidden setup and check included.
-    pub(crate) script_running: Cell<bool>,
+    /// The Run button's (or Ctrl-Enter's) run is under way, hidden setup and check included:
+    /// the element's `generation` when it started (a run of an earlier den blocks nothing).
+    pub(crate) script_running: Cell<Option<u32>>,
     /// The attribute errors last reported (as `error` events), while the attributes are bad.
     pub(crate) reported: RefCell<Option<Vec<String>>>,
     /// Why the last opening failed (while the phase is `Failed`).
@@ -450,10 +451,8 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
     }
     if let DenEvent::RunEnd { id, .. } = event {
         // A request of this run can no longer be answered: the input line stops asking.
-        if state.input.waiting() {
-            if let Some(ui) = state.ui() {
-                ui.stop_asking();
-            }
+        if let Some(ui) = state.ui() {
+            ui.stop_asking();
         }
         state.input.run_ended(*id);
     }
@@ -530,14 +529,17 @@ pub(crate) fn run_script(state: &Rc<State>) {
     if state.den().is_none() {
         return;
     }
-    if state.script_running.replace(true) {
+    let generation = state.generation.get();
+    if state.script_running.replace(Some(generation)) == Some(generation) {
         return;
     }
     let s = state.clone();
     spawn_local(async move {
         // The outcome reaches the page as the "run" event; a rejection here (a closed den) too.
         let r = super::lesson::lesson_run(s.clone(), None, JsValue::UNDEFINED).await;
-        s.script_running.set(false);
+        if s.script_running.get() == Some(generation) {
+            s.script_running.set(None);
+        }
         if let Err(e) = r {
             s.emit_error(&e);
         }

@@ -108,7 +108,7 @@ impl ElementHandle {
                 )),
                 ui: RefCell::new(None),
                 runs_active: Cell::new(0),
-                script_running: Cell::new(false),
+                script_running: Cell::new(None),
                 reported: RefCell::new(None),
                 failure: RefCell::new(None),
                 input: Default::default(),

@@ -178,12 +178,13 @@ pub const LANGS: [&str; 2] = ["python", "javascript"];
 /// How an interpreter booted.
 const BOOTED_FROM: [&str; 2] = ["scratch", "snapshot"];
 /// The `DenLoadError` stages a den page itself reports (a subset of [`LoadStage`]).
-pub const DEN_PAGE_STAGES: [&str; 5] = [
+pub const DEN_PAGE_STAGES: [&str; 6] = [
     LoadStage::Isolation.as_str(),
     LoadStage::Message.as_str(),
     LoadStage::Wasm.as_str(),
     LoadStage::Pyodide.as_str(),
     LoadStage::Package.as_str(),
+    LoadStage::Den.as_str(),
 ];
 
 /// A wheel the host fetched (or was handed) and checked against its SHA-256 pin.
@@ -1232,7 +1233,7 @@ mod tests {
         let streams: Vec<&str> = Stream::ALL.iter().map(|k| k.as_str()).collect();
         assert_eq!(STREAMS.to_vec(), streams);
         for s in DEN_PAGE_STAGES {
-            assert_ne!(LoadStage::from_den_page(Some(s)), LoadStage::Den, "{s}");
+            assert_eq!(LoadStage::from_den_page(Some(s)).as_str(), s, "{s}");
         }
         // A worker's `done` is the den page's, with `leftover` instead of `restarted`.
         let fields = |m: &Message| -> Vec<&str> { m.fields.iter().map(|x| x.name).collect() };

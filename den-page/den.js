@@ -549,25 +549,6 @@
   // Displays: the MIME types a display may carry (true: bytes), at most 16 items each and
   // 16 MiB per run (the host checks the same).
   const DISPLAY_MIMES = { "image/png": true, "image/jpeg": true, "image/svg+xml": false, "text/html": false, "text/markdown": false, "application/json": false, "text/plain": false };
-  /**
-   * UTF-8 length of `s` (the host counts display text in UTF-8 bytes; a lone surrogate is 3, as
-   * its replacement character). worker.js has the same function (another bundle): keep them alike.
-   * @param {string} s
-   */
-  function utf8Length(s) {
-    let n = s.length;
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      if (c >= 0x800) {
-        // A surrogate pair: 4 bytes for 2 units; any other unit from U+0800 on: 3.
-        if ((c & 0xfc00) === 0xd800 && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-          n += 2;
-          i++;
-        } else n += 2;
-      } else if (c >= 0x80) n += 1;
-    }
-    return n;
-  }
   const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
   const MAX_DISPLAYS_PER_RUN = 1000; // foxden_core::outcome::MAX_DISPLAYS_PER_RUN
 
@@ -598,7 +579,7 @@
         out.push({ mime, text: null, bytes: item.bytes.slice() });
       } else {
         if (typeof item.text !== "string") return "not text";
-        size += utf8Length(item.text);
+        size += utf8.encode(item.text).length; // UTF-8 bytes, as the host counts them
         out.push({ mime, text: item.text, bytes: null });
       }
     }

@@ -114,10 +114,9 @@ def version_ok(version, spec):
         else:
             ok = {"==": have == key, "!=": have != key, "<=": have <= key, ">=": have >= key,
                   "<": have < key, ">": have > key}[op]
-        base = lambda k: k[:2]  # epoch and release
         if ok and op == ">" and key[3] == -1 and have[3] != -1 and have[:3] == key[:3]:
             ok = False  # >V allows no post-release of V (unless V is one)
-        if ok and op == "<" and key[2][0] == 1 and key[4] == 1 << 30 and _is_pre(have) and base(have) == base(key):
+        if ok and op == "<" and not _is_pre(key) and _is_pre(have) and have[:2] == key[:2]:  # same epoch and release
             ok = False  # <V allows no pre-release (or dev release) of V (unless V is one)
         if not ok:
             return False

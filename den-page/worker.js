@@ -770,7 +770,7 @@ function postDisplay(bundle) {
     // large, while only its length is counted.
     else if (data instanceof Uint8Array) out.push({ mime, text: null, bytes: data.slice() });
   }
-  const size = out.reduce((n, i) => n + (i.text !== null ? utf8Length(i.text) : /** @type {Uint8Array} */ (i.bytes).length), 0);
+  const size = out.reduce((n, i) => n + (i.text !== null ? encoder.encode(i.text).length : /** @type {Uint8Array} */ (i.bytes).length), 0);
   if (current.displayed + size > MAX_DISPLAY_BYTES) {
     return `this display (${size} bytes) would take the run's displays over ${MAX_DISPLAY_BYTES} bytes; it was not shown`;
   }
@@ -779,25 +779,6 @@ function postDisplay(bundle) {
   flushOutput();
   if (out.length) post({ t: "display", id: current.id, bundle: out }, out.flatMap((i) => (i.bytes ? [i.bytes.buffer] : [])));
   return null;
-}
-/**
- * UTF-8 length of `s` (the host counts display text in UTF-8 bytes; a lone surrogate is 3, as
- * its replacement character). den.js has the same function (another bundle): keep them alike.
- * @param {string} s
- */
-function utf8Length(s) {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x800) {
-      // A surrogate pair: 4 bytes for 2 units; any other unit from U+0800 on: 3.
-      if ((c & 0xfc00) === 0xd800 && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-        n += 2;
-        i++;
-      } else n += 2;
-    } else if (c >= 0x80) n += 1;
-  }
-  return n;
 }
 const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
 const MAX_DISPLAYS_PER_RUN = 1000; // foxden_core::outcome::MAX_DISPLAYS_PER_RUN
@@ -1197,10 +1178,11 @@ function scanChanges(runStart) {
     known.set(path, now);
   };
   /**
+   * Reports the files under `dir`; those the hooks saw written are sent whatever their stat
+   * says (a same-size rewrite with its times put back). Symlinked folders are not walked.
    * @param {string} dir
-   * @param {boolean} force
    */
-  const walk = (dir, force) => {
+  const walk = (dir) => {
     let names;
     try {
       names = FS.readdir(dir);
@@ -1212,8 +1194,8 @@ function scanChanges(runStart) {
       const path = `${dir}/${name}`;
       const st = lstatOrNull(path);
       if (!st) continue;
-      if (FS.isDir(st.mode)) walk(path, force);
-      else if (FS.isFile(st.mode)) report(path, st, force); // symlinks and devices are not den files
+      if (FS.isDir(st.mode)) walk(path);
+      else if (FS.isFile(st.mode)) report(path, st, dirty.has(path)); // symlinks and devices are not den files
     }
   };
   /** @type {string[]} */
@@ -1223,13 +1205,7 @@ function scanChanges(runStart) {
       // A root the code replaced by a symlink is not walked through (it could lead anywhere,
       // "/" included): like any symlink, it is not a den folder, and its known files are gone.
       const st = lstatOrNull(root);
-      if (st && FS.isDir(st.mode)) walk(root, false);
-    }
-    // Files the hooks saw written are sent whatever their stat said (a same-size rewrite with
-    // its times put back): those the walk found, so none under a symlinked folder.
-    for (const path of dirty) {
-      const st = seen.has(path) && !sent.has(path) ? lstatOrNull(path) : null;
-      if (st) report(path, st, true);
+      if (st && FS.isDir(st.mode)) walk(root);
     }
     for (const path of known.keys()) {
       if (!seen.has(path)) {
@@ -1253,7 +1229,7 @@ function scanChanges(runStart) {
         continue;
       }
       touched.add(path);
-      if (st && FS.isDir(st.mode)) walk(path, false);
+      if (st && FS.isDir(st.mode)) walk(path);
     }
     // Each known file looks up its own ancestors: known files x depth, and nothing when only
     // files were written (the common run).

@@ -266,11 +266,9 @@ fn release(env: &str, e: &Rc<Env>) {
     if e.users.get() > 0 {
         return;
     }
-    let opened = e.den.borrow().is_some();
-    if !opened {
-        // Still loading: the loading stops, and the name is free for a new environment.
-        e.cancel.borrow_mut().take();
-    }
+    // Still loading (the opening holds `cancel` until it ends): the loading stops, and the name
+    // is free for a new environment.
+    e.cancel.borrow_mut().take();
     forget(env, e);
 }
 

@@ -4,6 +4,7 @@
 use super::*;
 use crate::callback::{with_timeout, Listener};
 use crate::errors::load_error;
+use crate::errors::LoadStage;
 use crate::js::{self, get, get_f64, obj};
 use foxden_core::protocol::{DenToHost, HostToDen, PROTOCOL_VERSION};
 use js_sys::{Array, ArrayBuffer, Uint8Array};
@@ -100,7 +101,7 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         }
         // A den whose interpreter failed to start from the entry drops it: the next visit makes
         // a new one. (Other failures, e.g. a load timeout, say nothing about the entry.)
-        let boot_failed = |e: &JsValue| js::get_tag(e, "stage", 32).as_deref() == Some("pyodide");
+        let boot_failed = |e: &JsValue| den_stage(e) == LoadStage::Pyodide;
         if handed && sent.as_ref().err().is_some_and(boot_failed) {
             wasm_bindgen_futures::spawn_local(async {
                 let _ = warm::clear().await;
@@ -151,7 +152,7 @@ pub(super) async fn handshake(
     let fallback = opts.isolation == Isolation::Auto
         && isolation == Isolation::ManifestSandbox
         && js::get_tag(&hello, "t", 16).as_deref() == Some(DenToHost::LoadError.as_str())
-        && js::get_tag(&hello, "stage", 32).as_deref() == Some("isolation");
+        && den_stage(&hello) == LoadStage::Isolation;
     if !fallback {
         return Err(load_error_from(&hello, isolation));
     }
@@ -165,7 +166,7 @@ pub(super) async fn handshake(
     };
     let second = load_error_message(&hello);
     Err(load_error(
-        crate::errors::LoadStage::from_den_page(js::get_tag(&hello, "stage", 32).as_deref()),
+        den_stage(&hello),
         &format!(
             "isolation \"auto\": as a manifest sandbox page, {first_problem}; \
              with the iframe-sandbox fallback, {second}"
@@ -392,6 +393,11 @@ pub(super) fn is_extension_page() -> bool {
         .unwrap_or(false)
 }
 
+/// The stage a den page's `load-error` names (bounded: it may send anything; unknown is `Den`).
+fn den_stage(msg: &JsValue) -> LoadStage {
+    LoadStage::from_den_page(js::get_tag(msg, "stage", 32).as_deref())
+}
+
 pub(super) fn load_error_message(msg: &JsValue) -> String {
     wire::text(&get(msg, "message"), 4096)
         .map(|(s, _)| s)
@@ -400,7 +406,7 @@ pub(super) fn load_error_message(msg: &JsValue) -> String {
 
 pub(super) fn load_error_from(msg: &JsValue, isolation: Isolation) -> JsValue {
     // The den page may send anything: an unknown stage is reported as "den", texts are bounded.
-    let stage = crate::errors::LoadStage::from_den_page(js::get_tag(msg, "stage", 32).as_deref());
+    let stage = den_stage(msg);
     let mut text = load_error_message(msg);
     if stage == crate::errors::LoadStage::Package {
         // The den page names the package its worker refused (bounded: it may send anything).

@@ -789,6 +789,64 @@ test(`${B}: a setup that leaves work running is not counted as done: the status 
   assert.deepEqual(r.runs, [], "the code did not run without its setup");
 });
 
+test(`${B}: review mends 3: a memory den keeps its files across failed or replaced openings; writeFile takes the bytes at the call; the documented lesson runs`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = window.makeLab({ name: "carry" });
+    await el.ready;
+    await el.writeFile("/work/keep.txt", "kept");
+    const b = new Uint8Array([7, 8]);
+    const early = el.writeFile("/work/b.bin", b);
+    b.fill(0);
+    await early;
+    const settle = async () => { for (let i = 0; i < 100 && !(await Promise.race([el.ready.then(() => true, () => true), new Promise((r) => setTimeout(() => r(false), 50))])); i++); };
+    // 1. An opening that fails (a den page that is not there), then the attribute back.
+    el.setAttribute("load-timeout", "3000");
+    el.setAttribute("den-url", "/missing/den.html");
+    await settle();
+    const failed = await el.ready.then(() => "opened", (e) => e.name);
+    el.removeAttribute("load-timeout");
+    el.setAttribute("den-url", "/den/den.html");
+    await el.ready;
+    const afterFail = (await el.list()).map((f) => f.path).sort();
+    // 2. An opening replaced while it loads by another one.
+    el.setAttribute("timeout", "7000");
+    el.setAttribute("max-den-bytes", "1000000");
+    await new Promise((r) => setTimeout(r, 0));
+    el.setAttribute("max-den-bytes", "2000000");
+    await el.ready;
+    const afterReplace = (await el.list()).map((f) => f.path).sort();
+    const bytes = Array.from(await el.readFile("/work/b.bin"));
+    el.remove();
+    // 3. docs/element.md's lesson: the comments on the script tags' lines, setup, check.
+    const lesson = document.createElement("div");
+    lesson.innerHTML = `<foxden-den env="doc-lesson" den-url="/den/den.html" pyodide-url="/pyodide/" controls>
+  <script type="text/x-python" setup>   # hidden; runs once per interpreter, before the first run
+    prices = [3.5, 12.0, 7.25]
+    def euros(x): return f"{x:.2f} €"
+  </script>
+  <script type="text/x-python">          # the reader's code, in the editor
+    total = sum(prices)
+  </script>
+  <script type="text/x-python" check>   # runs after the reader's code; passes when it raises nothing
+    assert total == 22.75, f"total is {total}"
+  </script>
+</foxden-den>`;
+    document.querySelector("#a").append(lesson);
+    const cell = lesson.querySelector("foxden-den");
+    const checked = new Promise((res) => cell.addEventListener("check", (e) => res(e.detail), { once: true }));
+    await cell.ready;
+    cell.shadowRoot.querySelector('[part~="run-button"]').click();
+    const check = await Promise.race([checked, new Promise((res) => setTimeout(() => res("no check event"), 20000))]);
+    lesson.remove();
+    return { failed, afterFail, afterReplace, bytes, check: JSON.stringify(check) };
+  });
+  assert.equal(r.failed, "DenLoadError");
+  assert.deepEqual(r.afterFail, ["/work/b.bin", "/work/keep.txt"]);
+  assert.deepEqual(r.afterReplace, ["/work/b.bin", "/work/keep.txt"]);
+  assert.deepEqual(r.bytes, [7, 8]);
+  assert.match(r.check, /"passed":true/);
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);

@@ -366,6 +366,36 @@ test(`${B}: detached buffers (bytes transferred away) get an answer: writeFile r
   assert.ok(!r.listed.includes("/work/gone.bin"));
 });
 
+test(`${B}: writeFile and restore take the bytes as they are at the call: the buffer may be reused or transferred at once`, async () => {
+  await open(page, "capture", null);
+  const r = await page.evaluate(async () => {
+    const den = window.dens.capture;
+    const b = new Uint8Array([1, 2, 3]);
+    const first = den.writeFile("/work/now.bin", b);
+    b.fill(0); // the caller reuses its buffer before the write's promise settles
+    const moved = new Uint8Array([4, 5, 6]);
+    const second = den.writeFile("/work/moved.bin", moved);
+    structuredClone(moved.buffer, { transfer: [moved.buffer] }); // and transfers another
+    // One buffer reused for several files without awaiting: each keeps its own chunk.
+    const chunk = new Uint8Array(1);
+    const loop = [];
+    for (let i = 0; i < 3; i++) { chunk[0] = 10 + i; loop.push(den.writeFile(`/work/chunk${i}.bin`, chunk)); }
+    await Promise.all([first, second, ...loop]);
+    const snap = await den.snapshot();
+    await den.writeFile("/work/now.bin", "changed");
+    const restoring = den.restore(snap);
+    snap.fill(0); // the snapshot's bytes were checked at the call
+    await restoring;
+    const read = async (p) => Array.from(await den.readFile(p));
+    const out = { now: await read("/work/now.bin"), moved: await read("/work/moved.bin"), chunks: [await read("/work/chunk0.bin"), await read("/work/chunk1.bin"), await read("/work/chunk2.bin")] };
+    await den.close();
+    return out;
+  });
+  assert.deepEqual(r.now, [1, 2, 3]);
+  assert.deepEqual(r.moved, [4, 5, 6]);
+  assert.deepEqual(r.chunks, [[10], [11], [12]]);
+});
+
 test(`${B}: fork copies the files and then diverges`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.snap;

@@ -232,6 +232,22 @@ pub fn utf8_of(s: &js_sys::JsString) -> Result<Uint8Array, JsValue> {
 }
 
 /// Whether `v` is an `ArrayBuffer`, or a view of one, whose bytes were transferred away.
+/// The bytes `v` holds now, in a buffer of their own, for a call that reads them only later
+/// (after awaiting): the caller may reuse or transfer its buffer at once. Strings (immutable),
+/// detached buffers (refused later) and anything else are returned as they are, and so are
+/// buffers past 4 GiB (refused as too big later, without a copy).
+pub fn copy_now(v: &JsValue) -> JsValue {
+    if v.is_string() || is_detached(v) {
+        return v.clone();
+    }
+    match byte_view(v) {
+        Some(view) if get_f64(&view, "length").is_some_and(|n| n <= f64::from(u32::MAX)) => {
+            view.slice(0, view.length()).into()
+        }
+        _ => v.clone(),
+    }
+}
+
 pub fn is_detached(v: &JsValue) -> bool {
     let buffer = if js_sys::ArrayBuffer::is_view(v) {
         get(v, "buffer")

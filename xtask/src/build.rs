@@ -143,6 +143,14 @@ pub fn build(dev: bool) -> Result<(), String> {
         .replacen("__FOXDEN_SCRIPT_HASH__", &format!("'sha256-{hash}'"), 1)
         .replacen("__FOXDEN_DEN_SCRIPT__", &den_js, 1);
     write(&dist.join("den/den.html"), html)?;
+    // The extension variant: the same script as a packaged file (extension pages may not run
+    // inline script), loaded by den-ext.html (docs/extension.md). A website must use den.html;
+    // den-ext.html served by a website refuses to start.
+    write(&dist.join("den/den.js"), &den_js)?;
+    copy(
+        &r.join("den-page/den-ext.html"),
+        &dist.join("den/den-ext.html"),
+    )?;
 
     // 4. Pyodide's three runtime files, of exactly the pinned version.
     let pyo = r.join("node_modules/pyodide");
@@ -163,7 +171,7 @@ pub fn build(dev: bool) -> Result<(), String> {
         &dist.join("package.json"),
         format!(
             r#"{{
-  "name": "foxden",
+  "name": "foxden-sandbox",
   "version": "{version}",
   "description": "A browser Python sandbox (Pyodide in an isolated iframe and worker, no network) as the <foxden-den> element and ES-module functions.",
   "license": "MIT",
@@ -173,12 +181,13 @@ pub fn build(dev: bool) -> Result<(), String> {
   "types": "./foxden.d.ts",
   "exports": {{
     ".": {{ "types": "./foxden.d.ts", "import": "./foxden.js" }},
-    "./den/den.html": "./den/den.html",
+    "./den/*": "./den/*",
     "./pyodide/*": "./pyodide/*",
     "./package.json": "./package.json"
   }},
   "files": ["foxden.js", "editor.js", "foxden.d.ts", "foxden_wasm.js", "foxden_wasm.d.ts", "foxden_wasm_bg.wasm", "snippets/", "den/", "pyodide/"],
   "dependencies": {{ "pyodide": "{pyodide}" }},
+  "engines": {{ "node": ">=20" }},
   "sideEffects": true
 }}
 "#

@@ -45,15 +45,13 @@ pub fn ext(and_lint: bool) -> Result<(), String> {
 pub fn build_ext() -> Result<(), String> {
     let r = root();
     let dist = dist_dir();
-    let den_html_path = dist.join("den/den.html");
-    if !dist.join("foxden.js").exists() || !den_html_path.exists() {
+    let den_js_path = dist.join("den/den.js");
+    if !dist.join("foxden.js").exists() || !den_js_path.exists() {
         return Err(format!(
             "{} has no build: run `cargo xtask build` first",
             dist.display()
         ));
     }
-    let den_js = den_script(&read(&den_html_path)?)?;
-    let den_ext_html = read(&r.join("den-page/den-ext.html"))?;
     let out = ext_dir();
     for target in TARGETS {
         let dir = out.join(target);
@@ -77,8 +75,10 @@ pub fn build_ext() -> Result<(), String> {
         if dist.join("snippets").exists() {
             copy(&dist.join("snippets"), &lib.join("snippets"))?;
         }
-        write(&lib.join("den/den-ext.html"), &den_ext_html)?;
-        write(&lib.join("den/den.js"), &den_js)?;
+        // The extension's den page and its script, as the build wrote them (not den.html).
+        for f in ["den/den-ext.html", "den/den.js"] {
+            copy(&dist.join(f), &lib.join(f))?;
+        }
         for f in crate::build::PYODIDE_FILES {
             copy(&dist.join("pyodide").join(f), &lib.join("pyodide").join(f))?;
         }
@@ -108,27 +108,6 @@ pub fn lint() -> Result<(), String> {
         &ext_dir().join("firefox").to_string_lossy(),
         "--no-config-discovery",
     ]))
-}
-
-/// The den script inlined in the built den.html, as a file of its own.
-fn den_script(html: &str) -> Result<String, String> {
-    let body = html
-        .find("<body>")
-        .ok_or("den.html has no <body>: is it the foxden build?")?;
-    let open = html[body..]
-        .find("<script>")
-        .map(|i| body + i + "<script>".len())
-        .ok_or("den.html has no inline <script>")?;
-    let close = html[open..]
-        .find("</script>")
-        .map(|i| open + i)
-        .ok_or("den.html's <script> is not closed")?;
-    let mut js = html[open..close].to_owned();
-    js.push('\n');
-    if !js.contains("isolationProblem") {
-        return Err("den.html's script is not the foxden den script".into());
-    }
-    Ok(js)
 }
 
 /// The sandbox policy is what keeps Python off the network in a manifest sandbox page.
@@ -163,16 +142,6 @@ fn check_manifest(manifest: &str, target: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn den_script_is_extracted() {
-        let html = "<head><script>no</script></head><body>\n<script>(() => { isolationProblem(); })();</script>\n</body>";
-        assert_eq!(
-            den_script(html).as_deref(),
-            Ok("(() => { isolationProblem(); })();\n")
-        );
-        assert!(den_script("<body></body>").is_err());
-    }
 
     #[test]
     fn manifests_keep_the_sandbox_policy() {

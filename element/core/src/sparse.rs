@@ -149,7 +149,8 @@ impl Layout {
         let total = u64::from_le_bytes(header[8..16].try_into().map_err(|_| SparseError::Header)?);
         if u32::from_le_bytes(word(header, 16)) != PAGE
             || total > MAX_TOTAL
-            || header.len() < FIXED + 8 * n
+            // In u64: on wasm32, `8 * n` of a hostile count overflows usize.
+            || (header.len() as u64) < FIXED as u64 + 8 * n as u64
         {
             return Err(SparseError::Header);
         }
@@ -237,6 +238,20 @@ mod tests {
         assert_eq!(layout.runs, vec![(1, 2), (5, 1)]);
         assert_eq!(packed.len(), FIXED + 16 + 3 * PAGE as usize);
         assert_eq!(unpack(&packed).unwrap(), data);
+    }
+
+    #[test]
+    fn a_huge_run_count_is_refused_before_allocating() {
+        // 2^29 runs and more overflowed `8 * n` in a 32-bit usize (wasm): a header of a
+        // few bytes passed the length check and the allocation aborted the module.
+        let mut packed = pack(&pages(&[1], 0));
+        for runs in [1u32 << 29, u32::MAX] {
+            packed[20..24].copy_from_slice(&runs.to_le_bytes());
+            assert_eq!(
+                Layout::parse(&packed, packed.len() as u64),
+                Err(SparseError::Header)
+            );
+        }
     }
 
     #[test]

@@ -40,7 +40,12 @@ impl Den {
     #[wasm_bindgen(js_name = writeFile)]
     pub fn write_file(&self, path: String, data: JsValue) -> Promise {
         let d = self.share();
-        crate::js::promise(async move { d.write_impl(path, data).await })
+        // Checked and copied now, committed in turn.
+        let prepared = d.prepare_write(&path, &data);
+        crate::js::promise(async move {
+            let (path, bytes) = prepared?;
+            d.commit_write(path, bytes).await
+        })
     }
 
     /// Reads a file: bytes, or text with `{ encoding: "utf-8" }` (or the string "utf-8").
@@ -78,7 +83,9 @@ impl Den {
     /// Replaces all files with a snapshot's, after checking all of it.
     pub fn restore(&self, bytes: JsValue) -> Promise {
         let d = self.share();
-        crate::js::promise(async move { d.restore_impl(bytes).await })
+        // Checked and copied now, committed in turn.
+        let decoded = d.decode_restore(&bytes);
+        crate::js::promise(async move { d.commit_restore(decoded?).await })
     }
 
     /// Opens a new den with a copy of the files.

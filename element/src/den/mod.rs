@@ -470,10 +470,21 @@ impl Den {
     }
 
     pub(crate) async fn write_impl(&self, path: String, data: JsValue) -> Result<JsValue, JsValue> {
+        let (path, bytes) = self.prepare_write(&path, &data)?;
+        self.commit_write(path, bytes).await
+    }
+
+    /// The checks of a write and its copy of the bytes, at once: the caller may reuse, fill or
+    /// transfer its buffer as soon as `writeFile` returns (as with `Blob` or IndexedDB's `put`).
+    pub(crate) fn prepare_write(
+        &self,
+        path: &str,
+        data: &JsValue,
+    ) -> Result<(String, std::sync::Arc<[u8]>), JsValue> {
         let inner = &self.inner;
         inner.check_open()?;
-        let path = normalize_file_path(&path).map_err(|e| path_error(&e))?;
-        if js::is_detached(&data) {
+        let path = normalize_file_path(path).map_err(|e| path_error(&e))?;
+        if js::is_detached(data) {
             return Err(den_error(
                 crate::errors::DenErrorCode::BadData,
                 "writeFile data is a detached ArrayBuffer: its bytes were transferred elsewhere",
@@ -505,7 +516,7 @@ impl Den {
                     ),
                 )
             })?),
-            None => js::byte_view(&data),
+            None => js::byte_view(data),
         };
         if let Some(size) = view
             .as_ref()
@@ -523,6 +534,16 @@ impl Den {
                 ))
             }
         };
+        Ok((path, bytes))
+    }
+
+    /// Commits a write made by [`Den::prepare_write`].
+    pub(crate) async fn commit_write(
+        &self,
+        path: String,
+        bytes: std::sync::Arc<[u8]>,
+    ) -> Result<JsValue, JsValue> {
+        let inner = &self.inner;
         let _guard = inner.exclusive().await;
         inner.check_open()?;
         let changes = inner
@@ -620,9 +641,15 @@ impl Den {
     }
 
     pub(crate) async fn restore_impl(&self, data: JsValue) -> Result<JsValue, JsValue> {
+        let restored = self.decode_restore(&data)?;
+        self.commit_restore(restored).await
+    }
+
+    /// A restore's check of the snapshot, at once (the caller may reuse its buffer after).
+    pub(crate) fn decode_restore(&self, data: &JsValue) -> Result<FileMap, JsValue> {
         let inner = &self.inner;
         inner.check_open()?;
-        let restored = js::JsSnapshot::new(&data)
+        js::JsSnapshot::new(data)
             .ok_or_else(|| {
                 snapshot_error(
                     "format",
@@ -630,7 +657,12 @@ impl Den {
                 )
             })?
             .decode_over(inner.opts.max_den_bytes, &inner.files.borrow())
-            .map_err(|e| snapshot_error(e.code(), &e.to_string()))?;
+            .map_err(|e| snapshot_error(e.code(), &e.to_string()))
+    }
+
+    /// Replaces the files with those of a snapshot checked by [`Den::decode_restore`].
+    pub(crate) async fn commit_restore(&self, restored: FileMap) -> Result<JsValue, JsValue> {
+        let inner = &self.inner;
         let _guard = inner.exclusive().await;
         inner.check_open()?;
         let ops = inner.files.borrow().diff_to(&restored);

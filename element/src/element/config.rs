@@ -105,8 +105,20 @@ pub(crate) fn parse_store(value: Option<&str>) -> Result<StoreSpec, String> {
 }
 
 /// Removes the common leading whitespace of the code's lines, and blank first/last lines, so
-/// code indented to match the surrounding HTML runs as Python.
+/// code indented to match the surrounding HTML runs as Python. A comment on the tag's own line
+/// (`<script setup>   # hidden`) does not count towards the indent (code there does: it is the
+/// first line of the block).
 pub fn dedent(code: &str) -> String {
+    let (tag_line, code) = match code.split_once('\n') {
+        Some((first, rest)) if first.trim_start().starts_with('#') => (Some(first.trim()), rest),
+        _ => (None, code),
+    };
+    let mut out = tag_line.map(|l| format!("{l}\n")).unwrap_or_default();
+    out.push_str(&dedent_lines(code));
+    out
+}
+
+fn dedent_lines(code: &str) -> String {
     let lines: Vec<&str> = code.lines().collect();
     let start = lines
         .iter()
@@ -357,6 +369,10 @@ mod tests {
         assert_eq!(dedent(code), "import csv\nfor r in rows:\n    print(r)\n");
         assert_eq!(dedent(""), "");
         assert_eq!(dedent("x = 1"), "x = 1\n");
+        // Text on the tag's line (a comment after `<script setup>`) does not set the indent.
+        let tagged = "   # hidden\n    def f(x):\n        return x\n  ";
+        assert_eq!(dedent(tagged), "# hidden\ndef f(x):\n    return x\n");
+        assert_eq!(dedent("if x:\n    y = 1\n"), "if x:\n    y = 1\n");
     }
 
     #[test]

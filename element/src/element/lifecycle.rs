@@ -95,6 +95,9 @@ pub(crate) struct State {
     pub(crate) reported: RefCell<Option<Vec<String>>>,
     /// Why the last opening failed (while the phase is `Failed`).
     pub(crate) failure: RefCell<Option<JsValue>>,
+    /// A memory den's files (and its name) on their way to the den that replaces it, until
+    /// one opens with them: an opening that fails or is replaced by another does not lose them.
+    pub(crate) carried: RefCell<Option<(String, foxden_core::FileMap)>>,
     pub(crate) input: super::input::InputDesk,
     /// The element's use of its den's event router (and of its `env`), while it has a den.
     pub(crate) lease: RefCell<Option<super::lesson::Lease>>,
@@ -237,6 +240,7 @@ pub(crate) fn reconcile(state: &Rc<State>) {
         Step::Detach => {
             // Removed (and not re-inserted in the same task): close, drop the UI and the element.
             state.shut(Phase::Detached);
+            state.carried.borrow_mut().take();
             state.ui.borrow_mut().take();
             let err = closed_error(state);
             state.ready.borrow_mut().gone(&err);
@@ -301,18 +305,26 @@ pub(crate) fn reconcile(state: &Rc<State>) {
 pub(crate) fn start_open(state: &Rc<State>, config: Config) {
     // A memory den that only changes runtime options keeps its files (not its variables).
     let env = config.env.clone();
-    let files = {
+    let memory = env.is_none() && config.den.store == StoreSpec::Memory;
+    let live = {
         let phase = state.phase.borrow();
         phase
             .den()
             .filter(|d| {
-                env.is_none()
+                memory
                     && d.inner.opts.name == config.den.name
                     && d.inner.opts.store == StoreSpec::Memory
-                    && config.den.store == StoreSpec::Memory
             })
             .and_then(|d| d.files_now())
     };
+    // Or those of an opening that failed or was replaced (carried until one succeeds).
+    let carried = state.carried.borrow_mut().take();
+    let files = live.or_else(|| {
+        carried
+            .filter(|(name, _)| memory && *name == config.den.name)
+            .map(|(_, files)| files)
+    });
+    *state.carried.borrow_mut() = files.as_ref().map(|f| (config.den.name.clone(), f.clone()));
     let (tx, rx) = oneshot::channel::<()>();
     state.shut(Phase::Opening {
         key: config.key.clone(),
@@ -390,6 +402,7 @@ fn opened(s: &Rc<State>, key: String, result: Result<Den, JsValue>) {
         match result {
             Ok(den) => {
                 let info = den.info();
+                s.carried.borrow_mut().take();
                 *s.phase.borrow_mut() = Phase::Live { key, den };
                 s.ready.borrow_mut().settle(true, &info);
                 s.emit("ready", &obj(&[("info", info.clone())]).into());

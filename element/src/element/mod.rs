@@ -111,6 +111,7 @@ impl ElementHandle {
                 script_running: Cell::new(None),
                 reported: RefCell::new(None),
                 failure: RefCell::new(None),
+                carried: RefCell::new(None),
                 input: Default::default(),
                 lease: RefCell::new(None),
                 code: RefCell::new(None),
@@ -197,6 +198,8 @@ impl ElementHandle {
     #[wasm_bindgen(js_name = writeFile)]
     pub fn write_file(&self, path: String, data: JsValue) -> Promise {
         let s = self.state.clone();
+        // The bytes as they are now (the den may still be opening).
+        let data = crate::js::copy_now(&data);
         promise(async move { live_den(s).await?.write_impl(path, data).await })
     }
 
@@ -229,6 +232,7 @@ impl ElementHandle {
 
     pub fn restore(&self, bytes: JsValue) -> Promise {
         let s = self.state.clone();
+        let bytes = crate::js::copy_now(&bytes);
         promise(async move { live_den(s).await?.restore_impl(bytes).await })
     }
 
@@ -258,6 +262,7 @@ impl ElementHandle {
                 s.shut(same);
             }
         }
+        s.carried.borrow_mut().take();
         let err = closed_error(s);
         s.ready.borrow_mut().gone(&err);
         if let Some(ui) = s.ui() {

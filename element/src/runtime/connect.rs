@@ -78,24 +78,48 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         };
         let (handed, cached) = futures::future::join(handed_over, cached).await;
         let (mut conn, ready, lock, digests, assets_ms, hello_ms, booting) = handed?;
-        let key = match digests {
-            Some((w, z)) => warm::key(w, z, &lock).await,
-            None => None,
+        let digests_started = digests.is_some();
+        let hashing = async {
+            match digests {
+                Some((w, z)) => warm::key(w, z, &lock).await,
+                None => None,
+            }
         };
-        // Only an entry made for exactly these assets (and this foxden) is handed over.
-        let snapshot = match (&key, cached) {
-            (Some(k), warm::Current::One(url, packed)) if url == warm::url_for(k) => Some(packed),
-            (Some(k), warm::Current::Several) => warm::load(k).await,
-            _ => None,
+        let (key, handed, warm_ms, sent) = if matches!(cached, warm::Current::Nothing) {
+            // No entry (a first visit): `warm` goes at once, so that the den's first worker
+            // boots while the key is hashed (10-20 ms of the critical path). The key is needed
+            // only for the snapshot the den page sends, made after `ready`; a den page's
+            // snapshot that came before the key would be dropped, not stored under no key.
+            let warm_ms = js::now_ms() - booting;
+            let keyed = async {
+                let key = hashing.await;
+                conn.shared.borrow_mut().warm_key = key.clone();
+                key
+            };
+            let want_snapshot = digests_started;
+            let (key, sent) =
+                futures::future::join(keyed, send_warm(&conn, ready, None, want_snapshot)).await;
+            (key, false, warm_ms, sent)
+        } else {
+            let key = hashing.await;
+            // Only an entry made for exactly these assets (and this foxden) is handed over.
+            let snapshot = match (&key, cached) {
+                (Some(k), warm::Current::One(url, packed)) if url == warm::url_for(k) => {
+                    Some(packed)
+                }
+                (Some(k), warm::Current::Several) => warm::load(k).await,
+                _ => None,
+            };
+            // A snapshot is taken from this den page only when none was handed over (a miss),
+            // or the one handed over was refused (its `ready`, sent before any user code ran,
+            // says so): after a hit, nothing it sends can replace the entry.
+            let want_snapshot = key.is_some();
+            let handed = snapshot.is_some();
+            conn.shared.borrow_mut().warm_key = key.clone().filter(|_| !handed);
+            let warm_ms = js::now_ms() - booting;
+            let sent = send_warm(&conn, ready, snapshot, want_snapshot).await;
+            (key, handed, warm_ms, sent)
         };
-        // A snapshot is taken from this den page only when none was handed over (a miss), or
-        // the one handed over was refused (its `ready`, sent before any user code ran, says
-        // so): after a hit, nothing it sends can replace the entry.
-        let want_snapshot = key.is_some();
-        let handed = snapshot.is_some();
-        conn.shared.borrow_mut().warm_key = key.clone().filter(|_| !handed);
-        let warm_ms = js::now_ms() - booting;
-        let sent = send_warm(&conn, ready, snapshot, want_snapshot).await;
         if handed && sent.is_ok() && conn.warm.get() == "rejected" {
             conn.shared.borrow_mut().warm_key = key;
         }

@@ -847,6 +847,28 @@ test(`${B}: review mends 3: a memory den keeps its files across failed or replac
   assert.match(r.check, /"passed":true/);
 });
 
+test(`${B}: every bad network attribute is reported, with or without network`, async () => {
+  const r = await page.evaluate(async () => {
+    const seen = async (attrs) => {
+      const el = document.createElement("foxden-den");
+      const names = [];
+      el.addEventListener("error", (e) => names.push(e.detail.attribute));
+      for (const [k, v] of Object.entries({ name: "netattrs", "den-url": "/den/den.html", "pyodide-url": "/pyodide/", ...attrs })) el.setAttribute(k, v);
+      document.querySelector("#a").append(el);
+      const ready = await el.ready.then(() => "opened", (e) => `${e.name}:${e.option}`);
+      el.remove();
+      return { names: names.sort(), ready };
+    };
+    return {
+      without: await seen({ "network-per-minute": "often", "network-max-response-bytes": "-5", "network-methods": "FETCH" }),
+      with: await seen({ network: "https://api.example.com/*", "network-per-minute": "often", "network-methods": "FETCH" }),
+    };
+  });
+  assert.deepEqual(r.without.names, ["network-max-response-bytes", "network-methods", "network-per-minute"]);
+  assert.deepEqual(r.with.names, ["network-methods", "network-per-minute"]);
+  assert.match(r.without.ready, /^DenError:/);
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);

@@ -16,7 +16,7 @@ mod runtime;
 mod store;
 mod wire;
 
-use crate::js::{get, get_f64, obj};
+use crate::js::{get, obj};
 use den::DenOptions;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -153,8 +153,8 @@ pub(crate) fn shell(command: &str, files: &foxden_core::FileMap, max: usize) -> 
 #[wasm_bindgen(js_name = runShell)]
 pub fn run_shell(command: &str, files: JsValue, opts: JsValue) -> Result<JsValue, JsValue> {
     let map = files_from_object(&files)?;
-    let max = get_f64(&opts, "maxOutputBytes")
-        .unwrap_or(foxden_core::limits::DEFAULT_MAX_OUTPUT_BYTES as f64);
+    // Checked as a run's maxOutputBytes is.
+    let max = den::options::number(&opts, foxden_core::options::Api::Run, "maxOutputBytes")?;
     Ok(shell(command, &map, max as usize))
 }
 
@@ -199,8 +199,9 @@ pub fn decode_snapshot(bytes: JsValue, opts: JsValue) -> Result<JsValue, JsValue
             "decodeSnapshot needs Uint8Array or ArrayBuffer bytes",
         )
     })?;
-    let max = get_f64(&opts, "maxDenBytes")
-        .unwrap_or(foxden_core::limits::DEFAULT_MAX_DEN_BYTES as f64) as u64;
+    // Checked as openDen checks it (a string or a negative number is refused, not guessed).
+    let max =
+        den::options::number(&opts, foxden_core::options::Api::OpenDen, "maxDenBytes")? as u64;
     // Checked where the bytes are (hashed in slices), then each file copied out by the browser.
     let files = snap
         .verify(max)

@@ -65,6 +65,41 @@ fn run_shell_over_plain_files() {
 }
 
 #[wasm_bindgen_test]
+fn pure_helpers_check_their_options_like_the_den_does() {
+    let opts = |k: &str, v: JsValue| {
+        let o = js_sys::Object::new();
+        Reflect::set(&o, &k.into(), &v).unwrap();
+        JsValue::from(o)
+    };
+    let snap = foxden::encode_snapshot(js_sys::Object::new().into()).unwrap();
+    for bad in [
+        JsValue::from_str("big"),
+        JsValue::from_f64(-1.0),
+        JsValue::from_f64(f64::NAN),
+    ] {
+        let err =
+            foxden::decode_snapshot(snap.clone().into(), opts("maxDenBytes", bad)).unwrap_err();
+        assert_eq!(field(&err, "code"), JsValue::from_str("bad-option"));
+        assert_eq!(field(&err, "option"), JsValue::from_str("maxDenBytes"));
+        let err = foxden::run_shell(
+            "echo",
+            JsValue::UNDEFINED,
+            opts("maxOutputBytes", JsValue::from_str("1")),
+        )
+        .unwrap_err();
+        assert_eq!(field(&err, "option"), JsValue::from_str("maxOutputBytes"));
+    }
+    let ok = foxden::run_shell(
+        "echo hello",
+        JsValue::UNDEFINED,
+        opts("maxOutputBytes", JsValue::from_f64(3.0)),
+    )
+    .unwrap();
+    assert_eq!(field(&ok, "stdout"), JsValue::from_str("hel"));
+    assert_eq!(field(&ok, "truncated"), JsValue::TRUE);
+}
+
+#[wasm_bindgen_test]
 fn runtime_options_resolve_and_validate() {
     let rt = foxden::iframe_runtime(JsValue::UNDEFINED).unwrap();
     let den_url = field(&rt, "denUrl").as_string().unwrap();

@@ -702,6 +702,31 @@ pub struct NetworkConfig {
     pub max_response_bytes: u64,
 }
 
+/// The methods of `network.methods`, upper case, each once; `None` means `["GET"]`.
+pub fn parse_methods(methods: Option<&[String]>) -> Result<Vec<&'static str>, NetConfigError> {
+    let err = |message: String| NetConfigError {
+        option: "network.methods",
+        message,
+    };
+    match methods {
+        None => Ok(vec!["GET"]),
+        Some([]) => Err(err("list at least one method, e.g. [\"GET\"]".into())),
+        Some(list) => {
+            let mut out = Vec::new();
+            for m in list {
+                let up = m.to_ascii_uppercase();
+                let Some(known) = METHODS.iter().find(|k| **k == up) else {
+                    return Err(err(format!("{m:?} is not one of {}", METHODS.join(", "))));
+                };
+                if !out.contains(known) {
+                    out.push(*known);
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
 impl NetworkConfig {
     /// Validates the options. `methods: None` means `["GET"]`.
     pub fn new(
@@ -727,31 +752,7 @@ impl NetworkConfig {
             .iter()
             .map(|p| Pattern::parse(p).map_err(|e| err("network.allow", e.0)))
             .collect::<Result<Vec<_>, _>>()?;
-        let methods = match methods {
-            None => vec!["GET"],
-            Some([]) => {
-                return Err(err(
-                    "network.methods",
-                    "list at least one method, e.g. [\"GET\"]".into(),
-                ))
-            }
-            Some(list) => {
-                let mut out = Vec::new();
-                for m in list {
-                    let up = m.to_ascii_uppercase();
-                    let Some(known) = METHODS.iter().find(|k| **k == up) else {
-                        return Err(err(
-                            "network.methods",
-                            format!("{m:?} is not one of {}", METHODS.join(", ")),
-                        ));
-                    };
-                    if !out.contains(known) {
-                        out.push(*known);
-                    }
-                }
-                out
-            }
-        };
+        let methods = parse_methods(methods)?;
         if !(1..=MAX_PER_MINUTE).contains(&per_minute) {
             return Err(err(
                 "network.perMinute",

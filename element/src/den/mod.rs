@@ -7,7 +7,7 @@
 mod api;
 mod events;
 mod net;
-mod options;
+pub(crate) mod options;
 mod run;
 
 use crate::errors::{den_error, option_error, path_error, snapshot_error};
@@ -680,7 +680,13 @@ impl Den {
         limits::validate_den_name(&o.name).map_err(|e| option_error("name", &e.to_string()))?;
         // A forked idb den gets its own records (the store is keyed by den name). The files are
         // shared, not copied: their data is immutable (`Arc`), a change replaces an entry.
-        let files = inner.files.borrow().clone();
+        // After the file operations and the run called before it (an IndexedDB write still in
+        // flight would otherwise be missing from the copy, yet succeed).
+        let files = {
+            let _guard = inner.exclusive().await;
+            inner.check_open()?;
+            inner.files.borrow().clone()
+        };
         open(o, Some(files), Rc::new(|_, _| {}), None).await
     }
 

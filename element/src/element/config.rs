@@ -201,7 +201,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         Vec::new()
     });
     let network = network_attrs(el).unwrap_or_else(|e| {
-        errors.push(e);
+        errors.extend(e);
         None
     });
     let store = store.unwrap_or_else(|m| {
@@ -275,20 +275,34 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
 
 /// The network attributes: `network` (URL patterns separated by spaces; absent or blank: no
 /// network), `network-methods`, `network-per-minute`, `network-max-response-bytes`, checked by
-/// the same rules as `openDen({ network })`.
-fn network_attrs(el: &Element) -> Result<Option<foxden_core::net::NetworkConfig>, JsValue> {
-    let per_minute = number_attr(el, "network-per-minute")?;
-    let max_response = number_attr(el, "network-max-response-bytes")?;
-    let Some(allow) = attr(el, "network").filter(|a| !a.trim().is_empty()) else {
-        return Ok(None);
-    };
-    let allow: Vec<String> = allow.split_whitespace().map(str::to_owned).collect();
+/// the same rules as `openDen({ network })`. Each bad one is reported, with or without `network`.
+fn network_attrs(el: &Element) -> Result<Option<foxden_core::net::NetworkConfig>, Vec<JsValue>> {
+    let mut errors = Vec::new();
+    let per_minute = number_attr(el, "network-per-minute")
+        .map_err(|e| errors.push(e))
+        .ok();
+    let max_response = number_attr(el, "network-max-response-bytes")
+        .map_err(|e| errors.push(e))
+        .ok();
     let methods: Option<Vec<String>> = attr(el, "network-methods").map(|m| {
         m.split(|c: char| c == ',' || c.is_whitespace())
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .collect()
     });
+    if let Err(e) = foxden_core::net::parse_methods(methods.as_deref()) {
+        errors.push(attr_error("network-methods", &e.message));
+    }
+    let allow = attr(el, "network").filter(|a| !a.trim().is_empty());
+    let (Some(per_minute), Some(max_response), true) =
+        (per_minute, max_response, errors.is_empty())
+    else {
+        return Err(errors);
+    };
+    let Some(allow) = allow else {
+        return Ok(None);
+    };
+    let allow: Vec<String> = allow.split_whitespace().map(str::to_owned).collect();
     foxden_core::net::NetworkConfig::new(
         &allow,
         methods.as_deref(),
@@ -302,7 +316,7 @@ fn network_attrs(el: &Element) -> Result<Option<foxden_core::net::NetworkConfig>
         } else {
             "network"
         };
-        attr_error(a, &e.message)
+        vec![attr_error(a, &e.message)]
     })
 }
 

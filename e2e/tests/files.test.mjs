@@ -396,6 +396,71 @@ test(`${B}: writeFile and restore take the bytes as they are at the call: the bu
   assert.deepEqual(r.chunks, [[10], [11], [12]]);
 });
 
+test(`${B}: a damaged IndexedDB den is refused, and repaired by opening it with a snapshot (or forking onto it)`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, idbStore, encodeSnapshot } = window.foxden;
+    const db = "fx-damaged";
+    const open = (name, extra = {}) => openDen({ name, runtime: iframeRuntime(), store: idbStore(db), ...extra });
+    const outcome = (p) => p.then((d) => d, (e) => `${e.name} ${e.code}`);
+    // A den with two files, then one record's bytes changed behind its back.
+    let den = await open("hurt");
+    await den.writeFile("/work/a.txt", "alpha");
+    await den.writeFile("/work/b.txt", "beta");
+    await den.close();
+    await new Promise((res, rej) => {
+      const req = indexedDB.open(db);
+      req.onerror = () => rej(req.error);
+      req.onsuccess = () => {
+        const tx = req.result.transaction("files", "readwrite");
+        const store = tx.objectStore("files");
+        const get = store.get(["hurt", "/work/a.txt"]);
+        get.onsuccess = () => store.put({ ...get.result, data: new TextEncoder().encode("ALPHA") }, ["hurt", "/work/a.txt"]);
+        tx.oncomplete = () => { req.result.close(); res(); };
+        tx.onerror = () => rej(tx.error);
+      };
+    });
+    const refused = await outcome(open("hurt"));
+    // Opened with a snapshot: the damaged records are not read, and all are replaced.
+    den = await open("hurt", { snapshot: encodeSnapshot({ "/work/c.txt": "gamma" }) });
+    const repaired = (await den.list()).map((f) => f.path);
+    await den.close();
+    den = await open("hurt");
+    const reopened = (await den.list()).map((f) => f.path);
+    const c = await den.readText("/work/c.txt");
+    // A fork onto a damaged den replaces it too.
+    await den.writeFile("/work/a.txt", "alpha");
+    await den.close();
+    await new Promise((res) => {
+      const req = indexedDB.open(db);
+      req.onsuccess = () => {
+        const tx = req.result.transaction("files", "readwrite");
+        const store = tx.objectStore("files");
+        const get = store.get(["hurt", "/work/a.txt"]);
+        get.onsuccess = () => store.put({ ...get.result, sha256: "00" }, ["hurt", "/work/a.txt"]);
+        tx.oncomplete = () => { req.result.close(); res(); };
+      };
+    });
+    const refusedAgain = await outcome(open("hurt"));
+    const source = await open("healthy");
+    await source.writeFile("/drop/d.txt", "delta");
+    const fork = await source.fork({ name: "hurt" });
+    const forked = (await fork.list()).map((f) => f.path);
+    await fork.close();
+    await source.close();
+    den = await open("hurt");
+    const afterFork = (await den.list()).map((f) => f.path);
+    await den.close();
+    return { refused, repaired, reopened, c, refusedAgain, forked, afterFork };
+  });
+  assert.equal(r.refused, "DenError storage");
+  assert.deepEqual(r.repaired, ["/work/c.txt"]);
+  assert.deepEqual(r.reopened, ["/work/c.txt"]);
+  assert.equal(r.c, "gamma");
+  assert.equal(r.refusedAgain, "DenError storage");
+  assert.deepEqual(r.forked, ["/drop/d.txt"]);
+  assert.deepEqual(r.afterFork, ["/drop/d.txt"]);
+});
+
 test(`${B}: fork copies the files and then diverges`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.snap;

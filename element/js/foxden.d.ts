@@ -52,8 +52,9 @@ export interface OpenDenOptions {
   maxFileBytes?: number;
   /** Cap on the number of files in the den. Default 10000, 1 to 10000. */
   maxFiles?: number;
-  /** Files created, changed or deleted per sliding minute, by writes, runs and restores
-   * together; a batch that would go over is refused whole. Default 0 (no limit). */
+  /** Files the store writes or deletes per sliding minute, by writes, runs and restores
+   * together (a file rewritten with the same content, or given new times by a restore, counts
+   * too); a batch that would go over is refused whole. Default 0 (no limit). */
   maxWritesPerMinute?: number;
   /** Asset loading progress (bytes). */
   onProgress?: (p: { loaded: number; total: number }) => void;

@@ -26,6 +26,8 @@ pub struct IdbDen {
     db: IdbDatabase,
     den: String,
     lock: Option<crate::locks::HeldLock>,
+    /// The den's records are to be replaced whole: the first commit deletes them all first.
+    wipe: std::cell::Cell<bool>,
 }
 
 impl IdbDen {
@@ -87,7 +89,14 @@ fn key(den: &str, path: &str) -> JsValue {
 
 impl IdbDen {
     /// Opens (creating if needed) the database and loads the den's files.
-    pub async fn open(db_name: &str, den: &str) -> Result<(IdbDen, FileMap), JsValue> {
+    /// `replacing`: the den's files are about to be replaced whole (a snapshot given to
+    /// `openDen`, a fork): its records are not read (a damaged record cannot stop the den that
+    /// replaces it), and the first commit deletes them all.
+    pub async fn open(
+        db_name: &str,
+        den: &str,
+        replacing: bool,
+    ) -> Result<(IdbDen, FileMap), JsValue> {
         // One tab at a time per den: a second page gets a clear DenError instead of racing.
         let lock = crate::locks::acquire(&format!("foxden:{db_name}:{den}"), den).await?;
         let window = web_sys::window()
@@ -124,9 +133,19 @@ impl IdbDen {
             db,
             den: den.to_owned(),
             lock: Some(lock),
+            wipe: std::cell::Cell::new(replacing),
         };
-        let files = me.load().await?;
+        let files = if replacing {
+            FileMap::new()
+        } else {
+            me.load().await?
+        };
         Ok((me, files))
+    }
+
+    /// Every key of this den's records.
+    fn range(&self) -> Result<web_sys::IdbKeyRange, JsValue> {
+        web_sys::IdbKeyRange::bound(&key(&self.den, ""), &key(&self.den, "\u{10FFFF}"))
     }
 
     async fn load(&self) -> Result<FileMap, JsValue> {
@@ -135,8 +154,7 @@ impl IdbDen {
             .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readonly)
             .map_err(|e| idb_err("read", &e))?;
         let store = tx.object_store(STORE).map_err(|e| idb_err("read", &e))?;
-        let range = web_sys::IdbKeyRange::bound(&key(&self.den, ""), &key(&self.den, "\u{10FFFF}"))
-            .map_err(|e| idb_err("read", &e))?;
+        let range = self.range().map_err(|e| idb_err("read", &e))?;
         let all = request(
             &store
                 .get_all_with_key(&range)
@@ -150,7 +168,7 @@ impl IdbDen {
             let data: Uint8Array = get(&rec, "data").dyn_into().map_err(|_| {
                 den_error(
                     crate::errors::DenErrorCode::Storage,
-                    &format!("IndexedDB record {path} holds no bytes; the store is damaged"),
+                    &format!("IndexedDB record {path} holds no bytes; the store is damaged (openDen with a snapshot, or a fork onto this name, replaces its files)"),
                 )
             })?;
             let bytes =
@@ -162,7 +180,7 @@ impl IdbDen {
                 return Err(den_error(
                     crate::errors::DenErrorCode::Storage,
                     &format!(
-                        "IndexedDB record {path} does not match its SHA-256; the store is damaged"
+                        "IndexedDB record {path} does not match its SHA-256; the store is damaged (openDen with a snapshot, or a fork onto this name, replaces its files)"
                     ),
                 ));
             }
@@ -213,6 +231,13 @@ impl IdbDen {
             .and_then(|t| t.dyn_into())
             .map_err(|e| idb_err("write", &e))?;
         let store = tx.object_store(STORE).map_err(|e| idb_err("write", &e))?;
+        if self.wipe.get() {
+            // In the same transaction as the new records: all of it, or nothing.
+            if let Err(e) = self.range().and_then(|r| store.delete(&r)) {
+                let _ = tx.abort();
+                return Err(idb_err("write", &e));
+            }
+        }
         for (k, rec) in &records {
             let r = match rec {
                 Some(rec) => store.put_with_key(rec, k),
@@ -243,7 +268,10 @@ impl IdbDen {
             }
         });
         match rx.await {
-            Ok(Ok(())) => Ok(()),
+            Ok(Ok(())) => {
+                self.wipe.set(false);
+                Ok(())
+            }
             Ok(Err(why)) => Err(den_error(
                 crate::errors::DenErrorCode::Storage,
                 &format!("IndexedDB transaction aborted: {why}; nothing was changed"),

@@ -64,12 +64,17 @@ impl Persist {
     }
 }
 
-/// Opens the store of a den and loads its files.
-pub async fn open(spec: &StoreSpec, den: &str) -> Result<(Option<Persist>, FileMap), JsValue> {
+/// Opens the store of a den and loads its files (none when `replacing`: they are about to be
+/// replaced whole, by the first commit).
+pub async fn open(
+    spec: &StoreSpec,
+    den: &str,
+    replacing: bool,
+) -> Result<(Option<Persist>, FileMap), JsValue> {
     match spec {
         StoreSpec::Memory => Ok((None, FileMap::new())),
         StoreSpec::Idb(db) => {
-            let (idb, files) = crate::idb::IdbDen::open(db, den).await?;
+            let (idb, files) = crate::idb::IdbDen::open(db, den, replacing).await?;
             Ok((Some(Persist::Idb(idb)), files))
         }
     }

@@ -153,6 +153,8 @@ pub struct WriteRate {
     per_minute: u32,
     /// (time in ms, files written), oldest first.
     recent: std::collections::VecDeque<(f64, u32)>,
+    /// The files written in `recent`, kept as it changes (a check costs no sum over it).
+    in_window: u64,
 }
 
 impl WriteRate {
@@ -161,6 +163,7 @@ impl WriteRate {
         WriteRate {
             per_minute,
             recent: Default::default(),
+            in_window: 0,
         }
     }
 
@@ -172,23 +175,24 @@ impl WriteRate {
     }
 
     /// Whether `files` writes at `now_ms` are within the limit; records nothing (a batch that
-    /// may still fail, e.g. in IndexedDB, is [`Self::record`]ed once it was kept).
+    /// may still fail, e.g. in IndexedDB, is [`Self::record`]ed once it was kept). `now_ms`
+    /// must not go back (a monotonic clock: the page's `performance.now()`).
     pub fn check(&mut self, now_ms: f64, files: u32) -> Result<(), StorageError> {
         if self.per_minute == 0 || files == 0 {
             return Ok(());
         }
-        while self
-            .recent
-            .front()
-            .is_some_and(|(t, _)| now_ms - t >= 60_000.0)
-        {
+        while let Some(&(t, n)) = self.recent.front() {
+            if now_ms - t < 60_000.0 {
+                break;
+            }
             self.recent.pop_front();
+            self.in_window -= u64::from(n);
         }
-        let total = self.recent.iter().map(|(_, n)| n).sum::<u32>() + files;
-        if total > self.per_minute {
+        let total = self.in_window + u64::from(files);
+        if total > u64::from(self.per_minute) {
             return Err(StorageError::TooManyWrites {
                 wanted: files,
-                total,
+                total: u32::try_from(total).unwrap_or(u32::MAX),
                 max: self.per_minute,
             });
         }
@@ -199,6 +203,7 @@ impl WriteRate {
     pub fn record(&mut self, now_ms: f64, files: u32) {
         if self.per_minute != 0 && files != 0 {
             self.recent.push_back((now_ms, files));
+            self.in_window += u64::from(files);
         }
     }
 }

@@ -164,7 +164,10 @@ async fn open_claimed(
     progress: Progress,
     sink: Option<EventSink>,
 ) -> Result<Den, JsValue> {
-    let (persist, mut files) = crate::store::open(&opts.store, &opts.name).await?;
+    // A den whose files are replaced (a snapshot, a fork) does not read the old ones: a
+    // damaged store is repaired this way.
+    let (persist, mut files) =
+        crate::store::open(&opts.store, &opts.name, initial.is_some()).await?;
     // The starting files (a snapshot's, a fork's) are checked now, but replace what the store
     // holds only once the den opened: a den that fails to open leaves its stored files as they were.
     let initial = match initial {
@@ -299,7 +302,8 @@ impl Inner {
         }
         // Every file written counts, new times of unchanged files too (each is a store write).
         let writes = u32::try_from(ops.len()).unwrap_or(u32::MAX);
-        self.rate.borrow_mut().check(js::wall_ms(), writes)?;
+        // A monotonic clock: a wall clock set back would refuse writes for as long.
+        self.rate.borrow_mut().check(js::now_ms(), writes)?;
         let persist = self.persist.borrow().clone();
         if let Some(p) = persist {
             let gate = Gate::new();
@@ -311,7 +315,7 @@ impl Inner {
             drop(gate);
             kept.map_err(CommitError::Store)?;
         }
-        self.rate.borrow_mut().record(js::wall_ms(), writes);
+        self.rate.borrow_mut().record(js::now_ms(), writes);
         // A new time alone is not shipped by content: the worker gets the file again.
         for op in &ops {
             if let Op::Put { path, .. } = op {

@@ -319,7 +319,8 @@ export interface FoxdenProgressEventDetail { loaded: number; total: number }
 export interface FoxdenReadyEventDetail { info: DenInfo }
 
 /** `detail` of the `error` event: a bad attribute (`attribute` is set), a den that did not open
- * (`DenLoadError`, or `DenError` code "name-in-use"), or a Run-button run that could not start. */
+ * (`DenLoadError`, or `DenError` code "name-in-use"), a Run-button run that could not start, a
+ * file the drop zone could not write, or a Reset-interpreter click whose restart failed. */
 export interface FoxdenErrorEventDetail {
   error: DenError | DenLoadError | PathError | SnapshotError;
   /** The attribute whose value is invalid (the error's `option` too). */

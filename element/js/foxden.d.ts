@@ -35,7 +35,8 @@ export type Store = MemoryStore | IdbStore;
 export interface OpenDenOptions {
   /** 1-64 ASCII letters, digits, '-' or '_'. One name can be open once per page. */
   name: string;
-  runtime?: IframeRuntime;
+  /** iframeRuntime() (the default), or a runtime adapter of your own. */
+  runtime?: IframeRuntime | RuntimeAdapter;
   /** Default memoryStore(). */
   store?: Store;
   /** Start from snapshot bytes (replaces the store's files). */
@@ -194,9 +195,51 @@ export interface ShellResult { stdout: string; stderr: string; code: number; tru
 
 export interface FileInfo { path: string; size: number; sha256: string; mtime: number }
 
+/** A runtime of your own instead of iframeRuntime(): the host keeps the files, store, snapshots,
+ * forks, limits and events, and `run` executes the code (in a worker of yours, on a server, a test
+ * double). Its answers are checked like a den page's: bounded texts, checked paths and caps.
+ * `packages` and `network` need iframeRuntime(). */
+export interface RuntimeAdapter {
+  /** Called when a den opens (a fork opens another den: called again). A throw or rejection makes
+   * openDen reject with DenLoadError stage "runtime"; not settling within 60 s, stage "timeout". */
+  start(): unknown;
+  /** One run, one at a time per den. Not settled within `timeoutMs` + 3 s: the run ends with
+   * error kind "timeout" (the adapter enforces `timeoutMs` itself). */
+  run(request: AdapterRunRequest): AdapterRunReply | Promise<AdapterRunReply>;
+  /** Called when the den closes (not awaited). */
+  close(): unknown;
+  /** `den.reset()` calls it (resolving `{ from: "adapter", bootMs: 0 }`); without it reset
+   * rejects with DenError code "reset". */
+  reset?(): unknown;
+}
+
+/** What a runtime adapter's `run` gets. */
+export interface AdapterRunRequest {
+  id: number;
+  code: string;
+  lang: "python" | "javascript";
+  timeoutMs: number;
+  maxOutputBytes: number;
+  stdin: string | null;
+  /** Every file of the den (copies). */
+  files: Record<string, Uint8Array>;
+}
+
+/** What it answers. `files` names only what changed: new contents, or null for a deleted file.
+ * Texts are cut at `maxOutputBytes` (the run is then `truncated`); a path that breaks the rules is
+ * not kept (a note on stderr); changes over the den's caps are not kept (error kind "storage");
+ * a field of the wrong type refuses the whole answer (error kind "crashed", "ProtocolError"). */
+export interface AdapterRunReply {
+  stdout?: string;
+  stderr?: string;
+  result?: string | null;
+  error?: RunError | null;
+  files?: Record<string, Uint8Array | ArrayBuffer | ArrayBufferView | string | null>;
+}
+
 export interface DenInfo {
-  kind: "iframe";
-  isolation: Exclude<Isolation, "auto">;
+  kind: "iframe" | "adapter";
+  isolation: Exclude<Isolation, "auto"> | "adapter";
   loadMs: number;
   /** The den page is cross-origin isolated: timeouts interrupt Python (variables kept) before killing. */
   interruptible: boolean;
@@ -210,7 +253,7 @@ export interface DenInfo {
    * `den` passed in the den page (compiling the wasm and starting the worker, which overlap
    * `warm`, then booting) and `boot` in the worker (booting Pyodide, or resuming it from the
    * snapshot). */
-  stages: { assets: number; warm: number; hello: number; ready: number; den: number; boot: number };
+  stages: { assets: number; warm: number; hello: number; ready: number; den: number; boot: number } | null;
 }
 
 /** The methods a den and a `<foxden-den>` element share (same results, same errors). */
@@ -229,7 +272,7 @@ export interface DenMethods {
   /** A new interpreter (Python variables gone), files kept. `from`: resumed from the memory
    * snapshot of a fresh interpreter, or booted from scratch (before that snapshot exists). */
   /** `packagesMs`: how long the new interpreter took to install the den's packages (part of `bootMs`; absent without packages). */
-  reset(): Promise<{ from: "snapshot" | "scratch"; bootMs: number; packagesMs?: number }>;
+  reset(): Promise<{ from: "snapshot" | "scratch" | "adapter"; bootMs: number; packagesMs?: number }>;
   /** Ends a run in flight and removes the iframe; resolves once an IndexedDB write in flight
    * ended and the name and lock are free (the den can be opened again at once). */
   close(): Promise<void>;
@@ -279,7 +322,7 @@ export declare class DenError extends FoxdenError {
 }
 export declare class DenLoadError extends FoxdenError {
   readonly name: "DenLoadError";
-  readonly stage: "assets" | "iframe" | "isolation" | "den-page" | "protocol" | "message" | "wasm" | "pyodide" | "timeout" | "den" | "package";
+  readonly stage: "assets" | "iframe" | "isolation" | "den-page" | "protocol" | "message" | "wasm" | "pyodide" | "timeout" | "den" | "package" | "runtime";
   /** With stage "package": the package refused (its normalized project name, or the file name). */
   readonly package?: string;
 }

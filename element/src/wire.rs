@@ -68,7 +68,7 @@ fn list(msg: &JsValue, key: &'static str, field: &'static str) -> Result<Array, 
     Ok(v.unchecked_into())
 }
 
-fn error(v: &JsValue, cap: usize) -> Result<Option<RunError>, ReplyError> {
+pub(crate) fn error(v: &JsValue, cap: usize) -> Result<Option<RunError>, ReplyError> {
     if is_absent(v) {
         return Ok(None);
     }

@@ -80,6 +80,8 @@ string_enum! {
         /// A wheel of `packages`: not fetched, a wrong hash or tags, corrupt, or a missing
         /// dependency (`DenLoadError.package` names it).
         Package = "package",
+        /// A runtime adapter's `start()` failed.
+        Runtime = "runtime",
     }
 }
 

@@ -4,6 +4,7 @@
 //! [`options`] validates `openDen`'s and `run`'s options; [`api`] is the JavaScript-facing
 //! method layer; this file holds the den's state and the logic of each operation.
 
+pub(crate) mod adapter;
 mod api;
 mod events;
 mod net;
@@ -198,21 +199,32 @@ async fn open_claimed(
                 })??;
         opts.runtime.packages = Rc::new(wheels);
     }
-    let conn = runtime::start(&opts.runtime, progress).await?;
+    // An adapter's start(), or the den page and its interpreter.
+    let opened = js::now_ms();
+    let conn = match &opts.adapter {
+        Some(a) => {
+            a.start(opts.runtime.load_timeout_ms).await?;
+            None
+        }
+        None => Some(Rc::new(runtime::start(&opts.runtime, progress).await?)),
+    };
     if let Some(ops) = initial {
         if let Some(p) = &persist {
             p.commit(&ops).await?;
         }
         files.apply_checked(ops);
     }
-    let info = info_object(&conn);
+    let info = match &conn {
+        Some(c) => info_object(c),
+        None => adapter::info(js::now_ms() - opened),
+    };
     let inner = Rc::new(Inner {
         rate: RefCell::new(WriteRate::new(opts.max_writes_per_minute)),
         broker: RefCell::new(foxden_core::net::Broker::new(opts.network.clone())),
         opts,
         files: RefCell::new(files),
         sync: RefCell::new(SyncState::new()),
-        conn: RefCell::new(Some(Rc::new(conn))),
+        conn: RefCell::new(conn),
         closed: Cell::new(false),
         busy: RefCell::new(None),
         run_seq: Cell::new(0),
@@ -699,6 +711,9 @@ impl Den {
         inner.check_open()?;
         let _guard = inner.exclusive().await;
         inner.check_open()?;
+        if let Some(a) = &inner.opts.adapter {
+            return a.reset(inner.opts.runtime.load_timeout_ms).await;
+        }
         let conn = inner.ensure_connection().await?;
         let r = conn.reset(inner.opts.runtime.load_timeout_ms).await;
         inner.sync.borrow_mut().reset();
@@ -728,6 +743,9 @@ impl Den {
         // A run in flight ends now (as "crashed", the den was closed), not at its watchdog.
         if let Some(conn) = inner.conn.borrow_mut().take() {
             conn.cancel_pending();
+        }
+        if let Some(a) = &inner.opts.adapter {
+            a.close();
         }
         *inner.sink.borrow_mut() = None;
         // Closes the IndexedDB connection and releases the den's Web Lock: a commit in flight

@@ -9,6 +9,7 @@ use foxden_core::limits;
 use foxden_core::net::NetworkConfig;
 use foxden_core::options::{self, Api};
 use js_sys::Function;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -29,6 +30,8 @@ pub struct DenOptions {
     pub packages: Vec<crate::runtime::packages::PackageSource>,
     /// `network` (None: off, every `foxden.fetch` is refused).
     pub network: Option<NetworkConfig>,
+    /// A runtime adapter (`runtime: { start, run, close }`) instead of the iframe runtime.
+    pub adapter: Option<Rc<super::adapter::Adapter>>,
 }
 
 impl DenOptions {
@@ -72,13 +75,18 @@ impl DenOptions {
         })?;
         limits::validate_den_name(&name).map_err(|e| option_error("name", &e.to_string()))?;
         let rt = get(v, "runtime");
-        let runtime = if is_absent(&rt) {
+        let adapter = if get_str(&rt, "kind").as_deref() == Some("iframe") {
+            None
+        } else {
+            super::adapter::Adapter::from_js(&rt).transpose()?
+        };
+        let runtime = if is_absent(&rt) || adapter.is_some() {
             RuntimeOptions::from_js(&JsValue::UNDEFINED)?
         } else {
             if get_str(&rt, "kind").as_deref() != Some("iframe") {
                 return Err(option_error(
                     "runtime",
-                    "runtime must come from iframeRuntime()",
+                    "runtime must come from iframeRuntime(), or be an adapter with start(), run(request) and close()",
                 ));
             }
             RuntimeOptions::from_js(&rt)?
@@ -100,6 +108,24 @@ impl DenOptions {
             max_writes_per_minute: number(v, Api::OpenDen, "maxWritesPerMinute")? as u32,
             packages: crate::runtime::packages::from_js(&get(v, "packages"))?,
             network: network_options(&get(v, "network"))?,
+            adapter,
+        })
+        .and_then(|o: DenOptions| {
+            // The wheels and the network broker work through the den page and its worker.
+            for (set, key) in [
+                (!o.packages.is_empty(), "packages"),
+                (o.network.is_some(), "network"),
+            ] {
+                if set && o.adapter.is_some() {
+                    return Err(option_error(
+                        key,
+                        &format!(
+                            "{key} needs iframeRuntime(): a runtime adapter runs code its own way"
+                        ),
+                    ));
+                }
+            }
+            Ok(o)
         })
     }
 }

@@ -25,7 +25,9 @@ impl Den {
         inner.check_open()?;
         let turn = inner.exclusive().await;
         inner.check_open()?;
-        inner.ensure_connection().await?;
+        if inner.opts.adapter.is_none() {
+            inner.ensure_connection().await?;
+        }
         Ok(turn)
     }
 
@@ -43,6 +45,9 @@ impl Den {
     ) -> Result<JsValue, JsValue> {
         let inner = &self.inner;
         inner.check_open()?;
+        if let Some(a) = inner.opts.adapter.clone() {
+            return self.run_adapter(&a, code, ro).await;
+        }
         // Connected first: a run that cannot start (the den page did not reopen) rejects
         // before its `run` event, so that no `run` event goes without its `run-end`.
         let conn = inner.ensure_connection().await?;

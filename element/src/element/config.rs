@@ -266,6 +266,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             max_writes_per_minute: max_writes as u32,
             packages,
             network,
+            adapter: None,
         },
         timeout_ms,
         max_output_bytes,

@@ -388,12 +388,21 @@ test(`${B}: writeFile and restore take the bytes as they are at the call: the bu
     await restoring;
     const read = async (p) => Array.from(await den.readFile(p));
     const out = { now: await read("/work/now.bin"), moved: await read("/work/moved.bin"), chunks: [await read("/work/chunk0.bin"), await read("/work/chunk1.bin"), await read("/work/chunk2.bin")] };
+    // openDen({ snapshot }) reads the snapshot at the call too.
+    const snap2 = await den.snapshot();
+    const { openDen, iframeRuntime } = window.foxden;
+    const opening = openDen({ name: "capture2", runtime: iframeRuntime(), snapshot: snap2 });
+    snap2.fill(0);
+    const copy = await opening;
+    out.opened = Array.from(await copy.readFile("/work/now.bin"));
+    await copy.close();
     await den.close();
     return out;
   });
   assert.deepEqual(r.now, [1, 2, 3]);
   assert.deepEqual(r.moved, [4, 5, 6]);
   assert.deepEqual(r.chunks, [[10], [11], [12]]);
+  assert.deepEqual(r.opened, [1, 2, 3]);
 });
 
 test(`${B}: a damaged IndexedDB den is refused, and repaired by opening it with a snapshot (or forking onto it)`, async () => {

@@ -26,8 +26,6 @@ pub struct IdbDen {
     db: IdbDatabase,
     den: String,
     lock: Option<crate::locks::HeldLock>,
-    /// The den's records are to be replaced whole: the first commit deletes them all first.
-    wipe: std::cell::Cell<bool>,
 }
 
 impl IdbDen {
@@ -90,8 +88,8 @@ fn key(den: &str, path: &str) -> JsValue {
 impl IdbDen {
     /// Opens (creating if needed) the database and loads the den's files.
     /// `replacing`: the den's files are about to be replaced whole (a snapshot given to
-    /// `openDen`, a fork): its records are not read (a damaged record cannot stop the den that
-    /// replaces it), and the first commit deletes them all.
+    /// `openDen`, a fork, by [`IdbDen::replace_all`]): its records are not read, so that a
+    /// damaged record cannot stop the den that replaces it.
     pub async fn open(
         db_name: &str,
         den: &str,
@@ -133,7 +131,6 @@ impl IdbDen {
             db,
             den: den.to_owned(),
             lock: Some(lock),
-            wipe: std::cell::Cell::new(replacing),
         };
         let files = if replacing {
             FileMap::new()
@@ -198,6 +195,16 @@ impl IdbDen {
 
     /// Writes a checked batch in one transaction; resolves when it committed.
     pub async fn commit(&self, ops: &[Op]) -> Result<(), JsValue> {
+        self.write(ops, false).await
+    }
+
+    /// Replaces every record of the den with `ops` (all its files): one transaction deletes
+    /// them all and writes these.
+    pub async fn replace_all(&self, ops: &[Op]) -> Result<(), JsValue> {
+        self.write(ops, true).await
+    }
+
+    async fn write(&self, ops: &[Op], wipe: bool) -> Result<(), JsValue> {
         // Build every record (and its bytes) before the transaction opens.
         let mut records = Vec::with_capacity(ops.len());
         for op in ops {
@@ -231,7 +238,7 @@ impl IdbDen {
             .and_then(|t| t.dyn_into())
             .map_err(|e| idb_err("write", &e))?;
         let store = tx.object_store(STORE).map_err(|e| idb_err("write", &e))?;
-        if self.wipe.get() {
+        if wipe {
             // In the same transaction as the new records: all of it, or nothing.
             if let Err(e) = self.range().and_then(|r| store.delete(&r)) {
                 let _ = tx.abort();
@@ -268,10 +275,7 @@ impl IdbDen {
             }
         });
         match rx.await {
-            Ok(Ok(())) => {
-                self.wipe.set(false);
-                Ok(())
-            }
+            Ok(Ok(())) => Ok(()),
             Ok(Err(why)) => Err(den_error(
                 crate::errors::DenErrorCode::Storage,
                 &format!("IndexedDB transaction aborted: {why}; nothing was changed"),

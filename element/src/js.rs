@@ -231,7 +231,6 @@ pub fn utf8_of(s: &js_sys::JsString) -> Result<Uint8Array, JsValue> {
     encode.call1(&encoder, s)?.dyn_into::<Uint8Array>()
 }
 
-/// Whether `v` is an `ArrayBuffer`, or a view of one, whose bytes were transferred away.
 /// The bytes `v` holds now, in a buffer of their own, for a call that reads them only later
 /// (after awaiting): the caller may reuse or transfer its buffer at once. Strings (immutable),
 /// detached buffers (refused later) and anything else are returned as they are, and so are
@@ -240,14 +239,23 @@ pub fn copy_now(v: &JsValue) -> JsValue {
     if v.is_string() || is_detached(v) {
         return v.clone();
     }
+    // Through Reflect.apply: a copy the page has no memory for throws, and that must not
+    // cross wasm (the call rejects later, as too big or out of memory, with the original).
+    let slice = |view: &Uint8Array| {
+        get(view, "slice")
+            .dyn_into::<js_sys::Function>()
+            .ok()
+            .and_then(|f| Reflect::apply(&f, view, &Array::new()).ok())
+    };
     match byte_view(v) {
         Some(view) if get_f64(&view, "length").is_some_and(|n| n <= f64::from(u32::MAX)) => {
-            view.slice(0, view.length()).into()
+            slice(&view).unwrap_or_else(|| v.clone())
         }
         _ => v.clone(),
     }
 }
 
+/// Whether `v` is an `ArrayBuffer`, or a view of one, whose bytes were transferred away.
 pub fn is_detached(v: &JsValue) -> bool {
     let buffer = if js_sys::ArrayBuffer::is_view(v) {
         get(v, "buffer")

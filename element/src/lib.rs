@@ -70,12 +70,21 @@ pub fn clear_warm_cache() -> js_sys::Promise {
 /// Opens a den: `openDen({ name, runtime, store?, snapshot?, maxDenBytes?, killGraceMs?, onProgress? })`.
 #[wasm_bindgen(js_name = openDen, unchecked_return_type = "Promise<Den>")]
 pub fn open_den(opts: JsValue) -> js_sys::Promise {
-    js::promise(async move { open_den_impl(opts).await.map(JsValue::from) })
+    // The options and the snapshot are read now: the caller may reuse its buffer at once.
+    let prepared = prepare_open(&opts);
+    js::promise(async move {
+        let (o, initial, progress) = prepared?;
+        den::open(o, initial, progress, None)
+            .await
+            .map(JsValue::from)
+    })
 }
 
-async fn open_den_impl(opts: JsValue) -> Result<Den, JsValue> {
-    let o = DenOptions::from_js(&opts)?;
-    let snap = get(&opts, "snapshot");
+type PreparedOpen = (DenOptions, Option<foxden_core::FileMap>, runtime::Progress);
+
+fn prepare_open(opts: &JsValue) -> Result<PreparedOpen, JsValue> {
+    let o = DenOptions::from_js(opts)?;
+    let snap = get(opts, "snapshot");
     let initial = if js::is_absent(&snap) {
         None
     } else {
@@ -90,8 +99,7 @@ async fn open_den_impl(opts: JsValue) -> Result<Den, JsValue> {
                 .map_err(|e| errors::snapshot_error(e.code(), &e.to_string()))?,
         )
     };
-    let progress: runtime::Progress = match get(&opts, "onProgress").dyn_into::<js_sys::Function>()
-    {
+    let progress: runtime::Progress = match get(opts, "onProgress").dyn_into::<js_sys::Function>() {
         Ok(f) => Rc::new(move |loaded, total| {
             let _ = f.call1(
                 &JsValue::UNDEFINED,
@@ -100,7 +108,7 @@ async fn open_den_impl(opts: JsValue) -> Result<Den, JsValue> {
         }),
         Err(_) => Rc::new(|_, _| {}),
     };
-    den::open(o, initial, progress, None).await
+    Ok((o, initial, progress))
 }
 
 /// The default runtime: `iframeRuntime({ denUrl?, pyodideUrl?, isolation?, loadTimeoutMs?, container? })`.

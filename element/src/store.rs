@@ -56,6 +56,13 @@ impl Persist {
         }
     }
 
+    /// Replaces all of the den's stored files with `ops` (every file), in one transaction.
+    pub async fn replace_all(&self, ops: &[Op]) -> Result<(), JsValue> {
+        match self {
+            Persist::Idb(db) => db.replace_all(ops).await,
+        }
+    }
+
     /// Ends the persistence; the promise settles once the den's lock is free.
     pub fn close(self) -> js_sys::Promise {
         match self {

@@ -77,14 +77,14 @@ fn pure_helpers_check_their_options_like_the_den_does() {
         JsValue::from_f64(-1.0),
         JsValue::from_f64(f64::NAN),
     ] {
-        let err =
-            foxden::decode_snapshot(snap.clone().into(), opts("maxDenBytes", bad)).unwrap_err();
+        let err = foxden::decode_snapshot(snap.clone().into(), opts("maxDenBytes", bad.clone()))
+            .unwrap_err();
         assert_eq!(field(&err, "code"), JsValue::from_str("bad-option"));
         assert_eq!(field(&err, "option"), JsValue::from_str("maxDenBytes"));
         let err = foxden::run_shell(
             "echo",
             JsValue::UNDEFINED,
-            opts("maxOutputBytes", JsValue::from_str("1")),
+            opts("maxOutputBytes", bad.clone()),
         )
         .unwrap_err();
         assert_eq!(field(&err, "option"), JsValue::from_str("maxOutputBytes"));

@@ -7,7 +7,8 @@
 //!
 //! Extension pages may not run inline scripts, so the extension gets `den/den-ext.html`, whose
 //! script is the packaged file `den/den.js`: the very script `den.html` inlines (worker source
-//! embedded as a string), taken out of the built `den.html` so both variants are the same code.
+//! embedded as a string), which the build writes next to `den.html` (`dist/den/`), so both
+//! variants are the same code.
 
 use crate::fsx::{copy, entries, read, remove_dir, write};
 use crate::{dist_dir, root, run};

@@ -62,6 +62,12 @@ pub struct Layout {
     runs: Vec<(u32, u32)>,
 }
 
+/// Whether a header of `len` bytes holds the fixed part and `runs` runs. In u64: on wasm32,
+/// `8 * runs` of a hostile count overflows usize.
+fn header_holds(len: usize, runs: u32) -> bool {
+    len as u64 >= FIXED as u64 + 8 * u64::from(runs)
+}
+
 impl Layout {
     /// An empty layout for a snapshot of `total` bytes (at most [`MAX_TOTAL`]).
     pub fn new(total: u64) -> Option<Self> {
@@ -149,8 +155,7 @@ impl Layout {
         let total = u64::from_le_bytes(header[8..16].try_into().map_err(|_| SparseError::Header)?);
         if u32::from_le_bytes(word(header, 16)) != PAGE
             || total > MAX_TOTAL
-            // In u64: on wasm32, `8 * n` of a hostile count overflows usize.
-            || (header.len() as u64) < FIXED as u64 + 8 * n as u64
+            || !header_holds(header.len(), n as u32)
         {
             return Err(SparseError::Header);
         }
@@ -238,6 +243,15 @@ mod tests {
         assert_eq!(layout.runs, vec![(1, 2), (5, 1)]);
         assert_eq!(packed.len(), FIXED + 16 + 3 * PAGE as usize);
         assert_eq!(unpack(&packed).unwrap(), data);
+    }
+
+    #[test]
+    fn header_lengths_are_counted_without_overflow() {
+        // 2^29 runs are 4 GiB of header: in 32-bit arithmetic that wraps to 0 and "fits".
+        assert!(!header_holds(FIXED + 8, 1 << 29));
+        assert!(!header_holds(FIXED + 8, u32::MAX));
+        assert!(header_holds(FIXED + 8, 1));
+        assert!(!header_holds(FIXED + 7, 1));
     }
 
     #[test]

@@ -209,8 +209,9 @@ async fn open_claimed(
         None => Some(Rc::new(runtime::start(&opts.runtime, progress).await?)),
     };
     if let Some(ops) = initial {
+        // The old files were not read (see store::open): all of them go, these come.
         if let Some(p) = &persist {
-            p.commit(&ops).await?;
+            p.replace_all(&ops).await?;
         }
         files.apply_checked(ops);
     }

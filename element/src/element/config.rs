@@ -105,20 +105,10 @@ pub(crate) fn parse_store(value: Option<&str>) -> Result<StoreSpec, String> {
 }
 
 /// Removes the common leading whitespace of the code's lines, and blank first/last lines, so
-/// code indented to match the surrounding HTML runs as Python. A comment on the tag's own line
-/// (`<script setup>   # hidden`) does not count towards the indent (code there does: it is the
-/// first line of the block).
+/// code indented to match the surrounding HTML runs as Python. Comment lines do not count
+/// towards the indent (Python ignores theirs), so a comment on the tag's own line
+/// (`<script setup>   # hidden`) or a less indented one inside does not break the code.
 pub fn dedent(code: &str) -> String {
-    let (tag_line, code) = match code.split_once('\n') {
-        Some((first, rest)) if first.trim_start().starts_with('#') => (Some(first.trim()), rest),
-        _ => (None, code),
-    };
-    let mut out = tag_line.map(|l| format!("{l}\n")).unwrap_or_default();
-    out.push_str(&dedent_lines(code));
-    out
-}
-
-fn dedent_lines(code: &str) -> String {
     let lines: Vec<&str> = code.lines().collect();
     let start = lines
         .iter()
@@ -131,7 +121,7 @@ fn dedent_lines(code: &str) -> String {
     let body = &lines[start..end];
     let indent = body
         .iter()
-        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
         .min()
         .unwrap_or(0);
@@ -388,6 +378,10 @@ mod tests {
         let tagged = "   # hidden\n    def f(x):\n        return x\n  ";
         assert_eq!(dedent(tagged), "# hidden\ndef f(x):\n    return x\n");
         assert_eq!(dedent("if x:\n    y = 1\n"), "if x:\n    y = 1\n");
+        assert_eq!(
+            dedent("    x = 1\n  # note\n    y = 2"),
+            "x = 1\n# note\ny = 2\n"
+        );
     }
 
     #[test]

@@ -99,6 +99,10 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
             let want_snapshot = digests_started;
             let (key, sent) =
                 futures::future::join(keyed, send_warm(&conn, ready, None, want_snapshot)).await;
+            if key.is_none() {
+                // The digests failed: no entry can be made (what the den page sends is dropped).
+                conn.warm.set("off");
+            }
             (key, false, warm_ms, sent)
         } else {
             let key = hashing.await;

@@ -124,13 +124,7 @@ impl Den {
         ro: RunOptions,
     ) -> Result<JsValue, JsValue> {
         let inner = &self.inner;
-        let seq = inner.run_seq.get() + 1;
-        inner.run_seq.set(seq);
-        inner.run_tag.set(ro.tag);
-        inner.emit(&DenEvent::RunStart {
-            id: seq,
-            code: &code,
-        });
+        let seq = inner.start_run(&code, ro.tag);
         let files = Object::new();
         for (path, e) in inner.files.borrow().iter() {
             let _ = js_sys::Reflect::set(&files, &path.into(), &bytes_to_js(&e.data));
@@ -138,21 +132,10 @@ impl Den {
         let request = obj(&[
             ("id", seq.into()),
             ("code", code.as_str().into()),
-            (
-                "lang",
-                if ro.javascript {
-                    "javascript"
-                } else {
-                    "python"
-                }
-                .into(),
-            ),
+            ("lang", ro.lang().into()),
             ("timeoutMs", ro.timeout_ms.into()),
             ("maxOutputBytes", ro.max_output_bytes.into()),
-            (
-                "stdin",
-                ro.stdin.as_deref().map_or(JsValue::NULL, JsValue::from),
-            ),
+            ("stdin", ro.stdin_js()),
             ("files", files.into()),
         ]);
         let cap = ro.max_output_bytes as usize;
@@ -242,14 +225,7 @@ impl Den {
                 Err(e) => out.changes_not_kept(&e.message()),
             }
         }
-        let result = outcome_js(&out);
-        inner.emit(&DenEvent::RunEnd {
-            id: seq,
-            code: &code,
-            outcome: &out,
-            result: &result,
-        });
-        Ok(result)
+        Ok(inner.end_run(seq, &code, &out))
     }
 }
 

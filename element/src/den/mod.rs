@@ -348,6 +348,27 @@ impl Inner {
         Ok(changes)
     }
 
+    /// Numbers a run of this den and says it started (its `run` event).
+    fn start_run(&self, code: &str, tag: u32) -> u32 {
+        let seq = self.run_seq.get() + 1;
+        self.run_seq.set(seq);
+        self.run_tag.set(tag);
+        self.emit(&DenEvent::RunStart { id: seq, code });
+        seq
+    }
+
+    /// Says a run ended (its `run` event) and gives its result object.
+    fn end_run(&self, seq: u32, code: &str, out: &RunOutcome) -> JsValue {
+        let result = outcome_js(out);
+        self.emit(&DenEvent::RunEnd {
+            id: seq,
+            code,
+            outcome: out,
+            result: &result,
+        });
+        result
+    }
+
     fn connection(&self) -> Option<Rc<Connection>> {
         self.conn.borrow().clone()
     }

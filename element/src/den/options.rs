@@ -188,6 +188,22 @@ pub(crate) struct RunOptions {
     pub(crate) javascript: bool,
 }
 
+impl RunOptions {
+    /// The language of the code, as the protocol names it.
+    pub(crate) fn lang(&self) -> &'static str {
+        if self.javascript {
+            "javascript"
+        } else {
+            "python"
+        }
+    }
+
+    /// `stdin` as a JS value (null: none).
+    pub(crate) fn stdin_js(&self) -> JsValue {
+        self.stdin.as_deref().map_or(JsValue::NULL, JsValue::from)
+    }
+}
+
 /// Reads the run option `lang`: `"python"` (default) or `"javascript"`.
 fn lang(v: &JsValue) -> Result<bool, JsValue> {
     let raw = get(v, "lang");

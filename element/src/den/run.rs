@@ -51,13 +51,7 @@ impl Den {
         // Connected first: a run that cannot start (the den page did not reopen) rejects
         // before its `run` event, so that no `run` event goes without its `run-end`.
         let conn = inner.ensure_connection().await?;
-        let seq = inner.run_seq.get() + 1;
-        inner.run_seq.set(seq);
-        inner.run_tag.set(ro.tag);
-        inner.emit(&DenEvent::RunStart {
-            id: seq,
-            code: &code,
-        });
+        let seq = inner.start_run(&code, ro.tag);
         // Ship only what the worker does not already have.
         let plan = inner.sync.borrow().plan(&inner.files.borrow());
         let put = Array::new();
@@ -104,20 +98,9 @@ impl Den {
             ("killGraceMs", inner.opts.kill_grace_ms.into()),
             ("put", put.into()),
             ("del", str_array(&plan.delete).into()),
-            (
-                "stdin",
-                ro.stdin.as_deref().map_or(JsValue::NULL, JsValue::from),
-            ),
+            ("stdin", ro.stdin_js()),
             ("interactive", on_input.is_some().into()),
-            (
-                "lang",
-                if ro.javascript {
-                    "javascript"
-                } else {
-                    "python"
-                }
-                .into(),
-            ),
+            ("lang", ro.lang().into()),
             ("js", js),
         ]);
         let output = Rc::new(RefCell::new(OutputBuffer::new(
@@ -261,14 +244,7 @@ impl Den {
         if out.restarted {
             inner.sync.borrow_mut().reset();
         }
-        let result = outcome_js(&out);
-        inner.emit(&DenEvent::RunEnd {
-            id: seq,
-            code: &code,
-            outcome: &out,
-            result: &result,
-        });
-        Ok(result)
+        Ok(inner.end_run(seq, &code, &out))
     }
 
     /// Who answers this run's `input()`: the run's `onInput`, else the element (its `input`

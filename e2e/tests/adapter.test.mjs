@@ -20,9 +20,10 @@ before(async () => {
       const calls = [];
       const adapter = {
         calls,
-        start() { calls.push(["start"]); return new Promise((r) => setTimeout(r, 5)); },
+        start(d) { calls.push(["start", d.den]); return new Promise((r) => setTimeout(r, 5)); },
         run(request) {
-          calls.push(["run", { ...request, files: Object.fromEntries(Object.entries(request.files).map(([p, b]) => [p, new TextDecoder().decode(b)])) }]);
+          window.lastSignal = request.signal;
+          calls.push(["run", { ...request, signal: request.signal instanceof AbortSignal, files: Object.fromEntries(Object.entries(request.files).map(([p, b]) => [p, new TextDecoder().decode(b)])) }]);
           const spec = JSON.parse(request.code);
           if (spec.throw) throw new Error(spec.throw);
           if (spec.hang) return new Promise(() => {});
@@ -31,7 +32,7 @@ before(async () => {
           for (const [p, v] of Object.entries(files || {})) if (v && typeof v === "object" && "bytes" in v) files[p] = new Uint8Array(v.bytes);
           return Promise.resolve(spec.reply);
         },
-        close() { calls.push(["close"]); },
+        close(d) { calls.push(["close", d.den]); },
         ...extra,
       };
       return adapter;
@@ -65,8 +66,10 @@ test(`${B}: an adapter den runs through the adapter: every file goes in, output,
     return { run: { ...run, files: run.files }, list, sums, info, chunks, calls: adapter.calls, kept, events };
   });
   const [start, [, request], close] = r.calls;
-  assert.deepEqual(start, ["start"]);
-  assert.deepEqual(close, ["close"]);
+  assert.deepEqual(start, ["start", "adapted"]);
+  assert.deepEqual(close, ["close", "adapted"]);
+  assert.equal(request.den, "adapted");
+  assert.equal(request.signal, true);
   assert.equal(request.timeoutMs, 1234);
   assert.equal(request.stdin, "line\n");
   assert.equal(request.lang, "python");
@@ -89,8 +92,8 @@ test(`${B}: an adapter den runs through the adapter: every file goes in, output,
 test(`${B}: an adapter's bad answers are refused or cut, never kept whole: wrong types, a throw, a file over the cap, output over the cap, no answer`, async () => {
   const r = await page.evaluate(async () => {
     const { openDen } = window.foxden;
-    const den = await openDen({ name: "adapted2", runtime: window.makeAdapter(), maxFileBytes: 100 });
-    const run = (spec, opts) => den.run(JSON.stringify(spec), opts).then((x) => ({ error: x.error && { kind: x.error.kind, type: x.error.type, message: x.error.message }, stdout: x.stdout, truncated: x.truncated, result: x.result, files: x.files }));
+    const den = await openDen({ name: "adapted2", runtime: window.makeAdapter(), maxFileBytes: 100, maxDenBytes: 150 });
+    const run = (spec, opts) => den.run(JSON.stringify(spec), opts).then((x) => ({ error: x.error && { kind: x.error.kind, type: x.error.type, message: x.error.message }, stdout: x.stdout, stderr: x.stderr, truncated: x.truncated, result: x.result, files: x.files }));
     const out = {
       notObject: await run({ reply: 42 }),
       badKind: await run({ reply: { error: { kind: "pwned", type: "X", message: "m" }, files: { "/work/a.txt": "kept?" } } }),
@@ -99,7 +102,22 @@ test(`${B}: an adapter's bad answers are refused or cut, never kept whole: wrong
       tooBig: await run({ reply: { stdout: "ok", files: { "/work/small.txt": "s", "/work/big.bin": { bytes: 101 } } } }),
       loud: await run({ reply: { stdout: "x".repeat(5000), result: "r".repeat(5000) } }, { maxOutputBytes: 100 }),
       pyError: await run({ reply: { error: { kind: "python", type: "ValueError", message: "bad", traceback: "Traceback…" } } }),
+      longKey: await run({ reply: { files: { ["/work/" + "x".repeat(100000)]: "y", "/work/ok.txt": "ok" } } }),
+      overDen: await run({ reply: { files: { "/work/a.bin": { bytes: 90 }, "/work/b.bin": { bytes: 90 } } } }),
+      bigString: await run({ reply: { files: { "/work/s.txt": "s".repeat(101) } } }),
     };
+    // A reply whose files cannot be listed, and a run() that throws a huge error: answers.
+    const hostile = await openDen({ name: "adapted3", runtime: window.makeAdapter({
+      run: (req) => JSON.parse(req.code).proxy
+        ? { files: new Proxy({}, { ownKeys() { throw new Error("no keys"); } }) }
+        : Promise.reject(new Error("x".repeat(1e6))),
+    }) });
+    const proxied = await hostile.run(JSON.stringify({ proxy: true }));
+    const huge = await hostile.run("{}");
+    out.proxied = proxied.error && proxied.error.type;
+    out.hugeLength = huge.error.message.length;
+    out.stillWorks = (await hostile.list()).length;
+    await hostile.close();
     const t0 = performance.now();
     out.hang = await run({ hang: true }, { timeoutMs: 200 });
     out.hangMs = performance.now() - t0;
@@ -124,7 +142,14 @@ test(`${B}: an adapter's bad answers are refused or cut, never kept whole: wrong
   assert.equal(r.hang.error.kind, "timeout");
   assert.ok(r.hangMs >= 3000 && r.hangMs < 10000, `${r.hangMs}`);
   assert.equal(r.after.result, "'alive'");
-  assert.deepEqual(r.list, []);
+  assert.deepEqual(r.list, ["/work/ok.txt"]);
+  assert.match(r.longKey.stderr, /its path is 100006 UTF-16 units long, longer than any path/);
+  assert.equal(r.overDen.error.kind, "storage");
+  assert.match(r.overDen.error.message, /maxDenBytes/);
+  assert.equal(r.bigString.error.kind, "storage");
+  assert.equal(r.proxied, "ProtocolError");
+  assert.ok(r.hugeLength < 5000, `${r.hugeLength}`);
+  assert.equal(r.stillWorks, 0);
 });
 
 test(`${B}: adapter lifecycle: start failures, missing functions and iframe-only options are refused; reset; fork starts it again; close calls close`, async () => {
@@ -132,7 +157,17 @@ test(`${B}: adapter lifecycle: start failures, missing functions and iframe-only
     const { openDen, iframeRuntime } = window.foxden;
     const outcome = (p) => p.then(() => "opened", (e) => `${e.name} ${e.code || e.stage || ""} ${e.option || ""}`.trim());
     const out = {};
-    out.rejects = await outcome(openDen({ name: "a1", runtime: window.makeAdapter({ start: () => Promise.reject(new Error("no backend")) }) }));
+    const failing = window.makeAdapter({ start: () => Promise.reject(new Error("no backend")) });
+    out.rejects = await outcome(openDen({ name: "a1", runtime: failing }));
+    out.failedCalls = failing.calls;
+    // close() during a run: the run ends at once, and its signal tells the adapter to stop.
+    const busy = await openDen({ name: "a5", runtime: window.makeAdapter() });
+    const t0 = performance.now();
+    const pending = busy.run(JSON.stringify({ hang: true }), { timeoutMs: 60000 });
+    await new Promise((r) => setTimeout(r, 50));
+    await busy.close();
+    const ended = await pending;
+    out.closedRun = { type: ended.error.type, ms: performance.now() - t0, aborted: window.lastSignal.aborted };
     out.throws = await outcome(openDen({ name: "a1", runtime: window.makeAdapter({ start: () => { throw new Error("no"); } }) }));
     out.noClose = await outcome(openDen({ name: "a1", runtime: { start() {}, run() {} } }));
     out.notAdapter = await outcome(openDen({ name: "a1", runtime: { kind: "other" } }));
@@ -160,6 +195,10 @@ test(`${B}: adapter lifecycle: start failures, missing functions and iframe-only
     return out;
   });
   assert.equal(r.rejects, "DenLoadError runtime");
+  assert.deepEqual(r.failedCalls, [["close", "a1"]]);
+  assert.equal(r.closedRun.type, "DenClosed");
+  assert.ok(r.closedRun.ms < 2000, `${r.closedRun.ms}`);
+  assert.equal(r.closedRun.aborted, true);
   assert.equal(r.throws, "DenLoadError runtime");
   assert.equal(r.noClose, "DenError bad-option runtime");
   assert.equal(r.notAdapter, "DenError bad-option runtime");

@@ -202,20 +202,24 @@ export interface FileInfo { path: string; size: number; sha256: string; mtime: n
 export interface RuntimeAdapter {
   /** Called when a den opens (a fork opens another den: called again). A throw or rejection makes
    * openDen reject with DenLoadError stage "runtime"; not settling within 60 s, stage "timeout". */
-  start(): unknown;
-  /** One run, one at a time per den. Not settled within `timeoutMs` + 3 s: the run ends with
-   * error kind "timeout" (the adapter enforces `timeoutMs` itself). */
+  start(den: { den: string }): unknown;
+  /** One run, one at a time per den (unless the adapter ignores an aborted `signal`). Not
+   * settled within `timeoutMs` + 3 s: the run ends with error kind "timeout" (the adapter
+   * enforces `timeoutMs` itself). Output reaches `onOutput` when the run ends; `onInput`,
+   * `onDisplay` and `onRequest` do not apply. */
   run(request: AdapterRunRequest): AdapterRunReply | Promise<AdapterRunReply>;
-  /** Called when the den closes (not awaited). */
-  close(): unknown;
+  /** Called when the den closes, or when its opening fails after `start` (not awaited). */
+  close(den: { den: string }): unknown;
   /** `den.reset()` calls it (resolving `{ from: "adapter", bootMs: 0 }`); without it reset
-   * rejects with DenError code "reset". */
-  reset?(): unknown;
+   * rejects with DenError code "reset". Within loadTimeoutMs. */
+  reset?(den: { den: string }): unknown;
 }
 
 /** What a runtime adapter's `run` gets. */
 export interface AdapterRunRequest {
   id: number;
+  /** The den's name (one adapter may serve several dens: forks). */
+  den: string;
   code: string;
   lang: "python" | "javascript";
   timeoutMs: number;
@@ -223,6 +227,8 @@ export interface AdapterRunRequest {
   stdin: string | null;
   /** Every file of the den (copies). */
   files: Record<string, Uint8Array>;
+  /** Aborted when the host gives up on the run (no answer within timeoutMs + 3 s, or close()). */
+  signal?: AbortSignal;
 }
 
 /** What it answers. `files` names only what changed: new contents, or null for a deleted file.

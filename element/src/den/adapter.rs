@@ -54,13 +54,14 @@ impl Adapter {
         with_timeout(settled, ms).await
     }
 
-    /// `start()`, when a den opens; a failure is the opening's `DenLoadError`.
-    pub(crate) async fn start(&self, timeout_ms: f64) -> Result<(), JsValue> {
-        match self.call(&self.start, &JsValue::UNDEFINED, timeout_ms).await {
+    /// `start({ den })`, when the den `den` opens (one adapter may serve several dens: a fork
+    /// opens another); a failure is the opening's `DenLoadError`.
+    pub(crate) async fn start(&self, den: &str, timeout_ms: f64) -> Result<(), JsValue> {
+        match self.call(&self.start, &named(den), timeout_ms).await {
             Some(Ok(_)) => Ok(()),
             Some(Err(e)) => Err(load_error(
                 LoadStage::Runtime,
-                &format!("the runtime adapter's start() failed: {}", js::describe(&e)),
+                &format!("the runtime adapter's start() failed: {}", error_text(&e)),
             )),
             None => Err(load_error(
                 LoadStage::Timeout,
@@ -69,30 +70,31 @@ impl Adapter {
         }
     }
 
-    /// `reset()`, if the adapter has one.
-    pub(crate) async fn reset(&self, timeout_ms: f64) -> Result<JsValue, JsValue> {
+    /// `reset({ den })`, if the adapter has one.
+    pub(crate) async fn reset(&self, den: &str, timeout_ms: f64) -> Result<JsValue, JsValue> {
         let Some(reset) = &self.reset else {
             return Err(den_error(
                 crate::errors::DenErrorCode::Reset,
                 "this den's runtime adapter has no reset()",
             ));
         };
-        match self.call(reset, &JsValue::UNDEFINED, timeout_ms).await {
+        match self.call(reset, &named(den), timeout_ms).await {
             Some(Ok(_)) => Ok(obj(&[("from", "adapter".into()), ("bootMs", 0.into())]).into()),
             Some(Err(e)) => Err(den_error(
                 crate::errors::DenErrorCode::Reset,
-                &format!("the runtime adapter's reset() failed: {}", js::describe(&e)),
+                &format!("the runtime adapter's reset() failed: {}", error_text(&e)),
             )),
             None => Err(den_error(
                 crate::errors::DenErrorCode::Reset,
-                &format!("the runtime adapter's reset() did not settle within {timeout_ms} ms"),
+                &format!("the runtime adapter's reset() did not settle within {timeout_ms} ms (loadTimeoutMs)"),
             )),
         }
     }
 
-    /// `close()`, when the den closes (what it returns or throws is not waited for).
-    pub(crate) fn close(&self) {
-        if let Ok(p) = self.close.call0(&self.this) {
+    /// `close({ den })`, when the den closes or its opening fails after `start` was called
+    /// (what it returns or throws is not waited for).
+    pub(crate) fn close(&self, den: &str) {
+        if let Ok(p) = self.close.call1(&self.this, &named(den)) {
             // Awaited only so that a rejection is handled (it would surface on the page).
             wasm_bindgen_futures::spawn_local(async move {
                 let _ = wasm_bindgen_futures::JsFuture::from(Promise::resolve(&p)).await;
@@ -101,18 +103,86 @@ impl Adapter {
     }
 }
 
-/// `den.info` of an adapter den.
+/// Calls the adapter's `close` for a den whose opening got as far as `start`, unless the den
+/// opened (then `den.close()` calls it): an opening that fails or is dropped later still ends
+/// what `start` began.
+pub(crate) struct Started(Option<(Rc<Adapter>, String)>);
+
+impl Started {
+    pub(crate) fn new(adapter: &Rc<Adapter>, den: &str) -> Self {
+        Started(Some((adapter.clone(), den.to_owned())))
+    }
+
+    /// The den opened: its own close() calls the adapter's.
+    pub(crate) fn keep(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some((a, den)) = self.0.take() {
+            a.close(&den);
+        }
+    }
+}
+
+/// `{ den }`, the argument of start, close and reset.
+fn named(den: &str) -> JsValue {
+    obj(&[("den", den.into())]).into()
+}
+
+/// An adapter's error, bounded: `String(e)` (an Error gives "Name: message"), cut at 4 KiB.
+fn error_text(e: &JsValue) -> String {
+    let string = get(&js_sys::global(), "String").dyn_into::<Function>().ok();
+    let text =
+        string.and_then(|f| js_sys::Reflect::apply(&f, &JsValue::UNDEFINED, &Array::of1(e)).ok());
+    text.and_then(|t| crate::wire::text(&t, 4096))
+        .map_or_else(|| "(an error that cannot be shown)".into(), |(t, _)| t)
+}
+
+/// `den.info` of an adapter den (frozen, as an iframe den's).
 pub(crate) fn info(load_ms: f64) -> JsValue {
-    obj(&[
+    let o = obj(&[
         ("kind", "adapter".into()),
         ("isolation", "adapter".into()),
         ("loadMs", load_ms.into()),
         ("interruptible", false.into()),
         ("warmStart", "off".into()),
         ("stages", JsValue::NULL),
-    ])
-    .into()
+    ]);
+    Object::freeze(&o).into()
 }
+
+/// How an adapter's run ended.
+enum Answer {
+    Replied(JsValue),
+    Threw(JsValue),
+    /// Not settled within the run's timeout and the host's grace.
+    Silent,
+    /// `close()` came first.
+    Closed,
+}
+
+/// A new `AbortController` (None where the page has none).
+fn abort_controller() -> Option<JsValue> {
+    let ctor = get(&js_sys::global(), "AbortController")
+        .dyn_into::<Function>()
+        .ok()?;
+    js_sys::Reflect::construct(&ctor, &Array::new()).ok()
+}
+
+/// Aborts `controller` (its `signal` tells the adapter to stop).
+fn abort(controller: &Option<JsValue>) {
+    if let Some(c) = controller {
+        if let Ok(f) = get(c, "abort").dyn_into::<Function>() {
+            let _ = f.call0(c);
+        }
+    }
+}
+
+/// At most this many notes about files not kept, per run (then their number).
+const MAX_NOTES: usize = 64;
 
 impl Den {
     /// A run on an adapter den (in the den's turn): every file goes to `adapter.run(request)`;
@@ -129,54 +199,77 @@ impl Den {
         for (path, e) in inner.files.borrow().iter() {
             let _ = js_sys::Reflect::set(&files, &path.into(), &bytes_to_js(&e.data));
         }
+        // Aborted when the run ends by the host's watchdog or close(): the adapter may stop.
+        let controller = abort_controller();
+        let signal = controller
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, |c| get(c, "signal"));
         let request = obj(&[
             ("id", seq.into()),
+            ("den", inner.opts.name.as_str().into()),
             ("code", code.as_str().into()),
             ("lang", ro.lang().into()),
             ("timeoutMs", ro.timeout_ms.into()),
             ("maxOutputBytes", ro.max_output_bytes.into()),
             ("stdin", ro.stdin_js()),
             ("files", files.into()),
+            ("signal", signal),
         ]);
         let cap = ro.max_output_bytes as usize;
         let started = js::now_ms();
         let grace = ro.timeout_ms + f64::from(limits::HOST_WATCHDOG_GRACE_MS);
         let answer = if inner.closed.get() {
-            None
+            Answer::Closed
         } else {
-            adapter.call(&adapter.run, &request.into(), grace).await
+            let (tx, closed) = futures::channel::oneshot::channel::<()>();
+            *inner.adapter_run.borrow_mut() = Some(tx);
+            let request: JsValue = request.into();
+            let call = std::pin::pin!(adapter.call(&adapter.run, &request, grace));
+            let answer = match futures::future::select(call, closed).await {
+                futures::future::Either::Left((Some(Ok(v)), _)) => Answer::Replied(v),
+                futures::future::Either::Left((Some(Err(e)), _)) => Answer::Threw(e),
+                futures::future::Either::Left((None, _)) => Answer::Silent,
+                futures::future::Either::Right(_) => Answer::Closed,
+            };
+            inner.adapter_run.borrow_mut().take();
+            answer
         };
-        let duration_ms = js::now_ms() - started;
+        if matches!(answer, Answer::Silent | Answer::Closed) {
+            abort(&controller);
+        }
         let mut out = RunOutcome {
-            duration_ms,
+            duration_ms: js::now_ms() - started,
             ..Default::default()
         };
         let mut output = OutputBuffer::new(cap);
         let mut ops = Vec::new();
-        let mut notes = String::new();
+        let mut notes = Vec::new();
         let mut refused = None;
         match answer {
             _ if inner.closed.get() => {
                 out.error = Some(lost_den_error(LostDen::Closed, ro.timeout_ms, ""));
             }
-            None => {
+            Answer::Closed => {
+                out.error = Some(lost_den_error(LostDen::Closed, ro.timeout_ms, ""));
+            }
+            Answer::Silent => {
                 out.error = Some(RunError::new(
                     ErrorKind::Timeout,
                     "TimeoutError",
                     format!(
-                        "the runtime adapter did not answer within {grace} ms (timeoutMs + {} ms)",
+                        "the runtime adapter did not answer within {grace} ms (timeoutMs + {} ms); its signal was aborted",
                         limits::HOST_WATCHDOG_GRACE_MS
                     ),
                 ));
             }
-            Some(Err(e)) => {
+            Answer::Threw(e) => {
                 out.error = Some(RunError::new(
                     ErrorKind::Crashed,
                     "AdapterError",
-                    format!("the runtime adapter's run() failed: {}", js::describe(&e)),
+                    format!("the runtime adapter's run() failed: {}", error_text(&e)),
                 ));
             }
-            Some(Ok(reply)) => {
+            Answer::Replied(reply) => {
                 match read_reply(&reply, cap, inner, &mut ops, &mut notes, &mut refused) {
                     Ok((stdout, stderr, result, error)) => {
                         for (stream, text) in [(Stream::Stdout, stdout), (Stream::Stderr, stderr)] {
@@ -200,12 +293,13 @@ impl Den {
                     }
                     Err(why) => {
                         ops.clear();
+                        notes.clear();
                         refused = None;
                         out.error = Some(RunError::new(
-                        ErrorKind::Crashed,
-                        "ProtocolError",
-                        format!("the runtime adapter's answer was refused: {why}; nothing of it was kept"),
-                    ));
+                            ErrorKind::Crashed,
+                            "ProtocolError",
+                            format!("the runtime adapter's answer was refused: {why}; nothing of it was kept"),
+                        ));
                     }
                 }
             }
@@ -213,7 +307,9 @@ impl Den {
         out.truncated = output.truncated;
         out.stdout = std::mem::take(&mut output.stdout);
         out.stderr = std::mem::take(&mut output.stderr);
-        out.stderr.push_str(&notes);
+        for note in &notes {
+            out.stderr.push_str(note);
+        }
         if let Some(r) = &mut out.result {
             out.truncated |= clip(r, cap);
         }
@@ -234,14 +330,15 @@ type Reply = (String, String, Option<String>, Option<RunError>);
 
 /// Reads an adapter's answer `{ stdout?, stderr?, result?, error?, files? }`; `files` maps
 /// paths to new contents (bytes or a string) or `null` (deleted). Paths that break the rules
-/// are not kept (a note in `notes`); a file over `maxFileBytes` refuses them all (`refused`);
-/// a wrong type is an error naming the field.
+/// are not kept (a note in `notes`, at most [`MAX_NOTES`]); changes over `maxFileBytes` or
+/// `maxDenBytes` refuse them all (`refused`), before they are copied; a wrong type is an error
+/// naming the field.
 fn read_reply(
     reply: &JsValue,
     cap: usize,
     inner: &Inner,
     ops: &mut Vec<Op>,
-    notes: &mut String,
+    notes: &mut Vec<String>,
     refused: &mut Option<String>,
 ) -> Result<Reply, String> {
     if !reply.is_object() {
@@ -264,69 +361,124 @@ fn read_reply(
     let result = text("result")?;
     let error = crate::wire::error(&get(reply, "error"), cap).map_err(|e| e.to_string())?;
     let files = get(reply, "files");
-    if !is_absent(&files) {
-        if !files.is_object() {
-            return Err("files must be an object { path: Uint8Array | string | null }".into());
-        }
-        let keys = Object::keys(files.unchecked_ref::<Object>());
-        let max = inner.opts.max_files.max(limits::DEFAULT_MAX_FILES) as u32;
-        if keys.length() > max {
-            return Err(format!(
-                "files names {} files, more than {max}",
-                keys.length()
-            ));
-        }
-        for key in keys.iter() {
-            let Some(raw) = key.as_string() else { continue };
-            let path = match normalize_file_path(&raw) {
-                Ok(p) => p,
-                Err(e) => {
-                    notes.push_str(&format!("foxden: {raw:?} was not kept: {e}\n"));
-                    continue;
-                }
-            };
-            let v = get_key(&files, &key);
-            if v.is_null() {
-                if inner.files.borrow().get(&path).is_some() {
-                    ops.push(Op::Delete { path });
+    if is_absent(&files) {
+        return Ok((stdout, stderr, result, error));
+    }
+    if !files.is_object() {
+        return Err("files must be an object { path: Uint8Array | string | null }".into());
+    }
+    // Object.keys through Reflect.apply: a Proxy's trap that throws is an answer, not a
+    // lost task (which would keep the den's turn forever).
+    // (`js::get` reads objects only; `Object` is a function.)
+    let keys = get(&js_sys::global(), "Object")
+        .dyn_into::<Function>()
+        .ok()
+        .and_then(|o| js_sys::Reflect::get(&o, &"keys".into()).ok())
+        .and_then(|k| k.dyn_into::<Function>().ok())
+        .and_then(|k| js_sys::Reflect::apply(&k, &JsValue::UNDEFINED, &Array::of1(&files)).ok())
+        .and_then(|k| k.dyn_into::<Array>().ok())
+        .ok_or("files could not be listed (Object.keys threw)")?;
+    let max = inner.opts.max_files.max(limits::DEFAULT_MAX_FILES) as u32;
+    if keys.length() > max {
+        return Err(format!(
+            "files names {} files, more than {max}",
+            keys.length()
+        ));
+    }
+    let max_file = inner.opts.max_file_bytes;
+    let mut total = 0f64; // bytes of the new contents, against maxDenBytes
+    let mut unkept = 0usize;
+    for key in keys.iter() {
+        let Some(js_key) = key.dyn_ref::<js_sys::JsString>() else {
+            continue;
+        };
+        // A path is at most MAX_PATH_BYTES of UTF-8, never fewer UTF-16 units: a longer key is
+        // not even copied.
+        let path = if js_key.length() as usize > foxden_core::paths::MAX_PATH_BYTES {
+            Err(format!(
+                "a changed file was not kept: its path is {} UTF-16 units long, longer than any path",
+                js_key.length()
+            ))
+        } else {
+            let raw = String::from(js_key);
+            normalize_file_path(&raw).map_err(|e| {
+                let shown: String = foxden_core::paths::visible_path(&raw)
+                    .chars()
+                    .take(120)
+                    .collect();
+                format!("{shown:?} was not kept: {e}")
+            })
+        };
+        let path = match path {
+            Ok(p) => p,
+            Err(why) => {
+                if notes.len() < MAX_NOTES {
+                    notes.push(format!("foxden: {why}\n"));
+                } else {
+                    unkept += 1;
                 }
                 continue;
             }
-            let view = match v.dyn_ref::<js_sys::JsString>() {
-                Some(s) => js::utf8_of(s).ok(),
-                None => js::byte_view(&v),
-            };
-            let size = view.as_ref().and_then(|v| get_f64(v, "length"));
-            let (Some(view), Some(size)) = (view, size) else {
-                return Err(format!(
-                    "files[{raw:?}] must be a Uint8Array, an ArrayBuffer, a string or null"
-                ));
-            };
-            if size > inner.opts.max_file_bytes as f64 {
-                // None of the changes is kept (as the commit refuses a batch whole), and this
-                // one is not even copied.
-                *refused = Some(
-                    StorageError::FileTooBig {
-                        path,
-                        size: size as u64,
-                        max: inner.opts.max_file_bytes,
-                    }
-                    .to_string(),
-                );
-                ops.clear();
-                break;
+        };
+        let v = js_sys::Reflect::get(&files, &key).unwrap_or(JsValue::UNDEFINED);
+        if v.is_null() {
+            if inner.files.borrow().get(&path).is_some() {
+                ops.push(Op::Delete { path });
             }
-            let bytes = js::shared_bytes(&view).map_err(|e| e.to_string())?;
-            ops.push(Op::Put {
-                path,
-                entry: FileEntry::new(bytes, js::wall_ms()),
-            });
+            continue;
         }
+        // Sizes are checked before the bytes are copied (a string by its UTF-16 length first,
+        // its UTF-8 never being shorter).
+        let too_big = |size: f64| size > max_file as f64;
+        let view = match v.dyn_ref::<js_sys::JsString>() {
+            Some(s) if too_big(f64::from(s.length())) => None,
+            Some(s) => {
+                Some(js::utf8_of(s).map_err(|_| format!("files[{path:?}] could not be encoded"))?)
+            }
+            None => Some(js::byte_view(&v).ok_or_else(|| {
+                format!("files[{path:?}] must be a Uint8Array, an ArrayBuffer, a string or null")
+            })?),
+        };
+        let size = view
+            .as_ref()
+            .and_then(|v| get_f64(v, "length"))
+            .unwrap_or(f64::INFINITY);
+        total += size;
+        let over = if too_big(size) {
+            Some(
+                StorageError::FileTooBig {
+                    path: path.clone(),
+                    size: size as u64,
+                    max: max_file,
+                }
+                .to_string(),
+            )
+        } else if total > inner.opts.max_den_bytes as f64 {
+            Some(format!(
+                "the changed files are over {} bytes, the den's cap (maxDenBytes)",
+                inner.opts.max_den_bytes
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = over {
+            // None of the changes is kept (as the commit refuses a batch whole), and no more
+            // is copied.
+            *refused = Some(why);
+            ops.clear();
+            return Ok((stdout, stderr, result, error));
+        }
+        let Some(view) = view else { continue };
+        let bytes = js::shared_bytes(&view).map_err(|e| e.to_string())?;
+        ops.push(Op::Put {
+            path,
+            entry: FileEntry::new(bytes, js::wall_ms()),
+        });
+    }
+    if unkept > 0 {
+        notes.push(format!(
+            "foxden: {unkept} more changed files were not kept (bad paths)\n"
+        ));
     }
     Ok((stdout, stderr, result, error))
-}
-
-/// `target[key]` for a key that is already a JS value.
-fn get_key(target: &JsValue, key: &JsValue) -> JsValue {
-    js_sys::Reflect::get(target, key).unwrap_or(JsValue::UNDEFINED)
 }

@@ -61,6 +61,8 @@ pub(crate) struct Inner {
     closing: RefCell<Option<Promise>>,
     pub sink: RefCell<Option<EventSink>>,
     info: RefCell<JsValue>,
+    /// An adapter den's run in flight: `close()` ends it at once through this.
+    adapter_run: RefCell<Option<futures::channel::oneshot::Sender<()>>>,
     /// File writes in the last minute (`maxWritesPerMinute`).
     rate: RefCell<WriteRate>,
     /// `foxden.fetch`: the den's network options and its requests in the last minute.
@@ -201,9 +203,12 @@ async fn open_claimed(
     }
     // An adapter's start(), or the den page and its interpreter.
     let opened = js::now_ms();
+    // Once an adapter's start() was called, its close() is called whatever happens next.
+    let mut started = None;
     let conn = match &opts.adapter {
         Some(a) => {
-            a.start(opts.runtime.load_timeout_ms).await?;
+            started = Some(adapter::Started::new(a, &opts.name));
+            a.start(&opts.name, opts.runtime.load_timeout_ms).await?;
             None
         }
         None => Some(Rc::new(runtime::start(&opts.runtime, progress).await?)),
@@ -235,7 +240,11 @@ async fn open_claimed(
         closing: RefCell::new(None),
         sink: RefCell::new(sink),
         info: RefCell::new(info),
+        adapter_run: RefCell::new(None),
     });
+    if let Some(s) = started {
+        s.keep();
+    }
     Ok(Den { inner })
 }
 
@@ -734,7 +743,13 @@ impl Den {
         let _guard = inner.exclusive().await;
         inner.check_open()?;
         if let Some(a) = &inner.opts.adapter {
-            return a.reset(inner.opts.runtime.load_timeout_ms).await;
+            let r = a
+                .reset(&inner.opts.name, inner.opts.runtime.load_timeout_ms)
+                .await;
+            // A new interpreter, as far as the den can tell (the lesson's setup runs again).
+            inner.sync.borrow_mut().reset();
+            inner.check_open()?;
+            return r;
         }
         let conn = inner.ensure_connection().await?;
         let r = conn.reset(inner.opts.runtime.load_timeout_ms).await;
@@ -767,7 +782,11 @@ impl Den {
             conn.cancel_pending();
         }
         if let Some(a) = &inner.opts.adapter {
-            a.close();
+            // A run in flight ends now, as closed; its signal tells the adapter to stop.
+            if let Some(tx) = inner.adapter_run.borrow_mut().take() {
+                let _ = tx.send(());
+            }
+            a.close(&inner.opts.name);
         }
         *inner.sink.borrow_mut() = None;
         // Closes the IndexedDB connection and releases the den's Web Lock: a commit in flight

@@ -211,7 +211,7 @@ export interface RuntimeAdapter {
   /** Called when the den closes, or when its opening fails after `start` (not awaited). */
   close(den: { den: string }): unknown;
   /** `den.reset()` calls it (resolving `{ from: "adapter", bootMs: 0 }`); without it reset
-   * rejects with DenError code "reset". Within loadTimeoutMs. */
+   * rejects with DenError code "reset". Within 60 s (the default loadTimeoutMs). */
   reset?(den: { den: string }): unknown;
 }
 
@@ -250,7 +250,7 @@ export interface DenInfo {
   /** The den page is cross-origin isolated: timeouts interrupt Python (variables kept) before killing. */
   interruptible: boolean;
   /** "hit": resumed from the warm cache; "miss": booted (the snapshot is made and kept now);
-   * "rejected": a cached snapshot did not load and is replaced; "off": warmStart is false. */
+   * "rejected": a cached snapshot did not load and is replaced; "off": warmStart is false, or a runtime adapter. */
   warmStart: "hit" | "miss" | "rejected" | "off";
   /** Where `loadMs` went (ms). `assets` (fetching the Pyodide files) runs side by side with
    * `hello` (the den page loading and checking its isolation) and with reading and verifying the

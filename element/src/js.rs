@@ -231,6 +231,37 @@ pub fn utf8_of(s: &js_sys::JsString) -> Result<Uint8Array, JsValue> {
     encode.call1(&encoder, s)?.dyn_into::<Uint8Array>()
 }
 
+/// Why [`sized_view`] gave no bytes.
+pub enum NotSized {
+    /// More than the cap: the size (UTF-16 units of a string too long to encode).
+    TooBig(f64),
+    /// A string that could not be encoded (the thrown value).
+    Encode(JsValue),
+    /// Neither a string nor bytes.
+    NotData,
+}
+
+/// File contents (a string, as UTF-8, or bytes) as a view of JS memory, checked against `max`
+/// bytes before anything is copied into wasm (whose memory never shrinks; past 4 GiB a copy
+/// cannot even be made). A string is measured by its UTF-16 length first (its UTF-8 is never
+/// shorter), then encoded outside wasm memory and measured again (up to three times longer).
+/// Gives the view and its length.
+pub fn sized_view(data: &JsValue, max: u64) -> Result<(Uint8Array, f64), NotSized> {
+    let over = |size: f64| size > max.min(u64::from(u32::MAX)) as f64;
+    let view = match data.dyn_ref::<js_sys::JsString>() {
+        Some(s) if over(f64::from(s.length())) => {
+            return Err(NotSized::TooBig(f64::from(s.length())))
+        }
+        Some(s) => utf8_of(s).map_err(NotSized::Encode)?,
+        None => byte_view(data).ok_or(NotSized::NotData)?,
+    };
+    let size = get_f64(&view, "length").unwrap_or(f64::INFINITY);
+    if over(size) {
+        return Err(NotSized::TooBig(size));
+    }
+    Ok((view, size))
+}
+
 /// The bytes `v` holds now, in a buffer of their own, for a call that reads them only later
 /// (after awaiting): the caller may reuse or transfer its buffer at once. Strings (immutable),
 /// detached buffers (refused later) and anything else are returned as they are, and so are
@@ -382,6 +413,17 @@ pub fn now_ms() -> f64 {
 /// Wall-clock milliseconds since the epoch.
 pub fn wall_ms() -> f64 {
     js_sys::Date::now()
+}
+
+/// [`describe`] for a value that may be huge (an error from page code): `String(v)` (an Error
+/// gives "Name: message"), cut at 4 KiB before it is copied into wasm.
+pub fn describe_bounded(v: &JsValue) -> String {
+    let string = get(&js_sys::global(), "String")
+        .dyn_into::<js_sys::Function>()
+        .ok();
+    let text = string.and_then(|f| Reflect::apply(&f, &JsValue::UNDEFINED, &Array::of1(v)).ok());
+    text.and_then(|t| crate::wire::text(&t, 4096))
+        .map_or_else(|| "(an error that cannot be shown)".into(), |(t, _)| t)
 }
 
 /// A readable message from any thrown JS value (which need not be an Error).

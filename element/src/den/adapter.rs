@@ -11,7 +11,7 @@
 use super::*;
 use crate::callback::with_timeout;
 use crate::errors::load_error;
-use crate::js::{get, get_f64, is_absent};
+use crate::js::{get, is_absent};
 use foxden_core::codes::LoadStage;
 use foxden_core::protocol::{clip, ErrorKind, RunError, Stream};
 
@@ -61,7 +61,7 @@ impl Adapter {
             Some(Ok(_)) => Ok(()),
             Some(Err(e)) => Err(load_error(
                 LoadStage::Runtime,
-                &format!("the runtime adapter's start() failed: {}", error_text(&e)),
+                &format!("the runtime adapter's start() failed: {}", js::describe_bounded(&e)),
             )),
             None => Err(load_error(
                 LoadStage::Timeout,
@@ -82,7 +82,7 @@ impl Adapter {
             Some(Ok(_)) => Ok(obj(&[("from", "adapter".into()), ("bootMs", 0.into())]).into()),
             Some(Err(e)) => Err(den_error(
                 crate::errors::DenErrorCode::Reset,
-                &format!("the runtime adapter's reset() failed: {}", error_text(&e)),
+                &format!("the runtime adapter's reset() failed: {}", js::describe_bounded(&e)),
             )),
             None => Err(den_error(
                 crate::errors::DenErrorCode::Reset,
@@ -132,15 +132,6 @@ fn named(den: &str) -> JsValue {
     obj(&[("den", den.into())]).into()
 }
 
-/// An adapter's error, bounded: `String(e)` (an Error gives "Name: message"), cut at 4 KiB.
-fn error_text(e: &JsValue) -> String {
-    let string = get(&js_sys::global(), "String").dyn_into::<Function>().ok();
-    let text =
-        string.and_then(|f| js_sys::Reflect::apply(&f, &JsValue::UNDEFINED, &Array::of1(e)).ok());
-    text.and_then(|t| crate::wire::text(&t, 4096))
-        .map_or_else(|| "(an error that cannot be shown)".into(), |(t, _)| t)
-}
-
 /// `den.info` of an adapter den (frozen, as an iframe den's).
 pub(crate) fn info(load_ms: f64) -> JsValue {
     let o = obj(&[
@@ -164,23 +155,6 @@ enum Answer {
     Closed,
 }
 
-/// A new `AbortController` (None where the page has none).
-fn abort_controller() -> Option<JsValue> {
-    let ctor = get(&js_sys::global(), "AbortController")
-        .dyn_into::<Function>()
-        .ok()?;
-    js_sys::Reflect::construct(&ctor, &Array::new()).ok()
-}
-
-/// Aborts `controller` (its `signal` tells the adapter to stop).
-fn abort(controller: &Option<JsValue>) {
-    if let Some(c) = controller {
-        if let Ok(f) = get(c, "abort").dyn_into::<Function>() {
-            let _ = f.call0(c);
-        }
-    }
-}
-
 /// At most this many notes about files not kept, per run (then their number).
 const MAX_NOTES: usize = 64;
 
@@ -199,11 +173,10 @@ impl Den {
         for (path, e) in inner.files.borrow().iter() {
             let _ = js_sys::Reflect::set(&files, &path.into(), &bytes_to_js(&e.data));
         }
-        // Aborted when the run ends by the host's watchdog or close(): the adapter may stop.
-        let controller = abort_controller();
-        let signal = controller
-            .as_ref()
-            .map_or(JsValue::UNDEFINED, |c| get(c, "signal"));
+        // Aborted when the run ends by the host's watchdog or close() (dropped armed): the
+        // adapter may stop.
+        let mut abort = crate::runtime::AbortOnDrop::new();
+        let signal = abort.signal();
         let request = obj(&[
             ("id", seq.into()),
             ("den", inner.opts.name.as_str().into()),
@@ -234,9 +207,15 @@ impl Den {
             inner.adapter_run.borrow_mut().take();
             answer
         };
-        if matches!(answer, Answer::Silent | Answer::Closed) {
-            abort(&controller);
+        if matches!(answer, Answer::Replied(_) | Answer::Threw(_)) {
+            abort.disarm();
         }
+        // A den closed meanwhile keeps nothing of the answer.
+        let answer = if inner.closed.get() {
+            Answer::Closed
+        } else {
+            answer
+        };
         let mut out = RunOutcome {
             duration_ms: js::now_ms() - started,
             ..Default::default()
@@ -246,9 +225,6 @@ impl Den {
         let mut notes = Vec::new();
         let mut refused = None;
         match answer {
-            _ if inner.closed.get() => {
-                out.error = Some(lost_den_error(LostDen::Closed, ro.timeout_ms, ""));
-            }
             Answer::Closed => {
                 out.error = Some(lost_den_error(LostDen::Closed, ro.timeout_ms, ""));
             }
@@ -266,7 +242,10 @@ impl Den {
                 out.error = Some(RunError::new(
                     ErrorKind::Crashed,
                     "AdapterError",
-                    format!("the runtime adapter's run() failed: {}", error_text(&e)),
+                    format!(
+                        "the runtime adapter's run() failed: {}",
+                        js::describe_bounded(&e)
+                    ),
                 ));
             }
             Answer::Replied(reply) => {
@@ -427,48 +406,44 @@ fn read_reply(
             }
             continue;
         }
-        // Sizes are checked before the bytes are copied (a string by its UTF-16 length first,
-        // its UTF-8 never being shorter).
-        let too_big = |size: f64| size > max_file as f64;
-        let view = match v.dyn_ref::<js_sys::JsString>() {
-            Some(s) if too_big(f64::from(s.length())) => None,
-            Some(s) => {
-                Some(js::utf8_of(s).map_err(|_| format!("files[{path:?}] could not be encoded"))?)
-            }
-            None => Some(js::byte_view(&v).ok_or_else(|| {
-                format!("files[{path:?}] must be a Uint8Array, an ArrayBuffer, a string or null")
-            })?),
-        };
-        let size = view
-            .as_ref()
-            .and_then(|v| get_f64(v, "length"))
-            .unwrap_or(f64::INFINITY);
-        total += size;
-        let over = if too_big(size) {
-            Some(
-                StorageError::FileTooBig {
-                    path: path.clone(),
-                    size: size as u64,
-                    max: max_file,
-                }
-                .to_string(),
-            )
-        } else if total > inner.opts.max_den_bytes as f64 {
-            Some(format!(
-                "the changed files are over {} bytes, the den's cap (maxDenBytes)",
-                inner.opts.max_den_bytes
-            ))
-        } else {
-            None
-        };
-        if let Some(why) = over {
-            // None of the changes is kept (as the commit refuses a batch whole), and no more
-            // is copied.
+        // Sizes are checked before the bytes are copied, as writeFile's are; one file over a cap
+        // refuses all the changes (as the commit refuses a batch whole), and no more is copied.
+        let mut refuse = |why: String| {
             *refused = Some(why);
             ops.clear();
-            return Ok((stdout, stderr, result, error));
-        }
-        let Some(view) = view else { continue };
+        };
+        let view = match js::sized_view(&v, max_file) {
+            Ok((view, size)) => {
+                total += size;
+                if total > inner.opts.max_den_bytes as f64 {
+                    refuse(format!(
+                        "the changed files are over {} bytes, the den's cap (maxDenBytes)",
+                        inner.opts.max_den_bytes
+                    ));
+                    return Ok((stdout, stderr, result, error));
+                }
+                view
+            }
+            Err(js::NotSized::TooBig(size)) => {
+                refuse(
+                    StorageError::FileTooBig {
+                        path,
+                        size: size as u64,
+                        max: max_file,
+                    }
+                    .to_string(),
+                );
+                return Ok((stdout, stderr, result, error));
+            }
+            Err(js::NotSized::Encode(_)) => {
+                return Err(format!("files[{path:?}] could not be encoded"))
+            }
+            Err(js::NotSized::NotData) => {
+                return Err(format!(
+                    "files[{path:?}] must be a Uint8Array, an ArrayBuffer, a string or null"
+                ))
+            }
+        };
         let bytes = js::shared_bytes(&view).map_err(|e| e.to_string())?;
         ops.push(Op::Put {
             path,

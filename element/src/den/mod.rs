@@ -537,50 +537,27 @@ impl Den {
                 "writeFile data is a detached ArrayBuffer: its bytes were transferred elsewhere",
             ));
         }
-        // Too big is refused before the bytes are copied: wasm memory never shrinks, and past
-        // 4 GiB a copy cannot even be made. A string is checked by its UTF-16 length first (its
-        // UTF-8 is never shorter), then encoded outside wasm memory and checked as UTF-8 (up
-        // to three times longer), then copied in once, like bytes.
+        // Too big is refused before the bytes are copied (js::sized_view), then copied in once.
         let max = inner.opts.max_file_bytes;
-        let over = |size: f64| size > max.min(u64::from(u32::MAX)) as f64;
-        let too_big = |path, size: f64| {
-            storage_to_js(&StorageError::FileTooBig {
-                path,
+        let (view, _) = js::sized_view(data, max).map_err(|e| match e {
+            js::NotSized::TooBig(size) => storage_to_js(&StorageError::FileTooBig {
+                path: path.clone(),
                 size: size as u64,
                 max,
-            })
-        };
-        let view = match data.dyn_ref::<js_sys::JsString>() {
-            Some(s) if over(f64::from(s.length())) => {
-                return Err(too_big(path, f64::from(s.length())))
-            }
-            Some(s) => Some(js::utf8_of(s).map_err(|e| {
-                den_error(
-                    crate::errors::DenErrorCode::BadData,
-                    &format!(
-                        "writeFile could not encode the string as UTF-8: {}",
-                        js::describe(&e)
-                    ),
-                )
-            })?),
-            None => js::byte_view(data),
-        };
-        if let Some(size) = view
-            .as_ref()
-            .and_then(|v| js::get_f64(v, "length"))
-            .filter(|&n| over(n))
-        {
-            return Err(too_big(path, size));
-        }
-        let bytes: std::sync::Arc<[u8]> = match view {
-            Some(v) => js::shared_bytes(&v).map_err(|e| storage_to_js(&e))?,
-            None => {
-                return Err(den_error(
-                    crate::errors::DenErrorCode::BadData,
-                    "writeFile data must be a string, Uint8Array, ArrayBuffer or typed array",
-                ))
-            }
-        };
+            }),
+            js::NotSized::Encode(e) => den_error(
+                crate::errors::DenErrorCode::BadData,
+                &format!(
+                    "writeFile could not encode the string as UTF-8: {}",
+                    js::describe(&e)
+                ),
+            ),
+            js::NotSized::NotData => den_error(
+                crate::errors::DenErrorCode::BadData,
+                "writeFile data must be a string, Uint8Array, ArrayBuffer or typed array",
+            ),
+        })?;
+        let bytes = js::shared_bytes(&view).map_err(|e| storage_to_js(&e))?;
         Ok((path, bytes))
     }
 

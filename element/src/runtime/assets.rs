@@ -28,6 +28,10 @@ impl AbortOnDrop {
             .and_then(|c| c.dyn_into::<js_sys::Function>().ok());
         AbortOnDrop(ctor.and_then(|c| js_sys::Reflect::construct(&c, &Array::new()).ok()))
     }
+    /// Keeps the fetch (or run) going when this is dropped.
+    pub(crate) fn disarm(&mut self) {
+        self.0 = None;
+    }
     pub(crate) fn signal(&self) -> JsValue {
         self.0
             .as_ref()
@@ -163,7 +167,7 @@ async fn fetch_bytes_teed(
         out.set(&c, off);
         off += c.length();
     }
-    abort.0 = None;
+    abort.disarm();
     Ok(out.buffer())
 }
 

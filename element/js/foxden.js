@@ -6,7 +6,12 @@ import init, * as wasm from "./foxden_wasm.js";
 // installs later (an auth interceptor adding its token or cookies) is never used for a den's
 // requests.
 const pristine = [globalThis.fetch, globalThis.Headers];
-await init({ module_or_path: new URL("./foxden_wasm_bg.wasm", import.meta.url) });
+// In Node.js (the pure helpers: runShell, normalizePath, the snapshot codec, dens with a runtime
+// adapter) the module sits at a file: URL, which Node's fetch cannot read: the bytes are read
+// from disk instead. process.getBuiltinModule keeps bundlers from seeing a "node:fs" import.
+const wasmUrl = new URL("./foxden_wasm_bg.wasm", import.meta.url);
+const nodeFs = wasmUrl.protocol === "file:" && globalThis.process?.getBuiltinModule?.("fs");
+await init({ module_or_path: nodeFs ? nodeFs.readFileSync(wasmUrl) : wasmUrl });
 wasm.__keepFetch(...pristine);
 wasm.__setModuleBase(import.meta.url);
 
@@ -28,4 +33,5 @@ export const liveCounts = () => wasm.__liveCounts();
 
 // <foxden-den>: the class shim (element.js, shipped with the wasm module) forwards to this Rust
 // handle class. Defined once per page, however many times this module is imported.
-wasm.__defineElement(wasm.FoxdenElementHandle);
+// Not where there is no DOM (Node.js, a worker).
+if (globalThis.customElements) wasm.__defineElement(wasm.FoxdenElementHandle);

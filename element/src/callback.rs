@@ -42,9 +42,23 @@ impl Drop for Listener {
     }
 }
 
+// The global timer functions, not `window`'s: the same in a page, a worker and Node.js (where a
+// den runs with a runtime adapter). Node's timer handle is an object, hence `JsValue`.
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &js_sys::Function, ms: i32) -> JsValue;
+    #[wasm_bindgen(js_name = clearTimeout)]
+    fn clear_timeout(id: &JsValue);
+    #[wasm_bindgen(js_name = setInterval)]
+    fn set_interval(handler: &js_sys::Function, ms: i32) -> JsValue;
+    #[wasm_bindgen(js_name = clearInterval)]
+    fn clear_interval(id: &JsValue);
+}
+
 /// A one-shot timer usable as a future; `Drop` clears it.
 pub struct Sleep {
-    id: Option<i32>,
+    id: JsValue,
     _closure: Closure<dyn FnMut()>,
     rx: oneshot::Receiver<()>,
 }
@@ -58,13 +72,10 @@ pub fn sleep(ms: f64) -> Sleep {
             let _ = tx.send(());
         }
     });
-    let id = web_sys::window().and_then(|w| {
-        w.set_timeout_with_callback_and_timeout_and_arguments_0(
-            closure.as_ref().unchecked_ref(),
-            ms.clamp(0.0, 2_147_483_647.0) as i32,
-        )
-        .ok()
-    });
+    let id = set_timeout(
+        closure.as_ref().unchecked_ref(),
+        ms.clamp(0.0, 2_147_483_647.0) as i32,
+    );
     Sleep {
         id,
         _closure: closure,
@@ -84,9 +95,7 @@ impl Future for Sleep {
 
 impl Drop for Sleep {
     fn drop(&mut self) {
-        if let (Some(id), Some(w)) = (self.id, web_sys::window()) {
-            w.clear_timeout_with_handle(id);
-        }
+        clear_timeout(&self.id);
     }
 }
 
@@ -106,7 +115,7 @@ pub async fn with_timeout<F: Future>(fut: F, ms: f64) -> Option<F::Output> {
 pub struct Ticker {
     closure: Closure<dyn FnMut()>,
     period_ms: i32,
-    id: Option<i32>,
+    id: Option<JsValue>,
 }
 
 impl Ticker {
@@ -122,20 +131,17 @@ impl Ticker {
     /// Starts it (a no-op while it runs).
     pub fn start(&mut self) {
         if self.id.is_none() {
-            self.id = web_sys::window().and_then(|w| {
-                w.set_interval_with_callback_and_timeout_and_arguments_0(
-                    self.closure.as_ref().unchecked_ref(),
-                    self.period_ms,
-                )
-                .ok()
-            });
+            self.id = Some(set_interval(
+                self.closure.as_ref().unchecked_ref(),
+                self.period_ms,
+            ));
         }
     }
 
     /// Stops it (a no-op while stopped).
     pub fn stop(&mut self) {
-        if let (Some(id), Some(w)) = (self.id.take(), web_sys::window()) {
-            w.clear_interval_with_handle(id);
+        if let Some(id) = self.id.take() {
+            clear_interval(&id);
         }
     }
 }

@@ -95,11 +95,14 @@ impl IdbDen {
         den: &str,
         replacing: bool,
     ) -> Result<(IdbDen, FileMap), JsValue> {
-        // One tab at a time per den: a second page gets a clear DenError instead of racing.
-        let lock = crate::locks::acquire(&format!("foxden:{db_name}:{den}"), den).await?;
-        let window = web_sys::window()
-            .ok_or_else(|| den_error(crate::errors::DenErrorCode::Storage, "no window"))?;
-        let factory = window
+        let factory = web_sys::window()
+            .ok_or_else(|| {
+                den_error(
+                    crate::errors::DenErrorCode::Storage,
+                    "idbStore() needs a browser page with IndexedDB; here there is no page \
+                     (Node.js or a worker): use memoryStore()",
+                )
+            })?
             .indexed_db()
             .map_err(|e| idb_err("access", &e))?
             .ok_or_else(|| {
@@ -108,6 +111,8 @@ impl IdbDen {
                     "IndexedDB is not available in this page",
                 )
             })?;
+        // One tab at a time per den: a second page gets a clear DenError instead of racing.
+        let lock = crate::locks::acquire(&format!("foxden:{db_name}:{den}"), den).await?;
         let open_req = factory
             .open_with_u32(db_name, VERSION)
             .map_err(|e| idb_err("open", &e))?;

@@ -33,9 +33,13 @@ thread_local! {
     /// The JS strings of the property names foxden reads and writes, each made once: making a
     /// JS string from Rust decodes it from wasm memory, and a run reads and writes dozens.
     static KEYS: RefCell<HashMap<(usize, usize), JsValue>> = RefCell::new(HashMap::new());
-    /// `performance`, looked up once (the clock is read on every run).
+    /// The global `performance` (a page's, a worker's or Node.js's), looked up once: the clock
+    /// is read on every run.
     static PERFORMANCE: Option<web_sys::Performance> =
-        web_sys::window().and_then(|w| w.performance());
+        js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
+            .ok()
+            .filter(|p| p.is_object())
+            .map(JsCast::unchecked_into);
 }
 
 /// The JS string of a property name (made once per name, then reused).

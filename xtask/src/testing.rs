@@ -70,9 +70,20 @@ pub fn test_all(suite: &E2e) -> Result<(), String> {
             .args(["test", "--headless", browser, "."]))?;
     }
     crate::build::build(false)?;
+    node_suite()?;
     // The demo extension: web-ext lint must report no errors (warnings: docs/extension.md).
     crate::ext::build_ext().and_then(|_| crate::ext::lint())?;
     e2e(suite)
+}
+
+/// The built module in Node.js (e2e/node/): the pure helpers, the typed refusals of what needs a
+/// page, and dens with a runtime adapter (one of them Pyodide in a worker thread).
+fn node_suite() -> Result<(), String> {
+    run(Command::new("node")
+        .env("PATH", tool_path())
+        .env("FOXDEN_DIST", dist_dir())
+        .current_dir(root())
+        .args(["--test", "--test-reporter=spec", "e2e/node/"]))
 }
 
 fn e2e_mounts() -> Mounts {

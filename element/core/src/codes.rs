@@ -59,7 +59,7 @@ string_enum! {
     LoadStage {
         /// Fetching or checking the Pyodide files.
         Assets = "assets",
-        /// Creating the iframe.
+        /// Creating the iframe, or there is no page to put it in (Node.js, a worker).
         Iframe = "iframe",
         /// The den page's isolation check.
         Isolation = "isolation",

@@ -167,6 +167,14 @@ async fn open_claimed(
     progress: Progress,
     sink: Option<EventSink>,
 ) -> Result<Den, JsValue> {
+    // The iframe runtime puts its den page in a document; Node.js and workers have none.
+    if opts.adapter.is_none() && web_sys::window().and_then(|w| w.document()).is_none() {
+        return Err(crate::errors::load_error(
+            crate::errors::LoadStage::Iframe,
+            "the iframe runtime needs a browser page (a document for its iframe); here there \
+             is none (Node.js or a worker): pass a runtime adapter as `runtime`",
+        ));
+    }
     // A den whose files are replaced (a snapshot, a fork) does not read the old ones: a
     // damaged store is repaired this way.
     let (persist, mut files) =

@@ -69,13 +69,16 @@ pub fn set_module_base(url: String) {
 }
 
 pub(crate) fn resolve_url(url: &str) -> Result<String, String> {
+    // Relative to the page; where there is none (Node.js), only an absolute URL is valid.
     let base = web_sys::window()
         .and_then(|w| w.document())
-        .and_then(|d| d.base_uri().ok().flatten())
-        .unwrap_or_default();
-    web_sys::Url::new_with_base(url, &base)
-        .map(|u| u.href())
-        .map_err(|e| js::describe(&e))
+        .and_then(|d| d.base_uri().ok().flatten());
+    match base {
+        Some(base) => web_sys::Url::new_with_base(url, &base),
+        None => web_sys::Url::new(url),
+    }
+    .map(|u| u.href())
+    .map_err(|e| js::describe(&e))
 }
 
 pub(crate) fn default_url(rel: &str) -> String {

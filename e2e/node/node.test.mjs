@@ -1,0 +1,169 @@
+// foxden in Node.js (the product sheet: "Pure helpers such as runShell can run without an
+// iframe"). The built module (FOXDEN_DIST, else dist/) is imported as a Node.js program would
+// import the package: no DOM, no fetch of file: URLs, no window timers. Checked: the pure
+// helpers; that the iframe runtime and idbStore refuse with a typed error saying why; and dens
+// with a runtime adapter: a scripted one (the host's side: timeouts, signals, no timers left
+// behind) and a real one, Pyodide in a worker thread (pyodide-adapter.mjs).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { pyodideAdapter } from "./pyodide-adapter.mjs";
+
+const dist = process.env.FOXDEN_DIST || resolve(import.meta.dirname, "../../dist");
+const m = await import(pathToFileURL(join(dist, "foxden.js")).href);
+const text = (b) => new TextDecoder().decode(b);
+
+test("the module loads without a DOM and defines no element", () => {
+  assert.equal(typeof globalThis.document, "undefined");
+  assert.equal(typeof globalThis.customElements, "undefined");
+  for (const f of ["openDen", "iframeRuntime", "memoryStore", "idbStore", "normalizePath", "runShell", "encodeSnapshot", "decodeSnapshot", "clearWarmCache"]) {
+    assert.equal(typeof m[f], "function", f);
+  }
+  assert.deepEqual(m.liveCounts(), { listeners: 0, connections: 0 });
+});
+
+test("pure helpers: paths, the shell, the snapshot codec", () => {
+  assert.equal(m.normalizePath("/work//a/./b.txt"), "/work/a/b.txt");
+  assert.throws(() => m.normalizePath("/work/../etc/passwd"), (e) => e instanceof m.PathError && e.name === "PathError" && e instanceof m.FoxdenError);
+
+  const files = { "/drop/sales.csv": "region,amount\nnorth,10\nsouth,20\n", "/work/bin.dat": new Uint8Array([0, 1, 2]) };
+  assert.deepEqual(m.runShell("grep north /drop/sales.csv", files), { stdout: "north,10\n", stderr: "", code: 0, truncated: false });
+  assert.equal(m.runShell("cat /drop/sales.csv | grep -v region | wc -l", files).stdout, "2\n");
+  assert.equal(m.runShell("ls /work", files).stdout, "bin.dat\n");
+  assert.equal(m.runShell("echo a > /out/x", files).code, 2);
+  assert.equal(m.runShell("curl http://example.com", files).code, 127);
+  assert.equal(m.runShell("cat /drop/sales.csv", files, { maxOutputBytes: 10 }).truncated, true);
+
+  const snap = m.encodeSnapshot(files);
+  const back = m.decodeSnapshot(snap);
+  assert.deepEqual(Object.keys(back).sort(), ["/drop/sales.csv", "/work/bin.dat"]);
+  assert.equal(text(back["/drop/sales.csv"]), files["/drop/sales.csv"]);
+  assert.deepEqual([...back["/work/bin.dat"]], [0, 1, 2]);
+  // One flipped byte anywhere is refused, with the typed error.
+  let refused = 0;
+  for (const at of [0, 100, snap.length - 1]) {
+    const bad = snap.slice();
+    bad[at] ^= 1;
+    assert.throws(() => m.decodeSnapshot(bad), (e) => e instanceof m.SnapshotError && typeof e.code === "string");
+    refused++;
+  }
+  assert.equal(refused, 3);
+});
+
+test("the iframe runtime, idbStore and the warm cache say why they cannot work here", async () => {
+  await assert.rejects(m.openDen({ name: "no-page" }), (e) => e instanceof m.DenLoadError && e.stage === "iframe" && /Node\.js/.test(e.message));
+  const rt = m.iframeRuntime({ denUrl: "http://127.0.0.1:9/den/den.html", pyodideUrl: "http://127.0.0.1:9/pyodide/" });
+  await assert.rejects(m.openDen({ name: "no-page", runtime: rt }), (e) => e instanceof m.DenLoadError && e.stage === "iframe");
+  // A relative URL has no page to be relative to.
+  assert.throws(() => m.iframeRuntime({ denUrl: "/den/den.html" }), (e) => e instanceof m.DenError && e.code === "bad-option");
+  const adapter = { start() {}, run() { return {}; }, close() {} };
+  await assert.rejects(m.openDen({ name: "no-idb", store: m.idbStore(), runtime: adapter }), (e) => e instanceof m.DenError && e.code === "storage" && /memoryStore/.test(e.message));
+  // Node.js has no Cache Storage: there is no warm cache to clear.
+  assert.equal(await m.clearWarmCache(), false);
+  // The name is free again after each failed opening.
+  const den = await m.openDen({ name: "no-page", runtime: adapter });
+  await den.close();
+});
+
+test("a den with a scripted adapter: files, output, timeouts, close; no timer left behind", async () => {
+  const calls = [];
+  let lastSignal;
+  const adapter = {
+    start: ({ den }) => calls.push(["start", den]),
+    close: ({ den }) => calls.push(["close", den]),
+    run(req) {
+      lastSignal = req.signal;
+      calls.push(["run", req.code, Object.keys(req.files)]);
+      if (req.code === "hang") return new Promise(() => {});
+      return new Promise((r) => setTimeout(r, 20)).then(() => ({ stdout: "out\n", result: "7", files: { "/out/new.txt": "new", "/work/a.txt": null } }));
+    },
+  };
+  const chunks = [];
+  const den = await m.openDen({ name: "scripted", runtime: adapter });
+  assert.equal(den.info.kind, "adapter");
+  await den.writeFile("/work/a.txt", "a");
+  const r = await den.run("go", { onOutput: (c) => chunks.push(c) });
+  assert.equal(r.result, "7");
+  assert.equal(r.stdout, "out\n");
+  assert.deepEqual(r.files, { created: ["/out/new.txt"], changed: [], deleted: ["/work/a.txt"] });
+  assert.ok(r.durationMs >= 15, `durationMs ${r.durationMs} is measured`);
+  assert.deepEqual(chunks.map((c) => [c.stream, c.text]), [["stdout", "out\n"]]);
+  assert.deepEqual((await den.list()).map((f) => f.path), ["/out/new.txt"]);
+  assert.equal((await den.sh("cat /out/new.txt")).stdout, "new");
+
+  // No answer within timeoutMs + 3 s: the run ends as a timeout and its signal is aborted.
+  const t0 = performance.now();
+  const hung = await den.run("hang", { timeoutMs: 100 });
+  const took = performance.now() - t0;
+  assert.equal(hung.error.kind, "timeout");
+  assert.ok(took >= 3000 && took < 6000, `gave up after ${took} ms`);
+  assert.equal(lastSignal.aborted, true);
+
+  // close() ends a run in flight at once.
+  const pending = den.run("hang", { timeoutMs: 60000 });
+  await new Promise((r) => setTimeout(r, 50));
+  await den.close();
+  const closed = await pending;
+  assert.ok(closed.error, "the run in flight ended");
+  assert.equal(lastSignal.aborted, true);
+  assert.deepEqual(calls.filter((c) => c[0] !== "run"), [["start", "scripted"], ["close", "scripted"]]);
+  // Every timer foxden set is cleared: nothing keeps Node.js running.
+  assert.deepEqual(process.getActiveResourcesInfo().filter((k) => k === "Timeout"), []);
+});
+
+test("Pyodide in a worker thread as the adapter: the quickstart, variables, timeouts, snapshots, forks", async () => {
+  const adapter = pyodideAdapter();
+  const den = await m.openDen({ name: "notes", runtime: adapter });
+  try {
+    // The product sheet's quickstart, with this adapter instead of iframeRuntime().
+    await den.writeFile("/drop/sales.csv", "region,amount\nnorth,10\nsouth,20\n");
+    const run = await den.run(`
+import csv
+rows = list(csv.DictReader(open("/drop/sales.csv")))
+total = sum(float(row["amount"]) for row in rows)
+open("/out/total.txt", "w").write(f"{total}\\n")
+total
+`, { timeoutMs: 5000 });
+    assert.equal(run.error, null, JSON.stringify(run.error));
+    assert.equal(run.result, "30.0");
+    assert.deepEqual(run.files.created, ["/out/total.txt"]);
+    assert.equal((await den.sh("grep north /drop/sales.csv")).stdout, "north,10\n");
+    assert.equal(await den.readText("/out/total.txt"), "30.0\n");
+
+    // Variables live on between runs; output, stdin and Python errors come back.
+    const r2 = await den.run("print(input('name? ')); total * 2", { stdin: "Ada\n" });
+    assert.equal(r2.result, "60.0");
+    assert.equal(r2.stdout, "name? Ada\n");
+    const r3 = await den.run("import os\nos.remove('/drop/sales.csv')\n1/0");
+    assert.equal(r3.error.kind, "python");
+    assert.equal(r3.error.type, "ZeroDivisionError");
+    assert.match(r3.error.traceback, /ZeroDivisionError/);
+    assert.deepEqual(r3.files.deleted, ["/drop/sales.csv"]);
+
+    // A loop past timeoutMs: the adapter kills its thread; the files stay, the variables go.
+    const hung = await den.run("while True: pass", { timeoutMs: 300 });
+    assert.equal(hung.error.kind, "timeout");
+    assert.equal((await den.run("'total' in globals()")).result, "False");
+    assert.deepEqual((await den.list()).map((f) => f.path), ["/out/total.txt"]);
+
+    // A snapshot opens elsewhere, and a fork gets its own interpreter and files.
+    const snap = await den.snapshot();
+    const fork = await den.fork({ name: "notes-fork" });
+    try {
+      await fork.run("open('/work/only-fork.txt', 'w').write('f')");
+      assert.deepEqual((await fork.list()).map((f) => f.path), ["/out/total.txt", "/work/only-fork.txt"]);
+      assert.deepEqual((await den.list()).map((f) => f.path), ["/out/total.txt"]);
+    } finally {
+      await fork.close();
+    }
+    const copy = await m.openDen({ name: "notes-copy", runtime: adapter, snapshot: snap });
+    try {
+      assert.equal((await copy.run("open('/out/total.txt').read()")).result, "'30.0\\n'");
+    } finally {
+      await copy.close();
+    }
+  } finally {
+    await den.close();
+  }
+});

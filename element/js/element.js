@@ -98,6 +98,7 @@ export function defineFoxdenElement(Handle, spec) {
 
 // The editor module (dist/editor.js, CodeMirror), loaded only when an editor is shown. A
 // dynamic import() has to be written in JavaScript; Rust calls this and owns what it returns.
+// The release build marks it for bundlers to leave alone (xtask build.rs, keep_dynamic_import).
 export function importEditor(url) {
   return import(url);
 }

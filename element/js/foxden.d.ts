@@ -80,9 +80,11 @@ export type PackageSpec =
 
 /** `openDen({ network })`: what `foxden.fetch` may reach. See docs/network.md. */
 export interface NetworkOptions {
-  /** URL patterns: `scheme://host[:port|:*]/path-glob`, e.g. `"http://127.0.0.1:*/api/*"`,
-   * `"https://api.example.com/v1/*"`, `"https://*.example.com/*"` (subdomains). `*` in the path
-   * matches any characters (query included); no port means the scheme's default. 1 to 64. */
+  /** URL patterns: `scheme://host[:port]/path-glob`, e.g. `"http://127.0.0.1:8080/api/*"`,
+   * `"https://api.example.com/v1/*"`, `"https://*.example.com/*"` (subdomains). The port `*`
+   * matches any port (`http://127.0.0.1:*` then the path; not written out here, as its `*` and
+   * `/` would end this comment); no port means the scheme's default. `*` in the path matches
+   * any characters (query included). 1 to 64. */
   allow: string[];
   /** Allowed methods (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS). Default ["GET"]. */
   methods?: string[];

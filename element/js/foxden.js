@@ -11,9 +11,22 @@ const pristine = [globalThis.fetch, globalThis.Headers];
 // from disk instead. process.getBuiltinModule keeps bundlers from seeing a "node:fs" import.
 const wasmUrl = new URL("./foxden_wasm_bg.wasm", import.meta.url);
 const nodeFs = wasmUrl.protocol === "file:" && globalThis.process?.getBuiltinModule?.("fs");
-await init({ module_or_path: nodeFs ? nodeFs.readFileSync(wasmUrl) : wasmUrl });
+try {
+  await init({ module_or_path: nodeFs ? nodeFs.readFileSync(wasmUrl) : wasmUrl });
+} catch (e) {
+  // Most often a bundler that left the wasm behind: esbuild and plain Rollup do not copy the
+  // files a module names with new URL("…", import.meta.url) (Vite and webpack 5 do).
+  throw new Error(
+    `foxden: its WebAssembly module did not load from ${wasmUrl} (${e?.message ?? e}). ` +
+      "If you bundle foxden with esbuild or Rollup, copy node_modules/foxden-sandbox/dist/foxden_wasm_bg.wasm " +
+      "next to the bundle's output file.",
+    { cause: e },
+  );
+}
 wasm.__keepFetch(...pristine);
-wasm.__setModuleBase(import.meta.url);
+// The editor (CodeMirror, loaded only by <foxden-den controls>) is named with the same
+// new URL("…", import.meta.url) pattern, so that webpack and Vite emit it with the bundle.
+wasm.__setModuleBase(import.meta.url, new URL("./editor.js", import.meta.url).href);
 
 export const {
   openDen,

@@ -37,10 +37,10 @@ pub fn keep_fetch(fetch: JsValue, headers: JsValue) {
     den::keep_pristine_fetch(Some((fetch, headers)));
 }
 
-/// Called once by foxden.js with `import.meta.url`.
+/// Called once by foxden.js with `import.meta.url` and the editor module's URL.
 #[wasm_bindgen(js_name = __setModuleBase)]
-pub fn set_module_base(url: String) {
-    runtime::set_module_base(url);
+pub fn set_module_base(url: String, editor: Option<String>) {
+    runtime::set_module_base(url, editor);
 }
 
 /// The error classes (`PathError`, `SnapshotError`, `DenError`, `DenLoadError`).

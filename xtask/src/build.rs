@@ -82,6 +82,7 @@ pub fn build(dev: bool) -> Result<(), String> {
             dist.join("foxden_wasm.js").display()
         ));
         run(&mut glue)?;
+        keep_dynamic_import(&dist.join("foxden_wasm.js"))?;
     }
     copy(&r.join("element/js/foxden.js"), &dist.join("foxden.js"))?;
     copy(&r.join("element/js/foxden.d.ts"), &dist.join("foxden.d.ts"))?;
@@ -245,6 +246,29 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// The glue's one dynamic `import()` (the editor module, at a URL made at run time) gets the
+/// comments that tell webpack and Vite to leave it to the browser: webpack otherwise replaces it
+/// with a module context of its own that cannot load the URL. Minifying drops such comments, so
+/// they are put back here; a glue with no such import, or more than one, fails the build.
+fn keep_dynamic_import(glue: &std::path::Path) -> Result<(), String> {
+    let text = mark_dynamic_import(&read(glue)?).map_err(|e| format!("{}: {e}", glue.display()))?;
+    write(glue, text)
+}
+
+fn mark_dynamic_import(text: &str) -> Result<String, String> {
+    let found = text.matches("import(").count();
+    if found != 1 {
+        return Err(format!(
+            "expected one dynamic import() (the editor's), found {found}"
+        ));
+    }
+    Ok(text.replacen(
+        "import(",
+        "import(/* webpackIgnore: true */ /* @vite-ignore */ ",
+        1,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,5 +286,16 @@ mod tests {
         let l = js_string_literal("a</script><!-- \"x\"\n");
         assert!(!l.contains("</"));
         assert!(!l.contains("<!--"));
+    }
+
+    #[test]
+    fn the_one_dynamic_import_is_marked_for_bundlers() {
+        let glue = "function T(o){return import(o)}var u=import.meta.url;";
+        assert_eq!(
+            mark_dynamic_import(glue).unwrap(),
+            "function T(o){return import(/* webpackIgnore: true */ /* @vite-ignore */ o)}var u=import.meta.url;"
+        );
+        assert!(mark_dynamic_import("var u=import.meta.url;").is_err());
+        assert!(mark_dynamic_import("import(a);import(b)").is_err());
     }
 }

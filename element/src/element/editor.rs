@@ -70,7 +70,7 @@ pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
     if ui.editor.borrow().is_some() || ui.editor_loading.replace(true) {
         return;
     }
-    let url = crate::runtime::default_url("./editor.js");
+    let url = crate::runtime::editor_url();
     let weak_state = Rc::downgrade(state);
     let weak_ui = Rc::downgrade(ui);
     spawn_local(async move {

@@ -61,11 +61,22 @@ pub struct RuntimeOptions {
 
 thread_local! {
     static MODULE_BASE: RefCell<Option<String>> = const { RefCell::new(None) };
+    static EDITOR_URL: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Set by foxden.js to `import.meta.url`, so default asset URLs resolve next to the module.
-pub fn set_module_base(url: String) {
+/// Set by foxden.js: `import.meta.url`, so default asset URLs resolve next to the module, and
+/// the editor module's URL, written so that bundlers (webpack, Vite) emit the file and give its
+/// new address (they move foxden.js, and webpack makes `import.meta.url` a file: URL).
+pub fn set_module_base(url: String, editor: Option<String>) {
     MODULE_BASE.with(|b| *b.borrow_mut() = Some(url));
+    EDITOR_URL.with(|e| *e.borrow_mut() = editor);
+}
+
+/// Where the `controls` editor module is (dist/editor.js, or where a bundler put it).
+pub(crate) fn editor_url() -> String {
+    EDITOR_URL
+        .with(|e| e.borrow().clone())
+        .unwrap_or_else(|| default_url("./editor.js"))
 }
 
 pub(crate) fn resolve_url(url: &str) -> Result<String, String> {

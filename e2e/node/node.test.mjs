@@ -100,16 +100,62 @@ test("a den with a scripted adapter: files, output, timeouts, close; no timer le
   assert.ok(took >= 3000 && took < 6000, `gave up after ${took} ms`);
   assert.equal(lastSignal.aborted, true);
 
-  // close() ends a run in flight at once.
+  // close() ends a run in flight at once, and aborts its signal.
+  lastSignal = undefined;
+  const runs = calls.length;
   const pending = den.run("hang", { timeoutMs: 60000 });
-  await new Promise((r) => setTimeout(r, 50));
+  while (calls.length === runs) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(lastSignal.aborted, false);
+  const t1 = performance.now();
   await den.close();
   const closed = await pending;
-  assert.ok(closed.error, "the run in flight ended");
+  assert.ok(performance.now() - t1 < 1000, "ended at once");
+  assert.equal(closed.error.kind, "crashed");
+  assert.match(closed.error.message, /closed/);
   assert.equal(lastSignal.aborted, true);
   assert.deepEqual(calls.filter((c) => c[0] !== "run"), [["start", "scripted"], ["close", "scripted"]]);
   // Every timer foxden set is cleared: nothing keeps Node.js running.
   assert.deepEqual(process.getActiveResourcesInfo().filter((k) => k === "Timeout"), []);
+});
+
+test("an adapter streams output while it runs: onOutput at once, the answer's text after, all within the cap", async () => {
+  let later;
+  const thrown = [];
+  const adapter = {
+    start() {},
+    close() {},
+    async run(req) {
+      req.output("stdout", "one\n");
+      req.output("stderr", "warn\n");
+      for (const bad of [["stdin", "x"], ["stdout", 42], [undefined, "x"]]) {
+        try {
+          req.output(...bad);
+        } catch (e) {
+          thrown.push(e instanceof TypeError);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      // Past the cap (16 bytes in all): cut, and the run is truncated.
+      req.output("stdout", "two: ééééé\n");
+      later = req.output;
+      return { stdout: "three\n", result: "1" };
+    },
+  };
+  const den = await m.openDen({ name: "streaming", runtime: adapter });
+  const chunks = [];
+  const t0 = performance.now();
+  const r = await den.run("go", { maxOutputBytes: 16, onOutput: (c) => chunks.push([c.stream, c.text, performance.now() - t0]) });
+  const took = performance.now() - t0;
+  assert.deepEqual(thrown, [true, true, true]);
+  assert.deepEqual(chunks.map(([s, t]) => [s, t]), [["stdout", "one\n"], ["stderr", "warn\n"], ["stdout", "two: é"]]);
+  // The first chunks came before the run ended, not with its answer.
+  assert.ok(chunks[0][2] < took - 200, `first chunk at ${chunks[0][2]} ms, run ended at ${took} ms`);
+  assert.equal(r.stdout, "one\ntwo: é");
+  assert.equal(r.stderr, "warn\n");
+  assert.equal(r.truncated, true);
+  // After the run, output() throws.
+  assert.throws(() => later("stdout", "late"));
+  await den.close();
 });
 
 test("Pyodide in a worker thread as the adapter: the quickstart, variables, timeouts, snapshots, forks", async () => {
@@ -131,10 +177,15 @@ total
     assert.equal((await den.sh("grep north /drop/sales.csv")).stdout, "north,10\n");
     assert.equal(await den.readText("/out/total.txt"), "30.0\n");
 
-    // Variables live on between runs; output, stdin and Python errors come back.
-    const r2 = await den.run("print(input('name? ')); total * 2", { stdin: "Ada\n" });
+    // Variables live on between runs; output (streamed as Python writes it), stdin and Python
+    // errors come back.
+    const chunks = [];
+    const r2 = await den.run("print(input('name? '))\nimport time\ntime.sleep(0.4)\ntotal * 2", { stdin: "Ada\n", onOutput: (c) => chunks.push([c.text, performance.now()]) });
+    const ended = performance.now();
     assert.equal(r2.result, "60.0");
     assert.equal(r2.stdout, "name? Ada\n");
+    assert.equal(chunks.map(([t]) => t).join(""), "name? Ada\n");
+    assert.ok(chunks[0][1] < ended - 300, "the output came while the run went on");
     const r3 = await den.run("import os\nos.remove('/drop/sales.csv')\n1/0");
     assert.equal(r3.error.kind, "python");
     assert.equal(r3.error.type, "ZeroDivisionError");
@@ -145,7 +196,22 @@ total
     const hung = await den.run("while True: pass", { timeoutMs: 300 });
     assert.equal(hung.error.kind, "timeout");
     assert.equal((await den.run("'total' in globals()")).result, "False");
+    // A run printing without end is cut at maxOutputBytes and stopped at its timeoutMs.
+    const loud = await den.run("while True: print('x' * 1000)", { timeoutMs: 500, maxOutputBytes: 2000 });
+    assert.equal(loud.error.kind, "timeout");
+    assert.equal(loud.truncated, true);
+    assert.equal(loud.stdout.length, 2000);
     assert.deepEqual((await den.list()).map((f) => f.path), ["/out/total.txt"]);
+
+    // What the code does to the file system is an answer, not a lost thread: a removed root
+    // (its files deleted), a link, a directory where a file was.
+    const rm = await den.run("import shutil, os\nshutil.rmtree('/out')\nos.makedirs('/work/d')\nos.symlink('/work', '/work/loop')\n'ok'");
+    assert.equal(rm.error, null, JSON.stringify(rm.error));
+    assert.deepEqual(rm.files.deleted, ["/out/total.txt"]);
+    await den.writeFile("/out/total.txt", "30.0\n");
+    // stdin as the iframe runtime gives it: the text, then EOF.
+    const eof = await den.run("import sys\n[sys.stdin.read(), sys.stdin.read()]", { stdin: "abc" });
+    assert.equal(eof.result, "['abc', '']");
 
     // A snapshot opens elsewhere, and a fork gets its own interpreter and files.
     const snap = await den.snapshot();

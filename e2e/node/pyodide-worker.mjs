@@ -1,53 +1,74 @@
-// The worker thread of pyodide-adapter.mjs: one Pyodide, runs one request at a time. The den's
-// files are written into Pyodide's file system before each run and compared afterwards: the
-// reply names only what was created, changed (new bytes) or deleted (null).
+// The worker thread of pyodide-adapter.mjs: one Pyodide, one request at a time. The den's files
+// are written into Pyodide's file system before each run and compared afterwards: the reply
+// names only what was created, changed (new bytes) or deleted (null). Output is posted as it is
+// written (up to the run's maxOutputBytes), before the reply. Whatever fails is a reply too.
 import { parentPort } from "node:worker_threads";
 import { loadPyodide } from "pyodide";
 
 const ROOTS = ["/drop", "/out", "/work"];
 let py;
+let runner;
 try {
   py = await loadPyodide();
-  // The last expression's repr, or the exception as foxden's RunError fields.
-  py.runPython(`
-async def _foxden_run(code):
-    import traceback
+  // The run: stdin as the den page gives it (the text, then EOF), the last expression's repr,
+  // or the exception as foxden's RunError fields. Kept outside the user's globals.
+  runner = py.runPython(`
+async def run(code, stdin, g):
+    import io, sys, traceback
     from pyodide.code import eval_code_async
+    sys.stdin = io.StringIO(stdin)
     try:
-        r = await eval_code_async(code, globals(), filename="<exec>")
+        r = await eval_code_async(code, g, filename="<exec>")
         return (None if r is None else repr(r), None)
     except BaseException as e:
         return (None, (type(e).__name__, str(e), "".join(traceback.format_exception(e))))
+    finally:
+        sys.stdin = sys.__stdin__
+run
 `);
   parentPort.postMessage({ ready: true });
 } catch (e) {
   parentPort.postMessage({ ready: false, error: String(e) });
 }
+const userGlobals = py?.globals.get("dict")();
 
+/** The regular files under `dir` (links and other kinds are not followed). */
 function* walk(dir) {
   for (const name of py.FS.readdir(dir)) {
     if (name === "." || name === "..") continue;
     const p = `${dir}/${name}`;
-    if (py.FS.isDir(py.FS.stat(p).mode)) yield* walk(p);
-    else yield p;
+    const mode = py.FS.lstat(p).mode;
+    if (py.FS.isDir(mode)) yield* walk(p);
+    else if (py.FS.isFile(mode)) yield p;
   }
 }
 
+const isDir = (p) => py.FS.analyzePath(p).exists && py.FS.isDir(py.FS.lstat(p).mode);
+
+/** The den's files, exactly: whatever the last run left under the roots goes first. */
 function writeFiles(files) {
   for (const root of ROOTS) {
-    if (py.FS.analyzePath(root).exists) for (const p of [...walk(root)]) py.FS.unlink(p);
+    if (py.FS.analyzePath(root).exists) removeTree(root);
     py.FS.mkdirTree(root);
   }
   for (const [path, bytes] of Object.entries(files)) {
-    py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")) || "/");
+    py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
     py.FS.writeFile(path, bytes);
   }
+}
+
+function removeTree(p) {
+  const mode = py.FS.lstat(p).mode;
+  if (!py.FS.isDir(mode)) return py.FS.unlink(p);
+  for (const name of py.FS.readdir(p)) if (name !== "." && name !== "..") removeTree(`${p}/${name}`);
+  py.FS.rmdir(p);
 }
 
 function changedFiles(before) {
   const changed = {};
   const seen = new Set();
   for (const root of ROOTS) {
+    if (!isDir(root)) continue; // the code removed it: its files count as deleted below
     for (const p of walk(root)) {
       seen.add(p);
       const now = py.FS.readFile(p);
@@ -59,26 +80,43 @@ function changedFiles(before) {
   return changed;
 }
 
-parentPort.on("message", async (req) => {
-  const text = { stdout: "", stderr: "" };
+async function runOne(req) {
+  // Output: streamed to the adapter, up to the run's cap (then dropped, so that a loop printing
+  // forever does not fill this thread's memory before its timeout).
+  let room = req.maxOutputBytes + 4;
   const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
-  const sink = (k) => ({ write: (buf) => ((text[k] += decoders[k].decode(buf, { stream: true })), buf.length) });
+  const sink = (stream) => ({
+    write: (buf) => {
+      if (room > 0) {
+        const text = decoders[stream].decode(buf.subarray(0, room), { stream: true });
+        room -= Math.min(buf.length, room);
+        if (text) parentPort.postMessage({ id: req.id, stream, text });
+      }
+      return buf.length;
+    },
+  });
   py.setStdout(sink("stdout"));
   py.setStderr(sink("stderr"));
-  const lines = req.stdin == null ? [] : req.stdin.split(/(?<=\n)/);
-  py.setStdin({ stdin: () => lines.shift() ?? null, autoEOF: true });
   writeFiles(req.files);
-  let reply;
   if (req.lang !== "python") {
-    reply = { error: { kind: "crashed", type: "NotSupported", message: `this adapter runs Python, not ${req.lang}`, traceback: "" } };
-  } else {
-    const out = await py.globals.get("_foxden_run")(req.code);
-    const [result, err] = out.toJs();
-    out.destroy();
-    reply = { result, error: err && { kind: "python", type: err[0], message: err[1], traceback: err[2] } };
+    return { error: { kind: "crashed", type: "NotSupported", message: `this adapter runs Python, not ${req.lang}`, traceback: "" } };
   }
-  reply.stdout = text.stdout;
-  reply.stderr = text.stderr;
-  reply.files = changedFiles(req.files);
+  const out = await runner(req.code, req.stdin ?? "", userGlobals);
+  const [result, err] = out.toJs();
+  out.destroy();
+  return {
+    result,
+    error: err && { kind: "python", type: err[0], message: err[1], traceback: err[2] },
+    files: changedFiles(req.files),
+  };
+}
+
+parentPort.on("message", async (req) => {
+  let reply;
+  try {
+    reply = await runOne(req);
+  } catch (e) {
+    reply = { error: { kind: "crashed", type: "AdapterError", message: `the Pyodide thread failed: ${e?.message ?? e}`, traceback: "" } };
+  }
   parentPort.postMessage({ id: req.id, reply });
 });

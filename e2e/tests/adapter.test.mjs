@@ -216,3 +216,41 @@ test(`${B}: adapter lifecycle: start failures, missing functions and iframe-only
 test(`${B}: no page errors`, () => {
   assert.deepEqual(errors, []);
 });
+
+test(`${B}: an adapter streams output with request.output while it runs; the answer's text follows, all within the cap`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen } = window.foxden;
+    let late;
+    const typeErrors = [];
+    const adapter = {
+      start() {},
+      close() {},
+      async run(req) {
+        req.output("stdout", "one\n");
+        try { req.output("stdin", "x"); } catch (e) { typeErrors.push(e instanceof TypeError); }
+        try { req.output("stdout", { toString: () => "x" }); } catch (e) { typeErrors.push(e instanceof TypeError); }
+        await new Promise((res) => setTimeout(res, 300));
+        req.output("stderr", "two ✓\n");
+        late = req.output;
+        return { stdout: "three\n", result: "3" };
+      },
+    };
+    const den = await openDen({ name: "streamed", runtime: adapter });
+    const chunks = [];
+    const t0 = performance.now();
+    const run = await den.run("go", { maxOutputBytes: 15, onOutput: (c) => chunks.push({ stream: c.stream, text: c.text, at: performance.now() - t0 }) });
+    const took = performance.now() - t0;
+    let lateThrew = false;
+    try { late("stdout", "late"); } catch { lateThrew = true; }
+    await den.close();
+    return { chunks, took, stdout: run.stdout, stderr: run.stderr, truncated: run.truncated, result: run.result, typeErrors, lateThrew };
+  });
+  assert.deepEqual(r.chunks.map((c) => [c.stream, c.text]), [["stdout", "one\n"], ["stderr", "two ✓\n"], ["stdout", "thr"]]);
+  assert.ok(r.chunks[0].at < r.took - 200, `the first chunk came at ${r.chunks[0].at} ms, the run ended at ${r.took} ms`);
+  assert.equal(r.stdout, "one\nthr");
+  assert.equal(r.stderr, "two ✓\n");
+  assert.equal(r.truncated, true);
+  assert.equal(r.result, "3");
+  assert.deepEqual(r.typeErrors, [true, true]);
+  assert.equal(r.lateThrew, true);
+});

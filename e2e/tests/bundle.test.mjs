@@ -6,7 +6,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { build } from "esbuild";
-import { copyFileSync, rmSync } from "node:fs";
+import { copyFileSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launch, BROWSER, BASE } from "../lib.mjs";
 
@@ -44,9 +44,14 @@ async function open(file = "index.html") {
   return { p, errs };
 }
 
+test(`${B}: the glue's dynamic import is marked for webpack and Vite to leave alone`, () => {
+  const glue = readFileSync(join(dist, "foxden_wasm.js"), "utf8");
+  assert.equal(glue.match(/import\(/g).length, 1);
+  assert.match(glue, /import\(\/\* webpackIgnore: true \*\/ \/\* @vite-ignore \*\/ /);
+});
+
 test(`${B}: bundled without its wasm, the import fails saying what to copy`, async () => {
   const { p, errs } = await open();
-  await p.waitForFunction(() => true);
   const deadline = Date.now() + 15000;
   while (!errs.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   assert.equal(errs.length, 1, errs.join("\n"));

@@ -207,8 +207,8 @@ export interface RuntimeAdapter {
   start(den: { den: string }): unknown;
   /** One run, one at a time per den (unless the adapter ignores an aborted `signal`). Not
    * settled within `timeoutMs` + 3 s: the run ends with error kind "timeout" (the adapter
-   * enforces `timeoutMs` itself). Output reaches `onOutput` when the run ends; `onInput`,
-   * `onDisplay` and `onRequest` do not apply. */
+   * enforces `timeoutMs` itself). Output streamed with `request.output` reaches `onOutput` at
+   * once, the answer's when the run ends; `onInput`, `onDisplay` and `onRequest` do not apply. */
   run(request: AdapterRunRequest): AdapterRunReply | Promise<AdapterRunReply>;
   /** Called when the den closes, or when its opening fails after `start` (not awaited). */
   close(den: { den: string }): unknown;
@@ -231,6 +231,11 @@ export interface AdapterRunRequest {
   files: Record<string, Uint8Array>;
   /** Aborted when the host gives up on the run (no answer within timeoutMs + 3 s, or close()). */
   signal?: AbortSignal;
+  /** Streams output while the run goes on: it reaches `onOutput` and the `output` event at once
+   * and comes first in the result's `stdout`/`stderr` (the answer's texts follow it: do not send
+   * them twice). Kept up to `maxOutputBytes` in all. Throws a TypeError for another stream or a
+   * text that is not a string, and once the run has ended. */
+  output(stream: "stdout" | "stderr", text: string): void;
 }
 
 /** What it answers. `files` names only what changed: new contents, or null for a deleted file.

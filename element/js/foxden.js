@@ -14,14 +14,15 @@ const nodeFs = wasmUrl.protocol === "file:" && globalThis.process?.getBuiltinMod
 try {
   await init({ module_or_path: nodeFs ? nodeFs.readFileSync(wasmUrl) : wasmUrl });
 } catch (e) {
-  // Most often a bundler that left the wasm behind: esbuild and plain Rollup do not copy the
-  // files a module names with new URL("…", import.meta.url) (Vite and webpack 5 do).
-  throw new Error(
-    `foxden: its WebAssembly module did not load from ${wasmUrl} (${e?.message ?? e}). ` +
-      "If you bundle foxden with esbuild or Rollup, copy node_modules/foxden-sandbox/dist/foxden_wasm_bg.wasm " +
-      "next to the bundle's output file.",
-    { cause: e },
-  );
+  // In a page, most often a bundler that left the wasm behind: esbuild and plain Rollup do not
+  // copy the files a module names with new URL("…", import.meta.url) (Vite and webpack 5 do).
+  const hint =
+    wasmUrl.protocol !== "file:"
+      ? "If you bundle foxden with esbuild or Rollup, copy node_modules/foxden-sandbox/dist/foxden_wasm_bg.wasm next to the bundle's output file."
+      : nodeFs
+        ? "The file is missing or unreadable."
+        : "Reading it from a file: URL needs Node.js 20.16 or later (process.getBuiltinModule).";
+  throw new Error(`foxden: its WebAssembly module did not load from ${wasmUrl} (${e?.message ?? e}). ${hint}`, { cause: e });
 }
 wasm.__keepFetch(...pristine);
 // The editor (CodeMirror, loaded only by <foxden-den controls>) is named with the same

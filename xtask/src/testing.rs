@@ -83,7 +83,8 @@ fn node_suite() -> Result<(), String> {
         .env("PATH", tool_path())
         .env("FOXDEN_DIST", dist_dir())
         .current_dir(root())
-        .args(["--test", "--test-reporter=spec", "e2e/node/"]))
+        .args(["--test", "--test-reporter=spec"])
+        .args(test_files("e2e/node")))
 }
 
 fn e2e_mounts() -> Mounts {
@@ -199,8 +200,28 @@ fn e2e_node_args(suite: &E2e) -> Vec<String> {
     if let Some(g) = &suite.grep {
         args.push(format!("--test-name-pattern={g}"));
     }
-    args.push(suite.file.clone().unwrap_or_else(|| "e2e/tests/".into()));
+    match &suite.file {
+        Some(f) => args.push(f.clone()),
+        None => args.extend(test_files("e2e/tests")),
+    }
     args
+}
+
+/// The `*.test.mjs` files of a folder (relative to the repository root), sorted: `node --test`
+/// is given files, as Node 21 and later read a folder argument as a glob pattern.
+fn test_files(dir: &str) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(root().join(dir))
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.ends_with(".test.mjs"))
+                .map(|n| format!("{dir}/{n}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
 }
 
 pub fn e2e(suite: &E2e) -> Result<(), String> {
@@ -263,7 +284,18 @@ mod tests {
         );
         let all = e2e_node_args(&E2e::default());
         assert!(!all.iter().any(|a| a.starts_with("--test-name-pattern")));
-        assert_eq!(all.last().map(String::as_str), Some("e2e/tests/"));
+        // Every test file, each named (no folder: Node 21+ reads one as a glob).
+        let files: Vec<&str> = all
+            .iter()
+            .map(String::as_str)
+            .filter(|a| !a.starts_with("--"))
+            .collect();
+        assert!(files.contains(&"e2e/tests/spine.test.mjs"));
+        assert!(files.contains(&"e2e/tests/bundle.test.mjs"));
+        assert!(files
+            .iter()
+            .all(|f| f.starts_with("e2e/tests/") && f.ends_with(".test.mjs")));
+        assert_eq!(test_files("e2e/node"), ["e2e/node/node.test.mjs"]);
     }
 
     #[test]

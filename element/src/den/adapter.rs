@@ -177,6 +177,10 @@ impl Den {
         // adapter may stop.
         let mut abort = crate::runtime::AbortOnDrop::new();
         let signal = abort.signal();
+        let cap = ro.max_output_bytes as usize;
+        // The run's output: what `output()` streams while it runs, then the answer's texts.
+        let output = Rc::new(RefCell::new(OutputBuffer::new(cap)));
+        let stream = stream_output(&self.inner, &output, seq, ro.on_output.clone());
         let request = obj(&[
             ("id", seq.into()),
             ("den", inner.opts.name.as_str().into()),
@@ -187,8 +191,8 @@ impl Den {
             ("stdin", ro.stdin_js()),
             ("files", files.into()),
             ("signal", signal),
+            ("output", stream.as_ref().clone()),
         ]);
-        let cap = ro.max_output_bytes as usize;
         let started = js::now_ms();
         let grace = ro.timeout_ms + f64::from(limits::HOST_WATCHDOG_GRACE_MS);
         let answer = if inner.closed.get() {
@@ -210,6 +214,8 @@ impl Den {
         if matches!(answer, Answer::Replied(_) | Answer::Threw(_)) {
             abort.disarm();
         }
+        // The run is over: output() throws from now on.
+        drop(stream);
         // A den closed meanwhile keeps nothing of the answer.
         let answer = if inner.closed.get() {
             Answer::Closed
@@ -220,7 +226,6 @@ impl Den {
             duration_ms: js::now_ms() - started,
             ..Default::default()
         };
-        let mut output = OutputBuffer::new(cap);
         let mut ops = Vec::new();
         let mut notes = Vec::new();
         let mut refused = None;
@@ -252,20 +257,8 @@ impl Den {
                 match read_reply(&reply, cap, inner, &mut ops, &mut notes, &mut refused) {
                     Ok((stdout, stderr, result, error)) => {
                         for (stream, text) in [(Stream::Stdout, stdout), (Stream::Stderr, stderr)] {
-                            let kept = output.push(stream, &text);
-                            if !kept.is_empty() {
-                                if let Some(f) = &ro.on_output {
-                                    let _ = f.call1(
-                                        &JsValue::UNDEFINED,
-                                        &output_chunk(seq, stream.as_str(), &kept),
-                                    );
-                                }
-                                inner.emit(&DenEvent::Output {
-                                    run_id: seq,
-                                    stream: stream.as_str(),
-                                    text: &kept,
-                                });
-                            }
+                            let kept = output.borrow_mut().push(stream, &text);
+                            send_output(inner, ro.on_output.as_ref(), seq, stream, &kept);
                         }
                         out.result = result;
                         out.error = error;
@@ -283,9 +276,12 @@ impl Den {
                 }
             }
         }
-        out.truncated = output.truncated;
-        out.stdout = std::mem::take(&mut output.stdout);
-        out.stderr = std::mem::take(&mut output.stderr);
+        {
+            let mut output = output.borrow_mut();
+            out.truncated = output.truncated;
+            out.stdout = std::mem::take(&mut output.stdout);
+            out.stderr = std::mem::take(&mut output.stderr);
+        }
         for note in &notes {
             out.stderr.push_str(note);
         }
@@ -302,6 +298,64 @@ impl Den {
         }
         Ok(inner.end_run(seq, &code, &out))
     }
+}
+
+/// Text kept from a run's output goes to the run's `onOutput` and the den's `output` event.
+fn send_output(inner: &Inner, on_output: Option<&Function>, seq: u32, stream: Stream, kept: &str) {
+    if kept.is_empty() {
+        return;
+    }
+    if let Some(f) = on_output {
+        let _ = f.call1(
+            &JsValue::UNDEFINED,
+            &output_chunk(seq, stream.as_str(), kept),
+        );
+    }
+    inner.emit(&DenEvent::Output {
+        run_id: seq,
+        stream: stream.as_str(),
+        text: kept,
+    });
+}
+
+/// `request.output(stream, text)`: the adapter streams output while its run goes on. Each call
+/// is kept up to the run's `maxOutputBytes` (read bounded, like the answer's texts) and reaches
+/// `onOutput` and the `output` event at once; a stream other than "stdout" or "stderr", or a
+/// text that is not a string, throws a TypeError to the adapter. Dropped when the run ends:
+/// later calls throw.
+fn stream_output(
+    inner: &Rc<Inner>,
+    output: &Rc<RefCell<OutputBuffer>>,
+    seq: u32,
+    on_output: Option<Function>,
+) -> Closure<dyn FnMut(JsValue, JsValue) -> Result<(), JsValue>> {
+    let inner = Rc::downgrade(inner);
+    let output = output.clone();
+    Closure::new(move |stream: JsValue, text: JsValue| {
+        let stream = match stream.as_string().as_deref() {
+            Some("stdout") => Stream::Stdout,
+            Some("stderr") => Stream::Stderr,
+            _ => {
+                return Err(js_sys::TypeError::new(
+                    "output(stream, text): stream must be \"stdout\" or \"stderr\"",
+                )
+                .into())
+            }
+        };
+        let room = output.borrow().room();
+        let Some((text, _)) = crate::wire::text(&text, room.saturating_add(4)) else {
+            return Err(
+                js_sys::TypeError::new("output(stream, text): text must be a string").into(),
+            );
+        };
+        let Some(inner) = inner.upgrade().filter(|i| !i.closed.get()) else {
+            return Ok(());
+        };
+        // Kept first, then the handlers (which may close the den), with no borrow held.
+        let kept = output.borrow_mut().push(stream, &text);
+        send_output(&inner, on_output.as_ref(), seq, stream, &kept);
+        Ok(())
+    })
 }
 
 /// Output, result and error.

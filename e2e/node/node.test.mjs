@@ -158,6 +158,84 @@ test("an adapter streams output while it runs: onOutput at once, the answer's te
   await den.close();
 });
 
+test("arguments of the wrong type are typed errors, not a crash of the wasm module", async () => {
+  const bad = (option) => (e) => e instanceof m.DenError && e.code === "bad-option" && e.option === option;
+  for (const v of [5, {}, null, undefined, ["/work/a"], Symbol("s")]) {
+    assert.throws(() => m.normalizePath(v), bad("path"), String(typeof v));
+    assert.throws(() => m.runShell(v, {}), bad("command"));
+  }
+  assert.throws(() => m.idbStore(5), bad("dbName"));
+  const den = await m.openDen({ name: "typed", runtime: { start() {}, run: () => ({ result: "1" }), close() {} } });
+  // Den methods reject (they never throw): every one is a promise.
+  const calls = [
+    ["code", () => den.run(5)],
+    ["command", () => den.sh({})],
+    ["path", () => den.writeFile(5, "x")],
+    ["path", () => den.readFile(null)],
+    ["path", () => den.readText(undefined)],
+    ["path", () => den.deleteFile([])],
+  ];
+  for (const [option, call] of calls) {
+    const p = call();
+    assert.ok(p instanceof Promise);
+    await assert.rejects(p, bad(option));
+  }
+  // The module is fine afterwards.
+  await den.writeFile("/work/a.txt", "a");
+  assert.equal((await den.run("x")).result, "1");
+  assert.equal(m.normalizePath("/work/a.txt"), "/work/a.txt");
+  await den.close();
+});
+
+test("an adapter's hostile answers: a throwing getter refuses the answer; notes and error texts stay within maxOutputBytes; close() ends a reset", async () => {
+  let reply;
+  let resetting = false;
+  const adapter = {
+    start() {},
+    close() {},
+    run: () => reply,
+    reset: () => {
+      resetting = true;
+      return new Promise(() => {});
+    },
+  };
+  const den = await m.openDen({ name: "hostile", runtime: adapter });
+  await den.writeFile("/work/keep.txt", "k");
+  for (const field of ["files", "stdout", "error"]) {
+    reply = { stdout: "x", files: { "/work/new.txt": "n" } };
+    Object.defineProperty(reply, field, { get() { throw new Error("boom"); } });
+    const r = await den.run("go");
+    assert.equal(r.error.kind, "crashed", field);
+    assert.equal(r.error.type, "ProtocolError");
+    assert.match(r.error.message, new RegExp(`reading ${field} threw: Error: boom`));
+    assert.deepEqual((await den.list()).map((f) => f.path), ["/work/keep.txt"]);
+  }
+  // foxden's own notes (here: two paths not kept) count towards the cap, as output does.
+  reply = { stdout: "0123456789", files: { "/etc/passwd": "x", "/work/../y": "y", "/work/ok.txt": "ok" } };
+  let r = await den.run("go", { maxOutputBytes: 30 });
+  assert.equal(r.stdout, "0123456789");
+  assert.equal(Buffer.byteLength(r.stdout + r.stderr), 30);
+  assert.match(r.stderr, /^foxden: /);
+  assert.equal(r.truncated, true);
+  assert.deepEqual(r.files.created, ["/work/ok.txt"]);
+  // An error's message and traceback cut at the cap make the run truncated.
+  reply = { error: { kind: "python", type: "E", message: "m".repeat(100), traceback: "t".repeat(100) } };
+  r = await den.run("go", { maxOutputBytes: 10 });
+  assert.equal(r.error.message, "m".repeat(10));
+  assert.equal(r.error.traceback, "t".repeat(10));
+  assert.equal(r.truncated, true);
+  reply = { error: { kind: "python", type: "E", message: "short" } };
+  assert.equal((await den.run("go", { maxOutputBytes: 10 })).truncated, false);
+  // A reset that never settles ends when the den closes, not 60 s later.
+  const resetting_ = den.reset();
+  while (!resetting) await new Promise((res) => setTimeout(res, 5));
+  const t0 = performance.now();
+  await den.close();
+  await assert.rejects(resetting_, (e) => e instanceof m.DenError && e.code === "closed");
+  assert.ok(performance.now() - t0 < 1000);
+  assert.deepEqual(process.getActiveResourcesInfo().filter((k) => k === "Timeout"), []);
+});
+
 test("Pyodide in a worker thread as the adapter: the quickstart, variables, timeouts, snapshots, forks", async () => {
   const adapter = pyodideAdapter();
   const den = await m.openDen({ name: "notes", runtime: adapter });

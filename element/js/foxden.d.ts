@@ -134,7 +134,9 @@ export interface InputRequest { runId: number; prompt: string }
 export interface RunOptions {
   /** Default 30000. On timeout the worker is killed and restarted: files kept, variables lost. */
   timeoutMs?: number;
-  /** Cap on stdout + stderr bytes. Default 1 MiB. */
+  /** Cap on stdout + stderr bytes together (foxden's own notes at the end of stderr included),
+   * and on each of `result`, `error.message` and `error.traceback`; a cut makes the run
+   * `truncated`. Default 1 MiB. */
   maxOutputBytes?: number;
   /** Called with each chunk of output as it is printed. */
   onOutput?: (chunk: OutputChunk) => void;

@@ -409,6 +409,20 @@ pub fn str_array<S: AsRef<str>>(items: &[S]) -> Array {
         .collect()
 }
 
+/// A string argument (`path`, `code`, `command`, `dbName`); anything else is `DenError`
+/// `bad-option` naming it. The exports take such arguments as `JsValue`: with a `String`
+/// parameter, wasm-bindgen's glue would copy a number or an object into wasm memory unchecked.
+pub fn string_arg(v: &JsValue, name: &str) -> Result<String, JsValue> {
+    v.as_string().ok_or_else(|| {
+        let ty = if v.is_null() {
+            "null".to_owned()
+        } else {
+            v.js_typeof().as_string().unwrap_or_default()
+        };
+        crate::errors::option_error(name, &format!("{name} must be a string, not {ty}"))
+    })
+}
+
 /// `performance.now()` or 0.
 pub fn now_ms() -> f64 {
     PERFORMANCE.with(|p| p.as_ref().map_or(0.0, |p| p.now()))

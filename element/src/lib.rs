@@ -125,8 +125,12 @@ pub fn memory_store() -> JsValue {
 
 /// Files in IndexedDB (database `dbName`, default "foxden").
 #[wasm_bindgen(js_name = idbStore)]
-pub fn idb_store(db_name: Option<String>) -> Result<JsValue, JsValue> {
-    let name = db_name.unwrap_or_else(|| store::DEFAULT_DB.into());
+pub fn idb_store(db_name: JsValue) -> Result<JsValue, JsValue> {
+    let name = if js::is_absent(&db_name) {
+        store::DEFAULT_DB.into()
+    } else {
+        js::string_arg(&db_name, "dbName")?
+    };
     if name.is_empty() {
         return Err(errors::option_error("dbName", "dbName must not be empty"));
     }
@@ -135,8 +139,9 @@ pub fn idb_store(db_name: Option<String>) -> Result<JsValue, JsValue> {
 
 /// Normalizes a den path or throws `PathError`.
 #[wasm_bindgen(js_name = normalizePath)]
-pub fn normalize_path(path: &str) -> Result<String, JsValue> {
-    foxden_core::normalize_path(path).map_err(|e| errors::path_error(&e))
+pub fn normalize_path(path: JsValue) -> Result<String, JsValue> {
+    let path = js::string_arg(&path, "path")?;
+    foxden_core::normalize_path(&path).map_err(|e| errors::path_error(&e))
 }
 
 /// Runs the shell and shapes its result as `{ stdout, stderr, code, truncated }`.
@@ -159,11 +164,12 @@ pub(crate) fn shell(command: &str, files: &foxden_core::FileMap, max: usize) -> 
 
 /// Runs the read-only shell over `files` (`{ "/drop/a.csv": string | Uint8Array }`), no den needed.
 #[wasm_bindgen(js_name = runShell)]
-pub fn run_shell(command: &str, files: JsValue, opts: JsValue) -> Result<JsValue, JsValue> {
+pub fn run_shell(command: JsValue, files: JsValue, opts: JsValue) -> Result<JsValue, JsValue> {
+    let command = js::string_arg(&command, "command")?;
     let map = files_from_object(&files)?;
     // Checked as a run's maxOutputBytes is.
     let max = den::options::number(&opts, foxden_core::options::Api::Run, "maxOutputBytes")?;
-    Ok(shell(command, &map, max as usize))
+    Ok(shell(&command, &map, max as usize))
 }
 
 fn files_from_object(files: &JsValue) -> Result<foxden_core::FileMap, JsValue> {

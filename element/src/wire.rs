@@ -68,9 +68,11 @@ fn list(msg: &JsValue, key: &'static str, field: &'static str) -> Result<Array, 
     Ok(v.unchecked_into())
 }
 
-pub(crate) fn error(v: &JsValue, cap: usize) -> Result<Option<RunError>, ReplyError> {
+/// Reads a run's `error` (`null` or `{kind, type, message, traceback}`); the flag is true when
+/// its message or traceback was cut at `cap`.
+pub(crate) fn error(v: &JsValue, cap: usize) -> Result<(Option<RunError>, bool), ReplyError> {
     if is_absent(v) {
-        return Ok(None);
+        return Ok((None, false));
     }
     let bad = ReplyError::Field {
         field: "error",
@@ -83,19 +85,31 @@ pub(crate) fn error(v: &JsValue, cap: usize) -> Result<Option<RunError>, ReplyEr
         .and_then(|k| ErrorKind::parse(&k))
         .ok_or(ReplyError::Field {
             field: "error.kind",
-            expected: "python, timeout, crashed or storage",
+            expected: "python, javascript, timeout, crashed or storage",
         })?;
+    let ty = field_text(v, "type", "error.type", MAX_ERROR_TYPE_BYTES)?;
+    let (message, cut) = text(&get(v, "message"), cap).ok_or(ReplyError::Field {
+        field: "error.message",
+        expected: "text",
+    })?;
     let traceback = get(v, "traceback");
-    Ok(Some(RunError {
-        kind,
-        ty: field_text(v, "type", "error.type", MAX_ERROR_TYPE_BYTES)?,
-        message: field_text(v, "message", "error.message", cap)?,
-        traceback: if is_absent(&traceback) {
-            String::new()
-        } else {
-            field_text(v, "traceback", "error.traceback", cap)?
-        },
-    }))
+    let (traceback, cut_tb) = if is_absent(&traceback) {
+        (String::new(), false)
+    } else {
+        text(&traceback, cap).ok_or(ReplyError::Field {
+            field: "error.traceback",
+            expected: "text",
+        })?
+    };
+    Ok((
+        Some(RunError {
+            kind,
+            ty,
+            message,
+            traceback,
+        }),
+        cut || cut_tb,
+    ))
 }
 
 /// Reads a `done` message. Lists are bounded before they are walked, every file's size is
@@ -113,7 +127,8 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         truncated |= cut;
         Some(s)
     };
-    let error = error(&get(msg, "error"), limits.max_text_bytes)?;
+    let (error, cut) = error(&get(msg, "error"), limits.max_text_bytes)?;
+    truncated |= cut;
     let changed = list(msg, "changed", "changed")?;
     let deleted = list(msg, "deleted", "deleted")?;
     limits.check_counts(changed.length(), deleted.length())?;

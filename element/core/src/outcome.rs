@@ -87,14 +87,32 @@ pub struct RunOutcome {
 
 impl RunOutcome {
     /// Records that the run's file changes were not kept (`why`): that is the run's error
-    /// unless it already failed, in which case it becomes a note at the end of stderr.
-    pub fn changes_not_kept(&mut self, why: &str) {
+    /// unless it already failed, in which case it becomes a note at the end of stderr (within
+    /// `cap`, see [`RunOutcome::note`]).
+    pub fn changes_not_kept(&mut self, why: &str, cap: usize) {
         let msg = format!("the run's file changes were not kept: {why}");
         if self.error.is_none() {
             self.error = Some(RunError::new(ErrorKind::Storage, "StorageError", msg));
         } else {
-            self.stderr.push_str(&format!("foxden: {msg}\n"));
+            self.note(&format!("foxden: {msg}\n"), cap);
         }
+    }
+
+    /// Appends one of foxden's own notes to stderr, within the run's output cap (`cap` bytes of
+    /// stdout and stderr together, `maxOutputBytes`): what does not fit is cut at a character
+    /// boundary, and the run is then `truncated`.
+    pub fn note(&mut self, text: &str, cap: usize) {
+        let room = cap.saturating_sub(self.stdout.len() + self.stderr.len());
+        if text.len() <= room {
+            self.stderr.push_str(text);
+            return;
+        }
+        let mut end = room;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.stderr.push_str(&text[..end]);
+        self.truncated = true;
     }
 }
 
@@ -147,7 +165,7 @@ mod tests {
     #[test]
     fn a_storage_failure_is_the_error_or_a_note() {
         let mut ok = RunOutcome::default();
-        ok.changes_not_kept("over the cap");
+        ok.changes_not_kept("over the cap", 1 << 20);
         let e = ok.error.as_ref().map(|e| (e.kind, e.ty.as_str()));
         assert_eq!(e, Some((ErrorKind::Storage, "StorageError")));
         assert!(ok.stderr.is_empty());
@@ -157,7 +175,7 @@ mod tests {
             stderr: "Traceback…\n".into(),
             ..RunOutcome::default()
         };
-        failed.changes_not_kept("over the cap");
+        failed.changes_not_kept("over the cap", 1 << 20);
         assert_eq!(
             failed.error.as_ref().map(|e| e.kind),
             Some(ErrorKind::Python)
@@ -166,6 +184,34 @@ mod tests {
             failed.stderr,
             "Traceback…\nfoxden: the run's file changes were not kept: over the cap\n"
         );
+    }
+
+    #[test]
+    fn notes_stay_within_the_output_cap() {
+        let mut out = RunOutcome {
+            stdout: "12345".into(),
+            stderr: "678".into(),
+            ..RunOutcome::default()
+        };
+        out.note("ab\n", 12);
+        assert_eq!((out.stderr.as_str(), out.truncated), ("678ab\n", false));
+        // 1 byte of room left: "é" (2 bytes) is not split.
+        out.note("éx", 12);
+        assert_eq!((out.stderr.as_str(), out.truncated), ("678ab\n", true));
+        out.truncated = false;
+        out.note("z", 12);
+        assert_eq!((out.stderr.as_str(), out.truncated), ("678ab\nz", false));
+        out.note("more", 12);
+        assert_eq!((out.stderr.as_str(), out.truncated), ("678ab\nz", true));
+
+        // A storage note after a failure is a note, so it is capped too.
+        let mut failed = RunOutcome {
+            error: Some(RunError::new(ErrorKind::Python, "ValueError", "x")),
+            ..RunOutcome::default()
+        };
+        failed.changes_not_kept("over the cap", 10);
+        assert_eq!(failed.stderr, "foxden: th");
+        assert!(failed.truncated);
     }
 
     #[test]

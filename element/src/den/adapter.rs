@@ -255,13 +255,17 @@ impl Den {
             }
             Answer::Replied(reply) => {
                 match read_reply(&reply, cap, inner, &mut ops, &mut notes, &mut refused) {
-                    Ok((stdout, stderr, result, error)) => {
-                        for (stream, text) in [(Stream::Stdout, stdout), (Stream::Stderr, stderr)] {
+                    Ok(answer) => {
+                        for (stream, text) in [
+                            (Stream::Stdout, answer.stdout),
+                            (Stream::Stderr, answer.stderr),
+                        ] {
                             let kept = output.borrow_mut().push(stream, &text);
                             send_output(inner, ro.on_output.as_ref(), seq, stream, &kept);
                         }
-                        out.result = result;
-                        out.error = error;
+                        out.result = answer.result;
+                        out.error = answer.error;
+                        out.truncated |= answer.error_cut;
                     }
                     Err(why) => {
                         ops.clear();
@@ -278,22 +282,22 @@ impl Den {
         }
         {
             let mut output = output.borrow_mut();
-            out.truncated = output.truncated;
+            out.truncated |= output.truncated;
             out.stdout = std::mem::take(&mut output.stdout);
             out.stderr = std::mem::take(&mut output.stderr);
         }
         for note in &notes {
-            out.stderr.push_str(note);
+            out.note(note, cap);
         }
         if let Some(r) = &mut out.result {
             out.truncated |= clip(r, cap);
         }
         if let Some(why) = refused {
-            out.changes_not_kept(&why);
+            out.changes_not_kept(&why, cap);
         } else if !ops.is_empty() && !inner.closed.get() {
             match inner.commit(ops, "run").await {
                 Ok(c) => out.files = c,
-                Err(e) => out.changes_not_kept(&e.message()),
+                Err(e) => out.changes_not_kept(&e.message(), cap),
             }
         }
         Ok(inner.end_run(seq, &code, &out))
@@ -359,7 +363,15 @@ fn stream_output(
 }
 
 /// Output, result and error.
-type Reply = (String, String, Option<String>, Option<RunError>);
+#[derive(Default)]
+struct Reply {
+    stdout: String,
+    stderr: String,
+    result: Option<String>,
+    error: Option<RunError>,
+    /// The error's message or traceback was cut at the cap.
+    error_cut: bool,
+}
 
 /// Reads an adapter's answer `{ stdout?, stderr?, result?, error?, files? }`; `files` maps
 /// paths to new contents (bytes or a string) or `null` (deleted). Paths that break the rules
@@ -379,8 +391,14 @@ fn read_reply(
             "run() must resolve to an object { stdout, stderr, result, error, files }".into(),
         );
     }
+    // A getter that throws refuses the answer (as a field of the wrong type does): read as
+    // absent, it would drop what the field held without a word.
+    let field = |k: &'static str| -> Result<JsValue, String> {
+        js_sys::Reflect::get(reply, &js::key(k))
+            .map_err(|e| format!("reading {k} threw: {}", js::describe_bounded(&e)))
+    };
     let text = |k: &'static str| -> Result<Option<String>, String> {
-        let v = get(reply, k);
+        let v = field(k)?;
         if is_absent(&v) {
             return Ok(None);
         }
@@ -389,13 +407,18 @@ fn read_reply(
             .map(|(s, _)| Some(s))
             .ok_or_else(|| format!("{k} must be a string"))
     };
-    let stdout = text("stdout")?.unwrap_or_default();
-    let stderr = text("stderr")?.unwrap_or_default();
-    let result = text("result")?;
-    let error = crate::wire::error(&get(reply, "error"), cap).map_err(|e| e.to_string())?;
-    let files = get(reply, "files");
+    let (error, error_cut) =
+        crate::wire::error(&field("error")?, cap).map_err(|e| e.to_string())?;
+    let answer = Reply {
+        stdout: text("stdout")?.unwrap_or_default(),
+        stderr: text("stderr")?.unwrap_or_default(),
+        result: text("result")?,
+        error,
+        error_cut,
+    };
+    let files = field("files")?;
     if is_absent(&files) {
-        return Ok((stdout, stderr, result, error));
+        return Ok(answer);
     }
     if !files.is_object() {
         return Err("files must be an object { path: Uint8Array | string | null }".into());
@@ -474,7 +497,7 @@ fn read_reply(
                         "the changed files are over {} bytes, the den's cap (maxDenBytes)",
                         inner.opts.max_den_bytes
                     ));
-                    return Ok((stdout, stderr, result, error));
+                    return Ok(answer);
                 }
                 view
             }
@@ -487,7 +510,7 @@ fn read_reply(
                     }
                     .to_string(),
                 );
-                return Ok((stdout, stderr, result, error));
+                return Ok(answer);
             }
             Err(js::NotSized::Encode(_)) => {
                 return Err(format!("files[{path:?}] could not be encoded"))
@@ -509,5 +532,5 @@ fn read_reply(
             "foxden: {unkept} more changed files were not kept (bad paths)\n"
         ));
     }
-    Ok((stdout, stderr, result, error))
+    Ok(answer)
 }

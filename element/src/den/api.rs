@@ -1,6 +1,7 @@
 //! The JavaScript-facing methods of `Den`: each forwards to the logic in `den`.
 
 use super::*;
+use crate::js::string_arg;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
@@ -25,23 +26,27 @@ impl Den {
     }
 
     /// Runs Python. Resolves `{ stdout, stderr, result, error, truncated, files, durationMs, restarted }`.
-    pub fn run(&self, code: String, opts: JsValue) -> Promise {
+    pub fn run(&self, code: JsValue, opts: JsValue) -> Promise {
+        let code = match string_arg(&code, "code") {
+            Ok(c) => c,
+            Err(e) => return Promise::reject(&e),
+        };
         let d = self.share();
         crate::js::promise(async move { d.run_impl(code, opts).await })
     }
 
     /// Runs the read-only shell over the den's files: `{ stdout, stderr, code, truncated }`.
-    pub fn sh(&self, command: String) -> Promise {
-        let r = self.sh_impl(command);
+    pub fn sh(&self, command: JsValue) -> Promise {
+        let r = string_arg(&command, "command").and_then(|c| self.sh_impl(c));
         crate::js::settled(r)
     }
 
     /// Writes a file (string, Uint8Array or ArrayBuffer).
     #[wasm_bindgen(js_name = writeFile)]
-    pub fn write_file(&self, path: String, data: JsValue) -> Promise {
+    pub fn write_file(&self, path: JsValue, data: JsValue) -> Promise {
         let d = self.share();
         // Checked and copied now, committed in turn.
-        let prepared = d.prepare_write(&path, &data);
+        let prepared = string_arg(&path, "path").and_then(|p| d.prepare_write(&p, &data));
         crate::js::promise(async move {
             let (path, bytes) = prepared?;
             d.commit_write(path, bytes).await
@@ -50,20 +55,24 @@ impl Den {
 
     /// Reads a file: bytes, or text with `{ encoding: "utf-8" }` (or the string "utf-8").
     #[wasm_bindgen(js_name = readFile)]
-    pub fn read_file(&self, path: String, opts: JsValue) -> Promise {
-        let r = self.read_impl(path, opts);
+    pub fn read_file(&self, path: JsValue, opts: JsValue) -> Promise {
+        let r = string_arg(&path, "path").and_then(|p| self.read_impl(p, opts));
         crate::js::settled(r)
     }
 
     /// Reads a file as UTF-8 text.
     #[wasm_bindgen(js_name = readText)]
-    pub fn read_text(&self, path: String) -> Promise {
+    pub fn read_text(&self, path: JsValue) -> Promise {
         self.read_file(path, "utf-8".into())
     }
 
     /// Deletes a file.
     #[wasm_bindgen(js_name = deleteFile)]
-    pub fn delete_file(&self, path: String) -> Promise {
+    pub fn delete_file(&self, path: JsValue) -> Promise {
+        let path = match string_arg(&path, "path") {
+            Ok(p) => p,
+            Err(e) => return Promise::reject(&e),
+        };
         let d = self.share();
         crate::js::promise(async move { d.delete_impl(path).await })
     }

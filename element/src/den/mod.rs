@@ -61,7 +61,7 @@ pub(crate) struct Inner {
     closing: RefCell<Option<Promise>>,
     pub sink: RefCell<Option<EventSink>>,
     info: RefCell<JsValue>,
-    /// An adapter den's run in flight: `close()` ends it at once through this.
+    /// An adapter den's run or reset in flight: `close()` ends it at once through this.
     adapter_run: RefCell<Option<futures::channel::oneshot::Sender<()>>>,
     /// File writes in the last minute (`maxWritesPerMinute`).
     rate: RefCell<WriteRate>,
@@ -284,13 +284,17 @@ fn stages_object(st: &crate::runtime::LoadStages) -> JsValue {
 impl Inner {
     fn check_open(&self) -> Result<(), JsValue> {
         if self.closed.get() {
-            Err(den_error(
-                crate::errors::DenErrorCode::Closed,
-                &format!("the den {:?} is closed", self.opts.name),
-            ))
+            Err(self.closed_error())
         } else {
             Ok(())
         }
+    }
+
+    fn closed_error(&self) -> JsValue {
+        den_error(
+            crate::errors::DenErrorCode::Closed,
+            &format!("the den {:?} is closed", self.opts.name),
+        )
     }
 
     fn emit(&self, event: &DenEvent) {
@@ -728,13 +732,20 @@ impl Den {
         let _guard = inner.exclusive().await;
         inner.check_open()?;
         if let Some(a) = &inner.opts.adapter {
-            let r = a
-                .reset(&inner.opts.name, inner.opts.runtime.load_timeout_ms)
-                .await;
+            // close() ends the reset at once, as it ends a run (through `adapter_run`).
+            let (tx, closed) = futures::channel::oneshot::channel::<()>();
+            *inner.adapter_run.borrow_mut() = Some(tx);
+            let reset =
+                std::pin::pin!(a.reset(&inner.opts.name, inner.opts.runtime.load_timeout_ms));
+            let r = match futures::future::select(reset, closed).await {
+                futures::future::Either::Left((r, _)) => Some(r),
+                futures::future::Either::Right(_) => None,
+            };
+            inner.adapter_run.borrow_mut().take();
             // A new interpreter, as far as the den can tell (the lesson's setup runs again).
             inner.sync.borrow_mut().reset();
             inner.check_open()?;
-            return r;
+            return r.unwrap_or_else(|| Err(inner.closed_error()));
         }
         let conn = inner.ensure_connection().await?;
         let r = conn.reset(inner.opts.runtime.load_timeout_ms).await;

@@ -220,7 +220,7 @@ impl Den {
             sync.refused_paths(done.deleted.iter().map(String::as_str));
             done.changed.clear();
             done.deleted.clear();
-            out.changes_not_kept(&e.to_string());
+            out.changes_not_kept(&e.to_string(), ro.max_output_bytes as usize);
         }
         // Files the run created, changed or deleted come back; the host checks and commits them.
         let returned = inner.sync.borrow_mut().returned(
@@ -229,7 +229,7 @@ impl Den {
             std::mem::take(&mut done.deleted),
             js::wall_ms(),
         );
-        out.stderr.push_str(&returned.notes);
+        out.note(&returned.notes, ro.max_output_bytes as usize);
         match inner.commit(returned.ops.clone(), "run").await {
             Ok(c) => {
                 inner.sync.borrow_mut().committed(&returned);
@@ -238,7 +238,7 @@ impl Den {
             Err(e) => {
                 // Nothing was kept; the worker holds files the store refused: resync them next run.
                 inner.sync.borrow_mut().refused(&returned);
-                out.changes_not_kept(&e.message());
+                out.changes_not_kept(&e.message(), ro.max_output_bytes as usize);
             }
         }
         if out.restarted {

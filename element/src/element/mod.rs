@@ -190,34 +190,38 @@ impl ElementHandle {
         editor::set_code(&self.state, &code)
     }
 
-    pub fn sh(&self, command: String) -> Promise {
+    pub fn sh(&self, command: JsValue) -> Promise {
         let s = self.state.clone();
-        promise(async move { live_den(s).await?.sh_impl(command) })
+        let command = crate::js::string_arg(&command, "command");
+        promise(async move { live_den(s).await?.sh_impl(command?) })
     }
 
     #[wasm_bindgen(js_name = writeFile)]
-    pub fn write_file(&self, path: String, data: JsValue) -> Promise {
+    pub fn write_file(&self, path: JsValue, data: JsValue) -> Promise {
         let s = self.state.clone();
+        let path = crate::js::string_arg(&path, "path");
         // The bytes as they are now (the den may still be opening).
         let data = crate::js::copy_now(&data);
-        promise(async move { live_den(s).await?.write_impl(path, data).await })
+        promise(async move { live_den(s).await?.write_impl(path?, data).await })
     }
 
     #[wasm_bindgen(js_name = readFile)]
-    pub fn read_file(&self, path: String, opts: JsValue) -> Promise {
+    pub fn read_file(&self, path: JsValue, opts: JsValue) -> Promise {
         let s = self.state.clone();
-        promise(async move { live_den(s).await?.read_impl(path, opts) })
+        let path = crate::js::string_arg(&path, "path");
+        promise(async move { live_den(s).await?.read_impl(path?, opts) })
     }
 
     #[wasm_bindgen(js_name = readText)]
-    pub fn read_text(&self, path: String) -> Promise {
+    pub fn read_text(&self, path: JsValue) -> Promise {
         self.read_file(path, "utf-8".into())
     }
 
     #[wasm_bindgen(js_name = deleteFile)]
-    pub fn delete_file(&self, path: String) -> Promise {
+    pub fn delete_file(&self, path: JsValue) -> Promise {
         let s = self.state.clone();
-        promise(async move { live_den(s).await?.delete_impl(path).await })
+        let path = crate::js::string_arg(&path, "path");
+        promise(async move { live_den(s).await?.delete_impl(path?).await })
     }
 
     pub fn list(&self) -> Promise {

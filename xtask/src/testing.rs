@@ -136,19 +136,7 @@ fn with_servers(
     let mut failure_reports = Vec::new();
     for b in &browsers {
         let report = art.join(format!("{b}-report.txt"));
-        let mut args = node_args.to_vec();
-        if args.first().map(String::as_str) == Some("--test") {
-            // A second spec reporter writes this browser's report to a file.
-            let at = args.len().saturating_sub(1);
-            args.splice(
-                at..at,
-                [
-                    "--test-reporter-destination=stdout".to_owned(),
-                    "--test-reporter=spec".to_owned(),
-                    format!("--test-reporter-destination={}", report.display()),
-                ],
-            );
-        }
+        let args = with_report_file(node_args, &report.display().to_string());
         let mut cmd = Command::new("node");
         cmd.current_dir(&r)
             .env("PATH", tool_path())
@@ -203,6 +191,28 @@ fn e2e_node_args(suite: &E2e) -> Vec<String> {
     match &suite.file {
         Some(f) => args.push(f.clone()),
         None => args.extend(test_files("e2e/tests")),
+    }
+    args
+}
+
+/// `node --test` arguments with a second spec reporter that writes the report to `report`
+/// (before the first test file: node reads whatever follows the files as files too). Other
+/// node arguments (the benchmark's script) are left as they are.
+fn with_report_file(node_args: &[String], report: &str) -> Vec<String> {
+    let mut args = node_args.to_vec();
+    if args.first().map(String::as_str) == Some("--test") {
+        let at = args
+            .iter()
+            .position(|a| !a.starts_with("--"))
+            .unwrap_or(args.len());
+        args.splice(
+            at..at,
+            [
+                "--test-reporter-destination=stdout".to_owned(),
+                "--test-reporter=spec".to_owned(),
+                format!("--test-reporter-destination={report}"),
+            ],
+        );
     }
     args
 }
@@ -296,6 +306,16 @@ mod tests {
             .iter()
             .all(|f| f.starts_with("e2e/tests/") && f.ends_with(".test.mjs")));
         assert_eq!(test_files("e2e/node"), ["e2e/node/node.test.mjs"]);
+        // The report's reporter goes before the files, after the suite's options.
+        let with = with_report_file(&all, "r.txt");
+        let first_file = with.iter().position(|a| !a.starts_with("--"));
+        let dest = with
+            .iter()
+            .position(|a| a == "--test-reporter-destination=r.txt");
+        assert!(dest.is_some() && dest < first_file);
+        assert_eq!(with.len(), all.len() + 3);
+        let bench = vec!["e2e/bench.mjs".to_owned()];
+        assert_eq!(with_report_file(&bench, "r.txt"), bench);
     }
 
     #[test]

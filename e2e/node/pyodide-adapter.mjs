@@ -15,12 +15,15 @@ const failure = (kind, type, message) => ({ error: { kind, type, message, traceb
 /** `{ start, run, close, reset }` for `openDen({ runtime })`. */
 export function pyodideAdapter() {
   const dens = new Map(); // den name -> its thread: { worker, ready, seq }
+  const live = new Set(); // every thread not yet exited (liveThreads(), for tests)
 
   /** A new thread for `den`, in place of any other. Its `ready` rejects if it cannot boot (the
    * thread is then ended and forgotten: the next run boots another). */
   function boot(den) {
     stop(den);
     const worker = new Worker(WORKER);
+    live.add(worker);
+    worker.once("exit", () => live.delete(worker));
     const entry = { worker, seq: 0 };
     entry.ready = new Promise((resolve, reject) => {
       worker.once("message", (m) => (m.ready ? resolve() : reject(new Error(`Pyodide did not boot: ${m.error}`))));
@@ -44,6 +47,8 @@ export function pyodideAdapter() {
   }
 
   return {
+    /** Threads that have not exited yet. */
+    liveThreads: () => live.size,
     start: ({ den }) => boot(den),
     close: ({ den }) => stop(den),
     reset: ({ den }) => boot(den),
@@ -71,8 +76,11 @@ export function pyodideAdapter() {
         // (or when the host gives up) the thread is ended and a new one boots for the next run.
         const kill = (why) => {
           done(failure("timeout", "TimeoutError", why));
+          // Still the den's thread: a new one boots for the next run. Not when close() (or a
+          // reset) already ended it: a closed den must leave no thread behind.
+          const mine = dens.get(req.den) === entry;
           end(req.den, entry);
-          boot(req.den).catch(() => {}); // a failed boot is said by the next run
+          if (mine) boot(req.den).catch(() => {}); // a failed boot is said by the next run
         };
         const onAbort = () => kill("the host gave up on the run");
         const onExit = (code) => {

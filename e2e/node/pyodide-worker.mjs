@@ -24,6 +24,9 @@ async def run(code, stdin, g):
         return (None, (type(e).__name__, str(e), "".join(traceback.format_exception(e))))
     finally:
         sys.stdin = sys.__stdin__
+        # A partial line goes out with this run, not at the start of the next.
+        sys.stdout.flush()
+        sys.stderr.flush()
 run
 `);
   parentPort.postMessage({ ready: true });

@@ -241,7 +241,7 @@ test(`${B}: an adapter streams output with request.output while it runs; the ans
     const run = await den.run("go", { maxOutputBytes: 15, onOutput: (c) => chunks.push({ stream: c.stream, text: c.text, at: performance.now() - t0 }) });
     const took = performance.now() - t0;
     let lateThrew = false;
-    try { late("stdout", "late"); } catch { lateThrew = true; }
+    try { late("stdout", "late"); } catch (e) { lateThrew = e instanceof TypeError && /the run has ended/.test(e.message); }
     await den.close();
     return { chunks, took, stdout: run.stdout, stderr: run.stderr, truncated: run.truncated, result: run.result, typeErrors, lateThrew };
   });

@@ -134,9 +134,9 @@ export interface InputRequest { runId: number; prompt: string }
 export interface RunOptions {
   /** Default 30000. On timeout the worker is killed and restarted: files kept, variables lost. */
   timeoutMs?: number;
-  /** Cap on stdout + stderr bytes together (foxden's own notes at the end of stderr included),
-   * and on each of `result`, `error.message` and `error.traceback`; a cut makes the run
-   * `truncated`. Default 1 MiB. */
+  /** Cap on stdout + stderr bytes together, and on each of `result` and the `error.message`
+   * and `error.traceback` that the code raised; foxden's own notes at the end of stderr (files
+   * not kept, and why) may pass it by 1 KiB. A cut makes the run `truncated`. Default 1 MiB. */
   maxOutputBytes?: number;
   /** Called with each chunk of output as it is printed. */
   onOutput?: (chunk: OutputChunk) => void;

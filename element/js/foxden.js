@@ -21,7 +21,9 @@ try {
       ? "If you bundle foxden with esbuild or Rollup, copy node_modules/foxden-sandbox/dist/foxden_wasm_bg.wasm next to the bundle's output file."
       : nodeFs
         ? "The file is missing or unreadable."
-        : "Reading it from a file: URL needs Node.js 20.16 or later (process.getBuiltinModule).";
+        : globalThis.process?.versions?.node
+          ? "Reading it from a file: URL needs Node.js 20.16 or later (process.getBuiltinModule)."
+          : "A page opened from a file: URL cannot load it: serve the page over http(s).";
   throw new Error(`foxden: its WebAssembly module did not load from ${wasmUrl} (${e?.message ?? e}). ${hint}`, { cause: e });
 }
 wasm.__keepFetch(...pristine);

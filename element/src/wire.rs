@@ -92,7 +92,13 @@ pub(crate) fn error(v: &JsValue, cap: usize) -> Result<(Option<RunError>, bool),
         field: "error.message",
         expected: "text",
     })?;
-    let traceback = get(v, "traceback");
+    // Optional, so read strictly: a getter that throws must not pass for "no traceback" (the
+    // other fields are required, and a throw there reads as missing, which is refused).
+    let traceback =
+        js_sys::Reflect::get(v, &crate::js::key("traceback")).map_err(|_| ReplyError::Field {
+            field: "error.traceback",
+            expected: "text",
+        })?;
     let (traceback, cut_tb) = if is_absent(&traceback) {
         (String::new(), false)
     } else {

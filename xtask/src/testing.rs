@@ -84,7 +84,7 @@ fn node_suite() -> Result<(), String> {
         .env("FOXDEN_DIST", dist_dir())
         .current_dir(root())
         .args(["--test", "--test-reporter=spec"])
-        .args(test_files("e2e/node")))
+        .args(test_files("e2e/node")?))
 }
 
 fn e2e_mounts() -> Mounts {
@@ -181,7 +181,7 @@ fn failing_section(report: &str) -> String {
 }
 
 /// The node arguments of the browser suites.
-fn e2e_node_args(suite: &E2e) -> Vec<String> {
+fn e2e_node_args(suite: &E2e) -> Result<Vec<String>, String> {
     let mut args: Vec<String> = ["--test", "--test-concurrency=1", "--test-reporter=spec"]
         .map(str::to_owned)
         .into();
@@ -190,9 +190,9 @@ fn e2e_node_args(suite: &E2e) -> Vec<String> {
     }
     match &suite.file {
         Some(f) => args.push(f.clone()),
-        None => args.extend(test_files("e2e/tests")),
+        None => args.extend(test_files("e2e/tests")?),
     }
-    args
+    Ok(args)
 }
 
 /// `node --test` arguments with a second spec reporter that writes the report to `report`
@@ -219,19 +219,20 @@ fn with_report_file(node_args: &[String], report: &str) -> Vec<String> {
 
 /// The `*.test.mjs` files of a folder (relative to the repository root), sorted: `node --test`
 /// is given files, as Node 21 and later read a folder argument as a glob pattern.
-fn test_files(dir: &str) -> Vec<String> {
-    let mut files: Vec<String> = std::fs::read_dir(root().join(dir))
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.ends_with(".test.mjs"))
-                .map(|n| format!("{dir}/{n}"))
-                .collect()
-        })
-        .unwrap_or_default();
+/// None is an error: `node --test` with no file would run its default glob over the repository.
+fn test_files(dir: &str) -> Result<Vec<String>, String> {
+    let entries = std::fs::read_dir(root().join(dir)).map_err(|e| format!("{dir}: {e}"))?;
+    let mut files: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".test.mjs"))
+        .map(|n| format!("{dir}/{n}"))
+        .collect();
+    if files.is_empty() {
+        return Err(format!("{dir}: no *.test.mjs file"));
+    }
     files.sort();
-    files
+    Ok(files)
 }
 
 pub fn e2e(suite: &E2e) -> Result<(), String> {
@@ -242,7 +243,7 @@ pub fn e2e(suite: &E2e) -> Result<(), String> {
     crate::ext::build_ext()?;
     // The packages suite's wheels, from PyPI, pinned (kept in target/ once downloaded).
     crate::wheels::ensure()?;
-    with_servers(suite.browser.as_deref(), &e2e_node_args(suite), "e2e")
+    with_servers(suite.browser.as_deref(), &e2e_node_args(suite)?, "e2e")
 }
 
 pub fn bench(browser: Option<&str>) -> Result<(), String> {
@@ -286,13 +287,13 @@ mod tests {
             file: Some("e2e/tests/files.test.mjs".into()),
             grep: Some("fork".into()),
         };
-        let args = e2e_node_args(&suite);
+        let args = e2e_node_args(&suite).unwrap();
         assert!(args.contains(&"--test-name-pattern=fork".to_owned()));
         assert_eq!(
             args.last().map(String::as_str),
             Some("e2e/tests/files.test.mjs")
         );
-        let all = e2e_node_args(&E2e::default());
+        let all = e2e_node_args(&E2e::default()).unwrap();
         assert!(!all.iter().any(|a| a.starts_with("--test-name-pattern")));
         // Every test file, each named (no folder: Node 21+ reads one as a glob).
         let files: Vec<&str> = all
@@ -305,7 +306,8 @@ mod tests {
         assert!(files
             .iter()
             .all(|f| f.starts_with("e2e/tests/") && f.ends_with(".test.mjs")));
-        assert_eq!(test_files("e2e/node"), ["e2e/node/node.test.mjs"]);
+        assert_eq!(test_files("e2e/node").unwrap(), ["e2e/node/node.test.mjs"]);
+        assert!(test_files("e2e/pages").is_err());
         // The report's reporter goes before the files, after the suite's options.
         let with = with_report_file(&all, "r.txt");
         let first_file = with.iter().position(|a| !a.starts_with("--"));

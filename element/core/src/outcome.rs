@@ -60,6 +60,9 @@ pub fn display_mime(mime: &str) -> Option<bool> {
         .map(|(_, bytes)| *bytes)
 }
 
+/// How far foxden's own notes (files not kept, and why) may pass a run's output cap.
+pub const NOTES_OVER_CAP: usize = 1024;
+
 /// `RunResult`: what `run()` resolves with and the `run` event's `end` carries.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunOutcome {
@@ -99,10 +102,13 @@ impl RunOutcome {
     }
 
     /// Appends one of foxden's own notes to stderr, within the run's output cap (`cap` bytes of
-    /// stdout and stderr together, `maxOutputBytes`): what does not fit is cut at a character
-    /// boundary, and the run is then `truncated`.
+    /// stdout and stderr together, `maxOutputBytes`) and [`NOTES_OVER_CAP`] more, so that output
+    /// that filled the cap cannot hide that files were not kept: what does not fit is cut at a
+    /// character boundary, and the run is then `truncated`.
     pub fn note(&mut self, text: &str, cap: usize) {
-        let room = cap.saturating_sub(self.stdout.len() + self.stderr.len());
+        let room = cap
+            .saturating_add(NOTES_OVER_CAP)
+            .saturating_sub(self.stdout.len() + self.stderr.len());
         if text.len() <= room {
             self.stderr.push_str(text);
             return;
@@ -193,25 +199,36 @@ mod tests {
             stderr: "678".into(),
             ..RunOutcome::default()
         };
-        out.note("ab\n", 12);
-        assert_eq!((out.stderr.as_str(), out.truncated), ("678ab\n", false));
+        // With a cap of 0, notes have NOTES_OVER_CAP bytes of stdout and stderr in all.
+        let cap = 0usize;
+        let room = |o: &RunOutcome| NOTES_OVER_CAP.saturating_sub(o.stdout.len() + o.stderr.len());
+        assert_eq!(room(&out), NOTES_OVER_CAP - 8);
+        let fill = "n".repeat(NOTES_OVER_CAP - 8 - 4);
+        out.note(&fill, cap);
+        out.note("ab\n", cap);
+        assert!(out.stderr.ends_with("nab\n") && !out.truncated);
         // 1 byte of room left: "é" (2 bytes) is not split.
-        out.note("éx", 12);
-        assert_eq!((out.stderr.as_str(), out.truncated), ("678ab\n", true));
+        out.note("éx", cap);
+        assert!(out.stderr.ends_with("ab\n") && out.truncated);
         out.truncated = false;
-        out.note("z", 12);
-        assert_eq!((out.stderr.as_str(), out.truncated), ("678ab\nz", false));
-        out.note("more", 12);
-        assert_eq!((out.stderr.as_str(), out.truncated), ("678ab\nz", true));
+        out.note("z", cap);
+        assert!(out.stderr.ends_with("ab\nz") && !out.truncated);
+        out.note("more", cap);
+        assert!(out.stderr.ends_with("ab\nz") && out.truncated);
+        assert_eq!(out.stdout.len() + out.stderr.len(), NOTES_OVER_CAP);
 
-        // A storage note after a failure is a note, so it is capped too.
+        // Output that filled the cap leaves room for the note that files were not kept.
         let mut failed = RunOutcome {
+            stdout: "x".repeat(10),
             error: Some(RunError::new(ErrorKind::Python, "ValueError", "x")),
             ..RunOutcome::default()
         };
         failed.changes_not_kept("over the cap", 10);
-        assert_eq!(failed.stderr, "foxden: th");
-        assert!(failed.truncated);
+        assert_eq!(
+            failed.stderr,
+            "foxden: the run's file changes were not kept: over the cap\n"
+        );
+        assert!(!failed.truncated);
     }
 
     #[test]

@@ -191,25 +191,23 @@ impl Den {
             ("stdin", ro.stdin_js()),
             ("files", files.into()),
             ("signal", signal),
-            ("output", stream.as_ref().clone()),
+            ("output", stream.func.clone()),
         ]);
         let started = js::now_ms();
         let grace = ro.timeout_ms + f64::from(limits::HOST_WATCHDOG_GRACE_MS);
         let answer = if inner.closed.get() {
             Answer::Closed
         } else {
-            let (tx, closed) = futures::channel::oneshot::channel::<()>();
-            *inner.adapter_run.borrow_mut() = Some(tx);
             let request: JsValue = request.into();
-            let call = std::pin::pin!(adapter.call(&adapter.run, &request, grace));
-            let answer = match futures::future::select(call, closed).await {
-                futures::future::Either::Left((Some(Ok(v)), _)) => Answer::Replied(v),
-                futures::future::Either::Left((Some(Err(e)), _)) => Answer::Threw(e),
-                futures::future::Either::Left((None, _)) => Answer::Silent,
-                futures::future::Either::Right(_) => Answer::Closed,
-            };
-            inner.adapter_run.borrow_mut().take();
-            answer
+            match inner
+                .unless_closed(adapter.call(&adapter.run, &request, grace))
+                .await
+            {
+                Some(Some(Ok(v))) => Answer::Replied(v),
+                Some(Some(Err(e))) => Answer::Threw(e),
+                Some(None) => Answer::Silent,
+                None => Answer::Closed,
+            }
         };
         if matches!(answer, Answer::Replied(_) | Answer::Threw(_)) {
             abort.disarm();
@@ -304,6 +302,25 @@ impl Den {
     }
 }
 
+impl Inner {
+    /// Waits for an adapter's call (a run, a reset) unless `close()` comes first: then `None`
+    /// at once (close() sends on `adapter_run`; one call at a time holds it, in the den's turn).
+    pub(super) async fn unless_closed<F: std::future::Future>(&self, call: F) -> Option<F::Output> {
+        let (tx, closed) = futures::channel::oneshot::channel::<()>();
+        debug_assert!(self.adapter_run.borrow().is_none());
+        *self.adapter_run.borrow_mut() = Some(tx);
+        let call = std::pin::pin!(call);
+        let out = match futures::future::select(call, closed).await {
+            futures::future::Either::Left((v, _)) => Some(v),
+            futures::future::Either::Right((Ok(()), _)) => None,
+            // The sender went without a word (never: it is only taken to send): the call goes on.
+            futures::future::Either::Right((Err(_), call)) => Some(call.await),
+        };
+        self.adapter_run.borrow_mut().take();
+        out
+    }
+}
+
 /// Text kept from a run's output goes to the run's `onOutput` and the den's `output` event.
 fn send_output(inner: &Inner, on_output: Option<&Function>, seq: u32, stream: Stream, kept: &str) {
     if kept.is_empty() {
@@ -324,42 +341,62 @@ fn send_output(inner: &Inner, on_output: Option<&Function>, seq: u32, stream: St
 
 /// `request.output(stream, text)`: the adapter streams output while its run goes on. Each call
 /// is kept up to the run's `maxOutputBytes` (read bounded, like the answer's texts) and reaches
-/// `onOutput` and the `output` event at once; a stream other than "stdout" or "stderr", or a
-/// text that is not a string, throws a TypeError to the adapter. Dropped when the run ends:
-/// later calls throw.
+/// `onOutput` and the `output` event at once; a stream other than "stdout" or "stderr", a text
+/// that is not a string, or a call once the run has ended throws a TypeError to the adapter.
+/// The adapter may keep the function past the run, so it is the garbage collector's to free;
+/// this guard's `Drop` (when the run ends) makes it inert.
+struct RunOutput {
+    ended: Rc<Cell<bool>>,
+    func: JsValue,
+}
+
+impl Drop for RunOutput {
+    fn drop(&mut self) {
+        self.ended.set(true);
+    }
+}
+
 fn stream_output(
     inner: &Rc<Inner>,
     output: &Rc<RefCell<OutputBuffer>>,
     seq: u32,
     on_output: Option<Function>,
-) -> Closure<dyn FnMut(JsValue, JsValue) -> Result<(), JsValue>> {
+) -> RunOutput {
     let inner = Rc::downgrade(inner);
     let output = output.clone();
-    Closure::new(move |stream: JsValue, text: JsValue| {
-        let stream = match stream.as_string().as_deref() {
-            Some("stdout") => Stream::Stdout,
-            Some("stderr") => Stream::Stderr,
-            _ => {
-                return Err(js_sys::TypeError::new(
-                    "output(stream, text): stream must be \"stdout\" or \"stderr\"",
-                )
-                .into())
+    let ended = Rc::new(Cell::new(false));
+    let is_ended = ended.clone();
+    let type_error = |m: &str| -> JsValue { js_sys::TypeError::new(m).into() };
+    // `Fn`, not `FnMut`: an onOutput handler may call output() again (no borrow is held then).
+    let func = Closure::<dyn Fn(JsValue, JsValue) -> Result<(), JsValue>>::new(
+        move |stream: JsValue, text: JsValue| {
+            if is_ended.get() {
+                return Err(type_error("output(stream, text): the run has ended"));
             }
-        };
-        let room = output.borrow().room();
-        let Some((text, _)) = crate::wire::text(&text, room.saturating_add(4)) else {
-            return Err(
-                js_sys::TypeError::new("output(stream, text): text must be a string").into(),
-            );
-        };
-        let Some(inner) = inner.upgrade().filter(|i| !i.closed.get()) else {
-            return Ok(());
-        };
-        // Kept first, then the handlers (which may close the den), with no borrow held.
-        let kept = output.borrow_mut().push(stream, &text);
-        send_output(&inner, on_output.as_ref(), seq, stream, &kept);
-        Ok(())
-    })
+            let stream = match stream.as_string().as_deref() {
+                Some("stdout") => Stream::Stdout,
+                Some("stderr") => Stream::Stderr,
+                _ => {
+                    return Err(type_error(
+                        "output(stream, text): stream must be \"stdout\" or \"stderr\"",
+                    ))
+                }
+            };
+            let room = output.borrow().room();
+            let Some((text, _)) = crate::wire::text(&text, room.saturating_add(4)) else {
+                return Err(type_error("output(stream, text): text must be a string"));
+            };
+            let Some(inner) = inner.upgrade().filter(|i| !i.closed.get()) else {
+                return Ok(());
+            };
+            // Kept first, then the handlers (which may close the den), with no borrow held.
+            let kept = output.borrow_mut().push(stream, &text);
+            send_output(&inner, on_output.as_ref(), seq, stream, &kept);
+            Ok(())
+        },
+    )
+    .into_js_value();
+    RunOutput { ended, func }
 }
 
 /// Output, result and error.

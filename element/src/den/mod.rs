@@ -732,16 +732,10 @@ impl Den {
         let _guard = inner.exclusive().await;
         inner.check_open()?;
         if let Some(a) = &inner.opts.adapter {
-            // close() ends the reset at once, as it ends a run (through `adapter_run`).
-            let (tx, closed) = futures::channel::oneshot::channel::<()>();
-            *inner.adapter_run.borrow_mut() = Some(tx);
-            let reset =
-                std::pin::pin!(a.reset(&inner.opts.name, inner.opts.runtime.load_timeout_ms));
-            let r = match futures::future::select(reset, closed).await {
-                futures::future::Either::Left((r, _)) => Some(r),
-                futures::future::Either::Right(_) => None,
-            };
-            inner.adapter_run.borrow_mut().take();
+            // close() ends the reset at once, as it ends a run.
+            let r = inner
+                .unless_closed(a.reset(&inner.opts.name, inner.opts.runtime.load_timeout_ms))
+                .await;
             // A new interpreter, as far as the den can tell (the lesson's setup runs again).
             inner.sync.borrow_mut().reset();
             inner.check_open()?;

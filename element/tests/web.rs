@@ -14,7 +14,7 @@ fn field(v: &JsValue, k: &str) -> JsValue {
 
 #[wasm_bindgen_test]
 fn path_errors_are_path_error_instances() {
-    let err = foxden::normalize_path("/drop/../x").unwrap_err();
+    let err = foxden::normalize_path("/drop/../x".into()).unwrap_err();
     let classes = foxden::error_classes();
     let class: js_sys::Function = field(&classes, "PathError").into();
     assert!(err.is_instance_of::<js_sys::Error>());
@@ -22,7 +22,10 @@ fn path_errors_are_path_error_instances() {
     assert_eq!(field(&err, "name"), JsValue::from_str("PathError"));
     assert_eq!(field(&err, "rule"), JsValue::from_str("dotdot"));
     assert_eq!(field(&err, "path"), JsValue::from_str("/drop/../x"));
-    assert_eq!(foxden::normalize_path("//work/./a/").unwrap(), "/work/a");
+    assert_eq!(
+        foxden::normalize_path("//work/./a/".into()).unwrap(),
+        "/work/a"
+    );
 }
 
 #[wasm_bindgen_test]
@@ -55,7 +58,7 @@ fn run_shell_over_plain_files() {
     )
     .unwrap();
     let out = foxden::run_shell(
-        "grep north /drop/sales.csv",
+        "grep north /drop/sales.csv".into(),
         files.into(),
         JsValue::UNDEFINED,
     )
@@ -82,7 +85,7 @@ fn pure_helpers_check_their_options_like_the_den_does() {
         assert_eq!(field(&err, "code"), JsValue::from_str("bad-option"));
         assert_eq!(field(&err, "option"), JsValue::from_str("maxDenBytes"));
         let err = foxden::run_shell(
-            "echo",
+            "echo".into(),
             JsValue::UNDEFINED,
             opts("maxOutputBytes", bad.clone()),
         )
@@ -90,7 +93,7 @@ fn pure_helpers_check_their_options_like_the_den_does() {
         assert_eq!(field(&err, "option"), JsValue::from_str("maxOutputBytes"));
     }
     let ok = foxden::run_shell(
-        "echo hello",
+        "echo hello".into(),
         JsValue::UNDEFINED,
         opts("maxOutputBytes", JsValue::from_f64(3.0)),
     )
@@ -111,6 +114,26 @@ fn runtime_options_resolve_and_validate() {
     let err = foxden::iframe_runtime(bad.into()).unwrap_err();
     assert_eq!(field(&err, "name"), JsValue::from_str("DenError"));
     assert_eq!(field(&err, "option"), JsValue::from_str("isolation"));
-    let store = foxden::idb_store(None).unwrap();
+    let store = foxden::idb_store(JsValue::UNDEFINED).unwrap();
     assert_eq!(field(&store, "dbName"), JsValue::from_str("foxden"));
+}
+
+#[wasm_bindgen_test]
+fn string_arguments_of_another_type_are_bad_option() {
+    for v in [
+        JsValue::from_f64(5.0),
+        js_sys::Object::new().into(),
+        JsValue::NULL,
+    ] {
+        let err = foxden::normalize_path(v.clone()).unwrap_err();
+        assert_eq!(field(&err, "name"), JsValue::from_str("DenError"));
+        assert_eq!(field(&err, "code"), JsValue::from_str("bad-option"));
+        assert_eq!(field(&err, "option"), JsValue::from_str("path"));
+        let err = foxden::run_shell(v.clone(), JsValue::UNDEFINED, JsValue::UNDEFINED).unwrap_err();
+        assert_eq!(field(&err, "option"), JsValue::from_str("command"));
+    }
+    let err = foxden::idb_store(JsValue::from_f64(1.0)).unwrap_err();
+    assert_eq!(field(&err, "option"), JsValue::from_str("dbName"));
+    let store = foxden::idb_store("mine".into()).unwrap();
+    assert_eq!(field(&store, "dbName"), JsValue::from_str("mine"));
 }

@@ -35,11 +35,9 @@ thread_local! {
     static KEYS: RefCell<HashMap<(usize, usize), JsValue>> = RefCell::new(HashMap::new());
     /// The global `performance` (a page's, a worker's or Node.js's), looked up once: the clock
     /// is read on every run.
-    static PERFORMANCE: Option<web_sys::Performance> =
-        js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
-            .ok()
-            .filter(|p| p.is_object())
-            .map(JsCast::unchecked_into);
+    static PERFORMANCE: Option<web_sys::Performance> = Some(get(&js_sys::global(), "performance"))
+        .filter(|p| p.is_object())
+        .map(JsCast::unchecked_into);
 }
 
 /// The JS string of a property name (made once per name, then reused).

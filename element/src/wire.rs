@@ -29,18 +29,12 @@ pub fn text(v: &JsValue, cap: usize) -> Option<(String, bool)> {
     Some((out, sliced || cut))
 }
 
-fn field_text(
-    msg: &JsValue,
-    key: &'static str,
-    field: &'static str,
-    cap: usize,
-) -> Result<String, ReplyError> {
-    text(&get(msg, key), cap)
-        .map(|(s, _)| s)
-        .ok_or(ReplyError::Field {
-            field,
-            expected: "text",
-        })
+/// [`text`] of a field's value, or an error naming the field; the flag says it was cut.
+fn field_text(v: &JsValue, field: &'static str, cap: usize) -> Result<(String, bool), ReplyError> {
+    text(v, cap).ok_or(ReplyError::Field {
+        field,
+        expected: "text",
+    })
 }
 
 fn flag(msg: &JsValue, key: &'static str, field: &'static str) -> Result<bool, ReplyError> {
@@ -87,11 +81,8 @@ pub(crate) fn error(v: &JsValue, cap: usize) -> Result<(Option<RunError>, bool),
             field: "error.kind",
             expected: "python, javascript, timeout, crashed or storage",
         })?;
-    let ty = field_text(v, "type", "error.type", MAX_ERROR_TYPE_BYTES)?;
-    let (message, cut) = text(&get(v, "message"), cap).ok_or(ReplyError::Field {
-        field: "error.message",
-        expected: "text",
-    })?;
+    let (ty, _) = field_text(&get(v, "type"), "error.type", MAX_ERROR_TYPE_BYTES)?;
+    let (message, cut) = field_text(&get(v, "message"), "error.message", cap)?;
     // Optional, so read strictly: a getter that throws must not pass for "no traceback" (the
     // other fields are required, and a throw there reads as missing, which is refused).
     let traceback =
@@ -102,10 +93,7 @@ pub(crate) fn error(v: &JsValue, cap: usize) -> Result<(Option<RunError>, bool),
     let (traceback, cut_tb) = if is_absent(&traceback) {
         (String::new(), false)
     } else {
-        text(&traceback, cap).ok_or(ReplyError::Field {
-            field: "error.traceback",
-            expected: "text",
-        })?
+        field_text(&traceback, "error.traceback", cap)?
     };
     Ok((
         Some(RunError {

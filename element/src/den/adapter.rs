@@ -304,11 +304,11 @@ impl Den {
 
 impl Inner {
     /// Waits for an adapter's call (a run, a reset) unless `close()` comes first: then `None`
-    /// at once (close() sends on `adapter_run`; one call at a time holds it, in the den's turn).
+    /// at once (close() sends on `adapter_call`; one call at a time holds it, in the den's turn).
     pub(super) async fn unless_closed<F: std::future::Future>(&self, call: F) -> Option<F::Output> {
         let (tx, closed) = futures::channel::oneshot::channel::<()>();
-        debug_assert!(self.adapter_run.borrow().is_none());
-        *self.adapter_run.borrow_mut() = Some(tx);
+        debug_assert!(self.adapter_call.borrow().is_none());
+        *self.adapter_call.borrow_mut() = Some(tx);
         let call = std::pin::pin!(call);
         let out = match futures::future::select(call, closed).await {
             futures::future::Either::Left((v, _)) => Some(v),
@@ -316,7 +316,7 @@ impl Inner {
             // The sender went without a word (never: it is only taken to send): the call goes on.
             futures::future::Either::Right((Err(_), call)) => Some(call.await),
         };
-        self.adapter_run.borrow_mut().take();
+        self.adapter_call.borrow_mut().take();
         out
     }
 }

@@ -27,12 +27,9 @@ impl Den {
 
     /// Runs Python. Resolves `{ stdout, stderr, result, error, truncated, files, durationMs, restarted }`.
     pub fn run(&self, code: JsValue, opts: JsValue) -> Promise {
-        let code = match string_arg(&code, "code") {
-            Ok(c) => c,
-            Err(e) => return Promise::reject(&e),
-        };
+        let code = string_arg(&code, "code");
         let d = self.share();
-        crate::js::promise(async move { d.run_impl(code, opts).await })
+        crate::js::promise(async move { d.run_impl(code?, opts).await })
     }
 
     /// Runs the read-only shell over the den's files: `{ stdout, stderr, code, truncated }`.
@@ -69,12 +66,9 @@ impl Den {
     /// Deletes a file.
     #[wasm_bindgen(js_name = deleteFile)]
     pub fn delete_file(&self, path: JsValue) -> Promise {
-        let path = match string_arg(&path, "path") {
-            Ok(p) => p,
-            Err(e) => return Promise::reject(&e),
-        };
+        let path = string_arg(&path, "path");
         let d = self.share();
-        crate::js::promise(async move { d.delete_impl(path).await })
+        crate::js::promise(async move { d.delete_impl(path?).await })
     }
 
     /// Lists files: `[{ path, size, sha256, mtime }]`, sorted by path.

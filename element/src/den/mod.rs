@@ -62,7 +62,7 @@ pub(crate) struct Inner {
     pub sink: RefCell<Option<EventSink>>,
     info: RefCell<JsValue>,
     /// An adapter den's run or reset in flight: `close()` ends it at once through this.
-    adapter_run: RefCell<Option<futures::channel::oneshot::Sender<()>>>,
+    adapter_call: RefCell<Option<futures::channel::oneshot::Sender<()>>>,
     /// File writes in the last minute (`maxWritesPerMinute`).
     rate: RefCell<WriteRate>,
     /// `foxden.fetch`: the den's network options and its requests in the last minute.
@@ -248,7 +248,7 @@ async fn open_claimed(
         closing: RefCell::new(None),
         sink: RefCell::new(sink),
         info: RefCell::new(info),
-        adapter_run: RefCell::new(None),
+        adapter_call: RefCell::new(None),
     });
     if let Some(s) = started {
         s.keep();
@@ -773,7 +773,7 @@ impl Den {
         }
         if let Some(a) = &inner.opts.adapter {
             // A run in flight ends now, as closed; its signal tells the adapter to stop.
-            if let Some(tx) = inner.adapter_run.borrow_mut().take() {
+            if let Some(tx) = inner.adapter_call.borrow_mut().take() {
                 let _ = tx.send(());
             }
             a.close(&inner.opts.name);

@@ -299,20 +299,16 @@ fn lookalike(path: &str, i: usize) -> Option<&'static str> {
 }
 
 /// Whether a path segment is one a browser or server may resolve as `.` or `..`: only dots
-/// once `%2e` is decoded, `;parameters` dropped (Java servers, also from `%3B`) and trailing
-/// spaces trimmed (Windows servers); `...` counts too (Windows drops trailing dots).
+/// once `%2e` is decoded and `;parameters` dropped (Java servers, also from `%3B`), or dots
+/// and spaces only (Windows servers drop trailing dots and spaces: `. .`, `.. ` and `...`).
 fn dot_segment(seg: &str) -> bool {
     let decoded = seg
         .to_ascii_lowercase()
         .replace("%2e", ".")
         .replace("%3b", ";")
         .replace("%20", " ");
-    let name = decoded
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim_end_matches(' ');
-    !name.is_empty() && name.bytes().all(|c| c == b'.')
+    let name = decoded.split(';').next().unwrap_or("");
+    name.contains('.') && name.bytes().all(|c| c == b'.' || c == b' ')
 }
 
 /// `'` in the query as `%27`: browsers send it so (it is in the query percent-encode set of
@@ -523,12 +519,13 @@ impl Pattern {
     /// its path ends in `*` (`/api/*` matches `/api/x?y=1`).
     ///
     /// The path must match both as sent and as a Java server reads it, with each segment's
-    /// `;parameters` dropped: `/*.json` does not match `/admin;.json` (read as `/admin`).
+    /// `;parameters` dropped from the path and the pattern alike: `/*.json` does not match
+    /// `/admin;.json` (read as `/admin`), nor `/*.json;v=1` match `/admin;.json;v=1`.
     fn path_matches(&self, url_path: &str) -> bool {
         let (pat_path, pat_query) = split_query(&self.path);
         let (path, query) = split_query(url_path);
         glob_match(pat_path, path)
-            && (pat_path.contains(';') || glob_match(pat_path, &without_params(path)))
+            && glob_match(&without_params(pat_path), &without_params(path))
             && match (pat_query, query) {
                 (Some(pq), Some(q)) => query_matches(pq, q),
                 (Some(_), None) => false,
@@ -580,13 +577,42 @@ fn query_matches(pattern: &str, query: &str) -> bool {
     if !pats.zip(&params).all(|(p, q)| glob_match(p, q)) {
         return false;
     }
-    let names: Vec<String> = params
+    let names: Vec<Vec<String>> = params
         .iter()
-        .map(|p| percent_decode_lossy(&p.split('=').next().unwrap_or("").replace('+', " ")))
+        .map(|p| server_names(p.split('=').next().unwrap_or("")))
         .collect();
-    names[..fixed]
-        .iter()
-        .all(|n| names.iter().filter(|m| *m == n).count() == 1)
+    (0..fixed).all(|i| {
+        names
+            .iter()
+            .enumerate()
+            .all(|(j, other)| j == i || !other.iter().any(|n| names[i].contains(n)))
+    })
+}
+
+/// The names servers may read for a query parameter named `raw` as the URL writes it: `+` as
+/// a space, then percent-decoded and lower-cased (ASP.NET compares names without case), cut at
+/// a NUL (PHP's names are C strings), whole or cut at `[` (PHP reads `id[]` as `id`), and each
+/// of those also as PHP spells it, `.`, ` ` and `[` read as `_`, with leading spaces kept and
+/// dropped (PHP drops them; another reader may not).
+fn server_names(raw: &str) -> Vec<String> {
+    let decoded = percent_decode_lossy(&raw.replace('+', " ")).to_ascii_lowercase();
+    let plain = decoded.split('\0').next().unwrap_or("");
+    let bracket = plain.split('[').next().unwrap_or("");
+    let php = |s: &str| -> String {
+        s.chars()
+            .map(|c| if matches!(c, '.' | ' ' | '[') { '_' } else { c })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for base in [plain, bracket] {
+        for s in [base, base.trim_start_matches(' ')] {
+            out.push(s.to_owned());
+            out.push(php(s));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// `%XX` escapes decoded (bytes that are not UTF-8 become U+FFFD), for comparing names.
@@ -672,6 +698,11 @@ const MISLEADING_HEADERS: &[&str] = &[
     "x-client-ip",
     "client-ip",
     "x-cluster-client-ip",
+    "cf-connecting-ip",
+    "fastly-client-ip",
+    "x-originating-ip",
+    "x-remote-addr",
+    "x-remote-ip",
 ];
 
 /// Why the network options were refused.
@@ -897,22 +928,17 @@ pub struct Checked {
 }
 
 /// A query parameter that servers read as the request's method (`_method`: Laravel, Symfony,
-/// Rails, Express's method-override), named as the URL writes it. Names are compared as a form
-/// decoder reads them (`+` is a space, then percent-decoded), lower-cased, with `.`, ` ` and
-/// `[` read as `_`, with leading spaces kept and dropped (as PHP does); `;` separates parameters
-/// too, as older parsers have it.
+/// Rails, Express's method-override), named as the URL writes it. Names are read as
+/// [`server_names`] has it (`_method%00x`, `+_method`, `_method[]` and `_METHOD` are all
+/// `_method` to some server); `;` separates parameters too, as older parsers have it.
 fn method_override(path_and_query: &str) -> Option<String> {
     let (_, query) = split_query(path_and_query);
     query?.split(['&', ';']).find_map(|param| {
         let name = param.split('=').next().unwrap_or("");
-        let decoded = percent_decode_lossy(&name.replace('+', " ")).to_ascii_lowercase();
-        // PHP skips leading spaces, then reads spaces as `_`; another reader may not skip them.
-        let read = |s: &str| -> bool {
-            s.chars()
-                .map(|c| if matches!(c, '.' | ' ' | '[') { '_' } else { c })
-                .eq("_method".chars())
-        };
-        (read(&decoded) || read(decoded.trim_start_matches(' '))).then(|| name.to_owned())
+        server_names(name)
+            .iter()
+            .any(|n| n == "_method")
+            .then(|| name.to_owned())
     })
 }
 
@@ -1254,6 +1280,10 @@ mod tests {
             ("http://a.b/public/..%3b/admin", ". or .."),
             ("http://a.b/public/..%20/admin", ". or .."),
             ("http://a.b/public/.../admin", ". or .."),
+            // Windows drops trailing dots and spaces: these are `..` (or `.`) to it.
+            ("http://a.b/public/.%20./admin", ". or .."),
+            ("http://a.b/public/..%20./admin", ". or .."),
+            ("http://a.b/public/.%20/admin", ". or .."),
             ("http://a.b/public/%2e%2e%2e;x/admin", ". or .."),
             ("http://a.b/%zz", "two hex digits"),
             ("http://a.b/%2", "two hex digits"),
@@ -1356,6 +1386,49 @@ mod tests {
         assert!(allowed("https://a.b/*.json", "https://a.b/data%20set.json"));
         assert!(!allowed("https://a.b/*.json", "https://a.b/admin;x=.json"));
         assert!(allowed("https://a.b/*.json", "https://a.b/x;v=1/y.json"));
+        // A pattern's own `;parameters` do not switch that off: both are read the Java way.
+        assert!(allowed(
+            "https://a.b/a;v=1/*.json",
+            "https://a.b/a;v=1/x.json"
+        ));
+        assert!(!allowed(
+            "https://a.b/a;v=1/*.json",
+            "https://a.b/a;v=1/x;.json"
+        ));
+        assert!(!allowed(
+            "https://a.b/*.json;v=1",
+            "https://a.b/admin;.json;v=1"
+        ));
+        // A pinned query parameter may not be named again as any server reads names: PHP (a
+        // NUL ends a name, `id[]` is `id`, leading spaces dropped, `.` and ` ` are `_`), and
+        // ASP.NET (names compared without case).
+        for q in [
+            "id=7&id%00=8",
+            "id=7&id%5B%5D=8",
+            "id=7&+id=8",
+            "id=7&ID=8",
+            "id=7&Id%00x=8",
+        ] {
+            assert!(
+                !allowed("https://a.b/s?id=*&*", &format!("https://a.b/s?{q}")),
+                "{q}"
+            );
+        }
+        for q in [
+            "a_b=7&a.b=8",
+            "a_b=7&a%20b=8",
+            "a_b=7&a+b=8",
+            "a_b=7&a%5Bb=8",
+        ] {
+            assert!(
+                !allowed("https://a.b/s?a_b=*&*", &format!("https://a.b/s?{q}")),
+                "{q}"
+            );
+        }
+        assert!(allowed(
+            "https://a.b/s?id=*&*",
+            "https://a.b/s?id=7&idx=8&uid=9"
+        ));
         assert!(allowed(
             "https://a.b/api/*",
             "https://a.b/api/x;jsessionid=1"
@@ -1523,6 +1596,10 @@ mod tests {
             "X-Real-IP",
             "True-Client-IP",
             "Client-IP",
+            "CF-Connecting-IP",
+            "Fastly-Client-IP",
+            "X-Originating-IP",
+            "X-Remote-Addr",
             // Servers that read `_` as `-` (CGI, PHP, WSGI) see these as the refused ones.
             "X_Forwarded_For",
             "X_HTTP_Method_Override",
@@ -1555,6 +1632,10 @@ mod tests {
             "+_method=DELETE",
             "%20_method=DELETE",
             "a=1;_method=PUT",
+            // PHP cuts a name at a NUL and reads `_method[]` as `_method`.
+            "_method%00=DELETE",
+            "_method%00x=DELETE",
+            "_method%5B%5D=DELETE",
         ] {
             let r = req(&format!("http://a.b/api/x?{q}"), "POST");
             assert_eq!(reason(&mut m, r), Err(Refusal::BadRequest), "{q}");

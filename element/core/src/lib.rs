@@ -3,6 +3,7 @@
 //! The wasm crate (`foxden`, in `element/`) is thin glue around these modules:
 //! - [`codes`]: the stable `DenError.code` and `DenLoadError.stage` values.
 //! - [`paths`]: the one path normalizer every entry point uses.
+//! - [`decimal`]: decimal text to `f64`, correctly rounded (smaller than the standard parser).
 //! - [`files`]: the den's file map (the memory store), atomic batches and the size cap.
 //! - [`javascript`]: JavaScript runs: top-level declarations made to persist, statement starts.
 //! - [`sync`]: what the sandbox already has, so a run ships only differences.
@@ -17,6 +18,7 @@
 #![deny(missing_docs)]
 
 pub mod codes;
+pub mod decimal;
 pub mod files;
 pub mod input;
 pub mod javascript;

@@ -464,7 +464,7 @@ impl Opt {
         let n = if t.is_empty() {
             f64::NAN
         } else {
-            t.parse().unwrap_or(f64::NAN)
+            crate::decimal::parse_f64(t).unwrap_or(f64::NAN)
         };
         self.check_number(self.name(), n)
     }

@@ -1358,7 +1358,7 @@ fn parse_file_line(line: &str, last: bool) -> Option<ManifestFile<'_>> {
     {
         return None;
     }
-    let mtime_ms: f64 = mtime.parse().ok()?;
+    let mtime_ms = crate::decimal::parse_f64(mtime)?;
     if !mtime_ms.is_finite() {
         return None;
     }

@@ -322,7 +322,7 @@ pub(crate) fn prop_value(el: &Element, prop: &str) -> JsValue {
     match o.ty {
         Type::Flag => raw.is_some().into(),
         Type::Number => raw
-            .and_then(|r| r.trim().parse::<f64>().ok())
+            .and_then(|r| foxden_core::decimal::parse_f64(r.trim()))
             .filter(|n| n.is_finite())
             .unwrap_or(o.default_number() as f64)
             .into(),

@@ -104,7 +104,7 @@ async fn fetch_bytes_teed(
         .get("content-length")
         .ok()
         .flatten()
-        .and_then(|s| s.parse::<f64>().ok())
+        .and_then(|s| foxden_core::decimal::parse_f64(s.trim()))
         .unwrap_or(0.0);
     if total > max {
         return Err(too_big(total));

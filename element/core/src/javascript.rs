@@ -75,6 +75,51 @@ enum Kind {
     Regex,
 }
 
+/// What an opening bracket opens (also recorded on its closing bracket).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bk {
+    /// Not a bracket.
+    None,
+    /// `(` of an `if`/`for`/`while`/`with` head.
+    Head,
+    /// `(` of a `switch`/`catch` head.
+    HeadOther,
+    /// `(` of the `while` head of a `do … while`.
+    DoWhile,
+    /// `(` of a function's parameters (`decl`: a function declaration's).
+    Params { decl: bool },
+    /// Any other `(`, and `[`.
+    Other,
+    /// `{` of a block statement (or a `switch` body).
+    Block,
+    /// `{` of a function body (`decl`: a function declaration's).
+    FnBody { decl: bool },
+    /// `{` of an arrow function's body.
+    ArrowBody,
+    /// `{` of a class body (`decl`: a class declaration's).
+    ClassBody { decl: bool },
+    /// Any other `{` (an object literal).
+    Object,
+}
+
+impl Bk {
+    /// A function or class body.
+    fn is_body(self) -> bool {
+        matches!(
+            self,
+            Bk::FnBody { .. } | Bk::ArrowBody | Bk::ClassBody { .. }
+        )
+    }
+
+    /// A `}` of this kind ends a statement.
+    fn ends_statement(self) -> bool {
+        matches!(
+            self,
+            Bk::Block | Bk::FnBody { decl: true } | Bk::ClassBody { decl: true }
+        )
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Tok<'a> {
     kind: Kind,
@@ -85,6 +130,27 @@ struct Tok<'a> {
     nl_before: bool,
     /// Open brackets around the token (0: top level).
     depth: usize,
+    /// A name right after `.` or `?.` (a property, never a keyword).
+    prop: bool,
+    /// In the position of a statement's first token (also of a nested statement).
+    stmt: bool,
+    /// Inside a function or class body.
+    in_fn: bool,
+    /// Directly inside an object literal (a `return` there is a property name).
+    in_object: bool,
+    /// For a bracket: what it opens or closes.
+    bk: Bk,
+    /// For a class body's `{`: the index of its `class` token.
+    owner: usize,
+}
+
+/// True if `t` is the keyword `word` (not a property name).
+fn is_kw(t: &Tok, word: &str) -> bool {
+    t.kind == Kind::Ident && !t.prop && t.text == word
+}
+
+fn is_punct(t: &Tok, p: &str) -> bool {
+    t.kind == Kind::Punct && t.text == p
 }
 
 /// Words after which a `/` starts a regular expression (not a division).
@@ -127,6 +193,11 @@ fn is_space(c: char) -> bool {
     )
 }
 
+/// Line terminators.
+fn is_line_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
 fn is_ident_part(c: char) -> bool {
     is_ident_start(c) || c.is_ascii_digit()
 }
@@ -160,38 +231,34 @@ impl<'a> Lexer<'a> {
         Some(c)
     }
 
-    /// Skips blanks and comments; true if a line break was among them.
-    fn skip_blank(&mut self) -> bool {
+    /// Skips blanks and comments; true if a line break was among them. `first`: no token has
+    /// been read yet (a `-->` there starts a comment, as at the start of a line).
+    fn skip_blank(&mut self, first: bool) -> bool {
         let mut nl = false;
         while let Some(c) = self.peek() {
-            if c == '\n' || c == '\r' || c == '\u{2028}' || c == '\u{2029}' {
+            let rest = &self.src[self.pos..];
+            if is_line_break(c) {
                 nl = true;
                 self.bump();
             } else if c.is_ascii_whitespace() || is_space(c) {
                 self.bump();
-            } else if c == '/' && self.peek_at(1) == Some('/') {
-                while let Some(c) = self.peek() {
-                    if c == '\n' || c == '\r' {
-                        break;
-                    }
+            } else if rest.starts_with("//")
+                || rest.starts_with("<!--")
+                || ((nl || first) && rest.starts_with("-->"))
+                || (c == '#' && self.pos == 0 && rest.starts_with("#!"))
+            {
+                // A line comment (also HTML-like, the code being a classic script) or a hashbang.
+                while self.peek().is_some_and(|c| !is_line_break(c)) {
                     self.bump();
                 }
-            } else if c == '/' && self.peek_at(1) == Some('*') {
+            } else if rest.starts_with("/*") {
                 self.pos += 2;
                 match self.src[self.pos..].find("*/") {
                     Some(i) => {
-                        nl |= self.src[self.pos..self.pos + i].contains(['\n', '\r']);
+                        nl |= self.src[self.pos..self.pos + i].contains(is_line_break);
                         self.pos += i + 2;
                     }
                     None => self.pos = self.src.len(),
-                }
-            } else if c == '#' && self.pos == 0 && self.peek_at(1) == Some('!') {
-                // A hashbang line.
-                while let Some(c) = self.peek() {
-                    if c == '\n' {
-                        break;
-                    }
-                    self.bump();
                 }
             } else {
                 break;
@@ -204,7 +271,12 @@ impl<'a> Lexer<'a> {
         self.bump();
         while let Some(c) = self.bump() {
             if c == '\\' {
-                self.bump();
+                // A line continuation may be a CRLF.
+                if self.src[self.pos..].starts_with("\r\n") {
+                    self.pos += 2;
+                } else {
+                    self.bump();
+                }
             } else if c == quote || c == '\n' {
                 break;
             }
@@ -241,6 +313,22 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// The rest of a `\u` escape in a name, after its backslash.
+    fn unicode_escape(&mut self) {
+        if self.peek() == Some('u') {
+            self.bump();
+            if self.peek() == Some('{') {
+                self.bump();
+                while self.peek().is_some_and(|h| h.is_ascii_hexdigit()) {
+                    self.bump();
+                }
+                if self.peek() == Some('}') {
+                    self.bump();
+                }
+            }
+        }
+    }
+
     fn regex(&mut self) {
         self.bump();
         let mut class = false;
@@ -252,7 +340,7 @@ impl<'a> Lexer<'a> {
                 '[' => class = true,
                 ']' => class = false,
                 '/' if !class => break,
-                '\n' => return,
+                c if is_line_break(c) => return,
                 _ => {}
             }
         }
@@ -267,20 +355,158 @@ fn regex_allowed(prev: Option<&Tok>) -> bool {
     match prev {
         None => true,
         Some(t) => match t.kind {
-            Kind::Ident => BEFORE_REGEX.contains(&t.text),
-            Kind::Punct => !matches!(t.text, ")" | "]" | "}" | "++" | "--"),
+            Kind::Ident => !t.prop && BEFORE_REGEX.contains(&t.text),
+            // After the `)` of a statement's head, or a `}` that ends a statement, a `/` starts
+            // an expression statement.
+            Kind::Punct => match t.text {
+                ")" => matches!(t.bk, Bk::Head | Bk::DoWhile),
+                // (An arrow function cannot be an operand.)
+                "}" => t.bk.ends_statement() || t.bk == Bk::ArrowBody,
+                "]" | "++" | "--" => false,
+                _ => true,
+            },
             _ => false,
         },
+    }
+}
+
+/// True if the token after `p` (on a new line if `nl`) may start a statement, when statements
+/// are allowed where it is.
+fn starts_statement(p: Option<&Tok>, kind: Kind, text: &str, nl: bool, prop: bool) -> bool {
+    if kind == Kind::Ident
+        && !prop
+        && matches!(text, "in" | "instanceof" | "else" | "catch" | "finally")
+    {
+        return false;
+    }
+    if kind == Kind::Punct && matches!(text, ")" | "]" | "}") {
+        return false;
+    }
+    let Some(p) = p else { return true };
+    let after_line_break = || {
+        // Automatic semicolon insertion: not before a token that continues the expression (a
+        // `(`, `[` or template literal on a new line continues it too).
+        nl && ends_expression(p)
+            && kind != Kind::Template
+            && (kind != Kind::Punct || matches!(text, "{" | "!" | "~" | "++" | "--"))
+    };
+    match p.kind {
+        Kind::Punct => match p.text {
+            ";" | "{" => true,
+            "}" => {
+                // An arrow function ends the expression: only a `,` or `:` could go on.
+                p.bk.ends_statement()
+                    || (nl && p.bk == Bk::ArrowBody && !matches!(text, "," | ":" | "?."))
+                    || after_line_break()
+            }
+            ")" if matches!(p.bk, Bk::Head | Bk::HeadOther | Bk::DoWhile) => true,
+            _ => after_line_break(),
+        },
+        Kind::Ident if !p.prop && matches!(p.text, "else" | "do" | "try" | "finally" | "catch") => {
+            true
+        }
+        // No line break is allowed after these (automatic semicolon insertion).
+        Kind::Ident if !p.prop && nl && matches!(p.text, "return" | "break" | "continue") => true,
+        _ => after_line_break(),
+    }
+}
+
+/// True if `t` makes the token after it the first of a statement nested in another one.
+fn starts_substatement(t: &Tok) -> bool {
+    (t.kind == Kind::Punct && t.text == ")" && matches!(t.bk, Bk::Head | Bk::HeadOther))
+        || (t.kind == Kind::Ident
+            && !t.prop
+            && matches!(t.text, "else" | "do" | "try" | "finally" | "catch"))
+}
+
+/// True if the `function` token at `out[f]` starts a function declaration.
+fn function_declaration(out: &[Tok], f: usize) -> bool {
+    out[f].stmt || (f > 0 && is_kw(&out[f - 1], "async") && out[f - 1].stmt && !out[f].nl_before)
+}
+
+/// What the `(` after the tokens `out` opens; `inside`: the bracket around it.
+fn paren_kind(out: &[Tok], inside: Option<Bk>, depth: usize, pending_do: &mut Vec<usize>) -> Bk {
+    let n = out.len();
+    let at = |k: usize| n.checked_sub(k).map(|i| &out[i]);
+    let Some(p1) = at(1) else { return Bk::Other };
+    if p1.kind == Kind::Ident && !p1.prop {
+        match p1.text {
+            "while" => {
+                let after_body = at(2).is_some_and(|p2| {
+                    !(is_kw(p2, "do") || is_kw(p2, "else") || starts_substatement(p2))
+                });
+                if after_body && pending_do.last() == Some(&depth) {
+                    pending_do.pop();
+                    return Bk::DoWhile;
+                }
+                return Bk::Head;
+            }
+            "if" | "for" | "with" => return Bk::Head,
+            "await" if at(2).is_some_and(|p2| is_kw(p2, "for")) => return Bk::Head,
+            "switch" | "catch" => return Bk::HeadOther,
+            "function" => {
+                return Bk::Params {
+                    decl: function_declaration(out, n - 1),
+                }
+            }
+            _ => {}
+        }
+    }
+    // `function* (`, `function f(`, `function* f(`.
+    let star_or_name = is_punct(p1, "*") || p1.kind == Kind::Ident;
+    for back in [2, 3] {
+        if back == 3 && !(p1.kind == Kind::Ident && at(2).is_some_and(|p2| is_punct(p2, "*"))) {
+            break;
+        }
+        if star_or_name && at(back).is_some_and(|f| is_kw(f, "function")) {
+            return Bk::Params {
+                decl: function_declaration(out, n - back),
+            };
+        }
+    }
+    // A method in a class body or object literal.
+    let method_name = matches!(p1.kind, Kind::Ident | Kind::Str | Kind::Num) || is_punct(p1, "]");
+    if method_name && matches!(inside, Some(Bk::ClassBody { .. } | Bk::Object)) {
+        return Bk::Params { decl: false };
+    }
+    Bk::Other
+}
+
+/// True if a class body may open after `p` (after a complete heritage expression).
+fn class_body_allowed(p: &Tok) -> bool {
+    match p.kind {
+        Kind::Ident => {
+            p.prop
+                || !matches!(
+                    p.text,
+                    "extends"
+                        | "new"
+                        | "typeof"
+                        | "void"
+                        | "delete"
+                        | "await"
+                        | "yield"
+                        | "in"
+                        | "instanceof"
+                )
+        }
+        Kind::Punct => matches!(p.text, ")" | "]" | "}"),
+        _ => true,
     }
 }
 
 /// Lexes tokens into `out` up to the end of input, or (with `stop_at_close`) up to the `}` that
 /// closes the bracket level it started at, which it consumes.
 fn lex_until_close<'a>(lx: &mut Lexer<'a>, out: &mut Vec<Tok<'a>>, stop_at_close: bool) {
-    let mut depth = 0usize;
+    // The open brackets, and how many of them are function or class bodies.
+    let mut open: Vec<Bk> = Vec::new();
+    let mut in_fn = 0usize;
+    // `class` tokens waiting for their body (depth, index), and `do` tokens for their `while`.
+    let mut pending_class: Vec<(usize, usize)> = Vec::new();
+    let mut pending_do: Vec<usize> = Vec::new();
     let mut prev: Option<Tok<'a>> = None;
     loop {
-        let nl_before = lx.skip_blank();
+        let nl_before = lx.skip_blank(prev.is_none() && !stop_at_close);
         let start = lx.pos;
         let Some(c) = lx.peek() else { return };
         let kind = if c == '"' || c == '\'' {
@@ -301,8 +527,14 @@ fn lex_until_close<'a>(lx: &mut Lexer<'a>, out: &mut Vec<Tok<'a>>, stop_at_close
             Kind::Num
         } else if is_ident_start(c) || c == '#' {
             lx.bump();
-            while lx.peek().is_some_and(is_ident_part) {
+            if c == '\\' {
+                lx.unicode_escape();
+            }
+            while let Some(d) = lx.peek().filter(|&d| is_ident_part(d)) {
                 lx.bump();
+                if d == '\\' {
+                    lx.unicode_escape();
+                }
             }
             Kind::Ident
         } else if c == '/' && regex_allowed(prev.as_ref()) {
@@ -319,13 +551,92 @@ fn lex_until_close<'a>(lx: &mut Lexer<'a>, out: &mut Vec<Tok<'a>>, stop_at_close
             Kind::Punct
         };
         let text = &lx.src[start..lx.pos];
+        let prop = kind == Kind::Ident
+            && prev
+                .as_ref()
+                .is_some_and(|p| is_punct(p, ".") || is_punct(p, "?."));
+        let mut bk = Bk::None;
         if kind == Kind::Punct && matches!(text, ")" | "]" | "}") {
-            if depth == 0 {
-                if stop_at_close && text == "}" {
-                    return;
+            match open.pop() {
+                None => {
+                    if stop_at_close && text == "}" {
+                        return;
+                    }
                 }
-            } else {
-                depth -= 1;
+                Some(b) => {
+                    bk = b;
+                    if b.is_body() {
+                        in_fn -= 1;
+                    }
+                }
+            }
+            while pending_class.last().is_some_and(|&(d, _)| d > open.len()) {
+                pending_class.pop();
+            }
+            while pending_do.last().is_some_and(|&d| d > open.len()) {
+                pending_do.pop();
+            }
+        }
+        let depth = open.len();
+        let inside = open.last().copied();
+        let statements_here = match inside {
+            None => !stop_at_close,
+            Some(b) => matches!(b, Bk::Block | Bk::FnBody { .. } | Bk::ArrowBody),
+        };
+        let mut stmt =
+            statements_here && starts_statement(prev.as_ref(), kind, text, nl_before, prop);
+        let mut owner = usize::MAX;
+        // `class` not followed by a name, `extends` or its body: not a class (a property key).
+        if prev.as_ref().is_some_and(|p| is_kw(p, "class"))
+            && kind == Kind::Punct
+            && text != "{"
+            && pending_class
+                .last()
+                .is_some_and(|&(_, k)| k + 1 == out.len())
+        {
+            pending_class.pop();
+        }
+        if kind == Kind::Punct {
+            match text {
+                "(" => bk = paren_kind(out, inside, depth, &mut pending_do),
+                "[" => bk = Bk::Other,
+                "{" => {
+                    let class = pending_class
+                        .last()
+                        .filter(|&&(d, _)| d == depth)
+                        .copied()
+                        .filter(|_| prev.as_ref().is_some_and(class_body_allowed));
+                    bk = if let Some((_, k)) = class {
+                        pending_class.pop();
+                        owner = k;
+                        Bk::ClassBody { decl: out[k].stmt }
+                    } else if prev.as_ref().is_some_and(|p| is_punct(p, "=>")) {
+                        Bk::ArrowBody
+                    } else if let Some(Bk::Params { decl }) =
+                        prev.as_ref().filter(|p| is_punct(p, ")")).map(|p| p.bk)
+                    {
+                        Bk::FnBody { decl }
+                    } else if stmt {
+                        Bk::Block
+                    } else {
+                        Bk::Object
+                    };
+                    if bk.is_body() {
+                        stmt = false;
+                    }
+                }
+                ";" => {
+                    while pending_class.last().is_some_and(|&(d, _)| d == depth) {
+                        pending_class.pop();
+                    }
+                }
+                _ => {}
+            }
+        } else if kind == Kind::Ident && !prop {
+            match text {
+                "class" => pending_class.push((depth, out.len())),
+                "do" => pending_do.push(depth),
+                _ => {}
             }
         }
         let tok = Tok {
@@ -335,9 +646,18 @@ fn lex_until_close<'a>(lx: &mut Lexer<'a>, out: &mut Vec<Tok<'a>>, stop_at_close
             end: lx.pos,
             nl_before,
             depth,
+            prop,
+            stmt,
+            in_fn: in_fn > 0,
+            in_object: inside == Some(Bk::Object),
+            bk,
+            owner,
         };
         if kind == Kind::Punct && matches!(text, "(" | "[" | "{") {
-            depth += 1;
+            open.push(bk);
+            if bk.is_body() {
+                in_fn += 1;
+            }
         }
         out.push(tok.clone());
         prev = Some(tok);
@@ -360,58 +680,56 @@ fn lex(src: &str) -> Option<Vec<Tok<'_>>> {
 /// True if a token ends an expression (so a line break after it may end the statement).
 fn ends_expression(t: &Tok) -> bool {
     match t.kind {
-        Kind::Ident => !matches!(
-            t.text,
-            "return"
-                | "typeof"
-                | "instanceof"
-                | "in"
-                | "of"
-                | "new"
-                | "delete"
-                | "void"
-                | "throw"
-                | "case"
-                | "do"
-                | "else"
-                | "yield"
-                | "await"
-                | "var"
-                | "let"
-                | "const"
-                | "extends"
-        ),
-        Kind::Punct => matches!(t.text, ")" | "]" | "}" | "++" | "--"),
+        Kind::Ident => {
+            t.prop
+                || !matches!(
+                    t.text,
+                    "return"
+                        | "typeof"
+                        | "instanceof"
+                        | "in"
+                        | "of"
+                        | "new"
+                        | "delete"
+                        | "void"
+                        | "throw"
+                        | "case"
+                        | "do"
+                        | "else"
+                        | "yield"
+                        | "await"
+                        | "var"
+                        | "let"
+                        | "const"
+                        | "extends"
+                        | "class"
+                        | "function"
+                        | "if"
+                        | "for"
+                        | "while"
+                        | "with"
+                        | "switch"
+                        | "catch"
+                        | "try"
+                        | "finally"
+                )
+        }
+        Kind::Punct => match t.text {
+            ")" => !matches!(t.bk, Bk::Head | Bk::HeadOther),
+            "]" | "}" | "++" | "--" => true,
+            _ => false,
+        },
         _ => true,
     }
 }
 
 /// Indexes of the tokens that may start a top-level statement.
 fn statement_starts(toks: &[Tok]) -> Vec<usize> {
-    let mut starts = Vec::new();
-    let mut prev: Option<&Tok> = None;
-    for (i, t) in toks.iter().enumerate() {
-        if t.depth != 0 {
-            continue;
-        }
-        let start = match prev {
-            None => true,
-            Some(p) if p.kind == Kind::Punct && p.text == ";" => true,
-            // After `}` (a block, or an object literal going on) and after a line break that
-            // follows a complete expression (automatic semicolon insertion), unless the token
-            // can only continue the expression.
-            Some(p) => {
-                (p.kind == Kind::Punct && p.text == "}" || t.nl_before && ends_expression(p))
-                    && (t.kind != Kind::Punct
-                        || matches!(t.text, "(" | "[" | "{" | "!" | "~" | "++" | "--"))
-            }
-        };
-        if start {
-            starts.push(i);
-        }
-        prev = Some(t);
-    }
-    starts
+    (0..toks.len())
+        .filter(|&i| {
+            toks[i].depth == 0 && toks[i].stmt && !(i > 0 && starts_substatement(&toks[i - 1]))
+        })
+        .collect()
 }
 
 /// The names bound by a binding pattern or identifier starting at `toks[i]`; returns the index
@@ -424,7 +742,7 @@ fn binding(toks: &[Tok], mut i: usize, names: &mut Vec<String>, level: usize) ->
     }
     match (t.kind, t.text) {
         (Kind::Ident, _) => {
-            names.push(t.text.to_owned());
+            names.push(ident_name(t.text));
             i + 1
         }
         (Kind::Punct, "{") => {
@@ -453,7 +771,7 @@ fn binding(toks: &[Tok], mut i: usize, names: &mut Vec<String>, level: usize) ->
                 if toks.get(i).is_some_and(|t| t.text == ":") {
                     i = binding(toks, i + 1, names, level + 1);
                 } else if toks[key].kind == Kind::Ident {
-                    names.push(toks[key].text.to_owned());
+                    names.push(ident_name(toks[key].text));
                 }
                 i = skip_default(toks, i, depth + 1);
             }
@@ -480,6 +798,39 @@ fn binding(toks: &[Tok], mut i: usize, names: &mut Vec<String>, level: usize) ->
         }
         _ => i + 1,
     }
+}
+
+/// A name with its `\\u` escapes decoded.
+fn ident_name(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i + 1..];
+        let (hex, len) = match rest.strip_prefix("u{") {
+            Some(b) => match b.find('}') {
+                Some(j) => (&b[..j], j + 3),
+                None => ("", 0),
+            },
+            None => match rest.strip_prefix('u').and_then(|b| b.get(..4)) {
+                Some(h) => (h, 5),
+                None => ("", 0),
+            },
+        };
+        let c = Some(hex)
+            .filter(|h| !h.is_empty() && h.len() <= 6 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .and_then(char::from_u32);
+        match c {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[len..];
+            }
+            None => out.push('\\'),
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Index after the bracket opened at `toks[i]`.
@@ -516,15 +867,20 @@ pub fn prepare(code: &str) -> Prepared {
         };
     };
     let starts = statement_starts(&toks);
-    // For each token, the first top-level `{` from it on (a class body), found in one pass.
-    let mut next_brace = vec![toks.len(); toks.len() + 1];
-    for k in (0..toks.len()).rev() {
-        next_brace[k] = if toks[k].depth == 0 && toks[k].text == "{" {
-            k
-        } else {
-            next_brace[k + 1]
-        };
+    // For each `class` token, the index of its body's `{`.
+    let mut body_of = vec![usize::MAX; toks.len()];
+    for (k, t) in toks.iter().enumerate() {
+        if let Some(b) = body_of.get_mut(t.owner) {
+            *b = k;
+        }
     }
+    // A `return` outside functions (not a property name).
+    let top_return = toks.iter().enumerate().any(|(k, t)| {
+        is_kw(t, "return")
+            && !t.in_fn
+            && !t.in_object
+            && !toks.get(k + 1).is_some_and(|n| is_punct(n, ":"))
+    });
     let is_start = {
         let mut v = vec![false; toks.len()];
         for &i in &starts {
@@ -534,19 +890,17 @@ pub fn prepare(code: &str) -> Prepared {
     };
     let mut names: Vec<String> = Vec::new();
     let mut functions: Vec<String> = Vec::new();
-    let mut top_return = false;
     // Edits of the source: (byte offset, bytes removed, text inserted), in order.
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     let mut i = 0;
     while i < toks.len() {
         let t = &toks[i];
-        if t.depth != 0 || !is_start[i] || t.kind != Kind::Ident {
+        if t.depth != 0 || !is_start[i] || t.kind != Kind::Ident || t.prop {
             i += 1;
             continue;
         }
         let next = toks.get(i + 1);
         match t.text {
-            "return" => top_return = true,
             "var" | "let" | "const" => {
                 let declares = next.is_some_and(|n| {
                     (n.kind == Kind::Ident && !matches!(n.text, "in" | "instanceof"))
@@ -580,12 +934,12 @@ pub fn prepare(code: &str) -> Prepared {
             }
             "class" => {
                 if let Some(n) = next.filter(|n| n.kind == Kind::Ident && n.text != "extends") {
-                    // The body is the first `{` at the top level after the name.
-                    if let Some(&open) = next_brace.get(i + 2).filter(|&&k| k < toks.len()) {
+                    // The body, as the tokenizer found it.
+                    if let Some(&open) = body_of.get(i).filter(|&&k| k < toks.len()) {
                         let close = skip_bracket(&toks, open);
                         edits.push((t.start, 0, format!("var {} = ", n.text)));
                         edits.push((toks[close - 1].end, 0, ";".into()));
-                        names.push(n.text.to_owned());
+                        names.push(ident_name(n.text));
                         i = close;
                         continue;
                     }
@@ -607,7 +961,7 @@ pub fn prepare(code: &str) -> Prepared {
                     k += 1;
                 }
                 if let Some(n) = toks.get(k).filter(|u| u.kind == Kind::Ident) {
-                    functions.push(n.text.to_owned());
+                    functions.push(ident_name(n.text));
                 }
             }
             _ => {}
@@ -621,7 +975,10 @@ pub fn prepare(code: &str) -> Prepared {
     let mut e = 0;
     for &s in &starts {
         let at = toks[s].start;
-        while e < edits.len() && edits[e].0 < at {
+        // (A `;` inserted at the statement start ends the statement before it.)
+        while e < edits.len()
+            && (edits[e].0 < at || (edits[e].0 == at && edits[e].1 == 0 && edits[e].2 == ";"))
+        {
             let (pos, del, ins) = &edits[e];
             out.push_str(&code[last..*pos]);
             out.push_str(ins);
@@ -765,9 +1122,9 @@ mod tests {
                 "x + 1"
             ]
         );
-        // A continued line is not a statement start.
-        let p = prepare("a = 1\n+ 2\n(b)");
-        assert_eq!(tails(&p), ["a = 1\n+ 2\n(b)", "(b)"]);
+        // A continued line is not a statement start (`2\n(b)` is a call: no ASI before `(`).
+        let p = prepare("a = 1\n+ 2\n(b)\n!c");
+        assert_eq!(tails(&p), ["a = 1\n+ 2\n(b)\n!c", "!c"]);
     }
 
     #[test]
@@ -812,5 +1169,142 @@ mod tests {
             let p = prepare(code);
             assert!(p.code.len() >= code.len().saturating_sub(3));
         }
+    }
+
+    #[test]
+    fn returns_in_top_level_blocks_are_top_level() {
+        for code in [
+            "if (x) return 5\n1",
+            "{ return 1 }",
+            "for (;;) { return 1 }",
+            "try { return 1 } finally {}",
+        ] {
+            assert!(prepare(code).top_return, "{code}");
+        }
+        for code in [
+            "function f(a) { if (a) { return 1 } }",
+            "x = { m() { return 1 }, return: 2 }",
+            "class A { m() { return 1 } }",
+            "f(() => { return 1 }); o.return",
+            "o = { return() {}, get return() { return 1 }, async *return() {} }",
+            "o = { return }",
+        ] {
+            assert!(!prepare(code).top_return, "{code}");
+        }
+    }
+
+    #[test]
+    fn regexes_after_statement_heads_and_blocks() {
+        let p = prepare("if (1) /`/.test(s); t = `\nlet z = 1\n`; t");
+        assert!(!p.code.contains("var"), "{}", p.code);
+        let p = prepare("function f(){}\n/`/.test(s)\nlet y = 1");
+        assert_eq!(p.names, ["y"]);
+        assert_eq!(tails(&p).last().map(String::as_str), Some("var y = 1"));
+        let p = prepare("{}\n/re/.test('a')\nlet k = 1");
+        assert_eq!(
+            tails(&p),
+            [
+                "{}\n/re/.test('a')\nvar k = 1",
+                "/re/.test('a')\nvar k = 1",
+                "var k = 1"
+            ]
+        );
+    }
+
+    #[test]
+    fn keywords_after_a_dot_are_names() {
+        let p = prepare("n = o.in / 2, t = `/\nlet z = 1\n`; t");
+        assert!(!p.code.contains("var"), "{}", p.code);
+        let p = prepare("x = o.let\nlet y = 1");
+        assert_eq!(p.names, ["y"]);
+        assert!(!prepare("x = o.return").top_return);
+    }
+
+    #[test]
+    fn line_continuation_with_crlf_in_a_string() {
+        let code = "s = 'a\\\r\n;let x = 1;'; s";
+        let p = prepare(code);
+        assert_eq!(p.code, code);
+        assert!(p.names.is_empty());
+    }
+
+    #[test]
+    fn no_split_before_brackets_or_templates_on_a_new_line() {
+        let p = prepare("var f = function(){}\n(2)");
+        assert_eq!(p.splits, [0]);
+        let p = prepare("x = y\n[0]\nz = tag\n`t`\n(b)");
+        assert_eq!(
+            tails(&p),
+            ["x = y\n[0]\nz = tag\n`t`\n(b)", "z = tag\n`t`\n(b)"]
+        );
+        let p = prepare("class A {}\n(b)");
+        assert_eq!(tails(&p).last().map(String::as_str), Some("(b)"));
+    }
+
+    #[test]
+    fn unicode_line_separators_end_lines() {
+        let p = prepare("// c\u{2028}let x = 1");
+        assert_eq!(p.names, ["x"]);
+        let p = prepare("x = 1 /*\u{2029}*/ let y = 2");
+        assert_eq!(p.names, ["y"]);
+        let p = prepare("#!/bin/node\u{2028}let z = 1");
+        assert_eq!(p.names, ["z"]);
+        let p = prepare("x = 1\u{2028}let y = 2");
+        assert_eq!(tails(&p).last().map(String::as_str), Some("var y = 2"));
+    }
+
+    #[test]
+    fn html_like_comments() {
+        let p = prepare("x = 1 <!-- don't `\nlet z = 1");
+        assert_eq!(p.names, ["z"]);
+        let p = prepare("x = 1\n /* c */ --> `\nlet z = 1");
+        assert_eq!(p.names, ["z"]);
+        let p = prepare("--> `\nlet z = 1");
+        assert_eq!(p.names, ["z"]);
+        // Not at the start of a line: a decrement and a comparison.
+        let p = prepare("x --> 0; let z = 1");
+        assert_eq!(p.names, ["z"]);
+    }
+
+    #[test]
+    fn in_and_instanceof_after_a_brace_go_on() {
+        assert_eq!(
+            prepare("let a = {} instanceof Object, b = 2").names,
+            ["a", "b"]
+        );
+        assert_eq!(prepare("let a = {} in o, b = 2").names, ["a", "b"]);
+    }
+
+    #[test]
+    fn class_heritage_with_braces() {
+        let p = prepare("class A extends {}.constructor {}");
+        assert_eq!(p.code, "var A = class A extends {}.constructor {};");
+        let p = prepare("class A extends class B {} {}");
+        assert_eq!(p.code, "var A = class A extends class B {} {};");
+        assert_eq!(p.names, ["A"]);
+        let p = prepare("class A extends f() { m() {} }\nA");
+        assert_eq!(p.code, "var A = class A extends f() { m() {} };\nA");
+    }
+
+    #[test]
+    fn escaped_names_are_decoded() {
+        assert_eq!(prepare("var \\u0061 = 1").names, ["a"]);
+        let p = prepare("let \\u{62}c = 2, d\\u0065 = 3");
+        assert_eq!(p.code, "var \\u{62}c = 2, d\\u0065 = 3");
+        assert_eq!(p.names, ["bc", "de"]);
+        assert_eq!(prepare("class \\u{41} {}").names, ["A"]);
+        for code in ["let \\u{", "let \\u{110000} = 1", "let \\u00é", "let a\\"] {
+            prepare(code);
+        }
+    }
+
+    #[test]
+    fn splits_after_class_declarations_and_do_while() {
+        let p = prepare("class A{}x");
+        assert_eq!(p.code, "var A = class A{};x");
+        assert_eq!(tails(&p), ["var A = class A{};x", "x"]);
+        let p = prepare("do x++; while (0) let y = 1");
+        assert_eq!(p.names, ["y"]);
+        assert_eq!(tails(&p).last().map(String::as_str), Some("var y = 1"));
     }
 }

@@ -48,6 +48,7 @@ pub fn test_all(suite: &E2e) -> Result<(), String> {
         "foxden",
         "--target",
         "wasm32-unknown-unknown",
+        "--lib",
         "--tests",
         "--",
         "-D",

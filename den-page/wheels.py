@@ -55,6 +55,9 @@ _PRE = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "previ
 
 
 def version_key(v):
+    # Longer is no real version (and int() refuses a run of more than 4300 digits).
+    if len(v) > 256:
+        return None
     m = _VERSION.match(v.strip())
     if not m:
         return None
@@ -74,8 +77,9 @@ def version_key(v):
 
 
 def _release(v):
-    m = _VERSION.match(v.strip())
-    return [int(x) for x in m.group(2).split(".")] if m else None
+    """(epoch, release numbers) of a version, or None."""
+    m = _VERSION.match(v.strip()) if len(v) <= 256 else None
+    return (int(m.group(1) or 0), [int(x) for x in m.group(2).split(".")]) if m else None
 
 
 def version_ok(version, spec):
@@ -91,7 +95,8 @@ def version_ok(version, spec):
         if op in ("==", "!=") and want.endswith(".*"):
             prefix = _release(want[:-2])
             rel = _release(version)
-            match = prefix is not None and rel is not None and (rel + [0] * len(prefix))[: len(prefix)] == prefix
+            match = (prefix is not None and rel is not None and rel[0] == prefix[0]
+                     and (rel[1] + [0] * len(prefix[1]))[: len(prefix[1])] == prefix[1])
             if (op == "==") != match:
                 return False
             continue
@@ -103,8 +108,9 @@ def version_ok(version, spec):
         if key is None:
             raise ValueError("unreadable version %r" % want)
         if op == "~=":
-            rel = _release(want)
-            if len(rel) < 2 or have < key or (_release(version) + [0] * len(rel))[: len(rel) - 1] != rel[:-1]:
+            epoch, rel = _release(want)
+            mine = _release(version)
+            if len(rel) < 2 or have < key or mine[0] != epoch or (mine[1] + [0] * len(rel))[: len(rel) - 1] != rel[:-1]:
                 return False
             continue
         if op in ("==", "!=") and "+" in want:
@@ -214,6 +220,8 @@ def marker_holds(marker, env):
             return (lv in rv) == (op == "in")
         if var == "extra":
             return op == "==" and normalize(lv) == normalize(rv) or op == "!=" and normalize(lv) != normalize(rv)
+        if var in _VERSION_VARS and version_key(lv) is not None and op in ("==", "!=") and rv.endswith(".*"):
+            return version_ok(lv, op + rv)  # a prefix match (python_version == "3.*")
         if var in _VERSION_VARS and version_key(lv) is not None and version_key(rv) is not None and op != "===":
             return version_ok(lv, op + rv)
         return {"==": lv == rv, "!=": lv != rv, "<": lv < rv, ">": lv > rv, "<=": lv <= rv,
@@ -345,7 +353,7 @@ class _Wheel:
                 raise fail("WHEEL has the tag %r: not a pure-Python wheel (py*-none-any or cp314-none-any)" % tag.strip()[:100])
         # METADATA
         meta = email.parser.HeaderParser().parsestr(read(di + "/METADATA").decode("utf-8", "replace"))
-        if normalize(meta.get("Name", "")) != name:
+        if normalize(meta.get("Name", "").strip()) != name:
             raise fail("METADATA names the project %r, not %r" % (meta.get("Name"), name))
         if _canonical_version(meta.get("Version", "").strip()) != _canonical_version(version):
             raise fail("METADATA says version %r, its file name %s" % ((meta.get("Version") or "")[:50], version))
@@ -389,6 +397,10 @@ class _Wheel:
             if path.startswith(data_dir):
                 kind, _, rest = path[len(data_dir):].partition("/")
                 if kind in ("purelib", "platlib") and rest:
+                    top = rest.split("/", 1)[0]
+                    if top.lower().endswith(".dist-info") and top != di:
+                        # importlib.metadata would list a project that is not there.
+                        raise fail("%s would install another .dist-info folder (%s)" % (path[:200], top[:100]))
                     self.targets.append((path, rest))
                 # scripts, headers, data: nowhere to go in a den
             else:
@@ -412,6 +424,8 @@ def _check_needs(wheels, env):
                 dep, spec, marker = parse_requirement(line)
                 if marker is not None and not marker_holds(marker, env):
                     continue
+            except RecursionError:
+                raise WheelError(w.name, "%s: Requires-Dist %r: its marker is nested too deeply" % (w.file, line[:200]))
             except ValueError as e:
                 raise WheelError(w.name, "%s: Requires-Dist %r: %s" % (w.file, line, e))
             have = by_name.get(dep)
@@ -437,22 +451,43 @@ def install(wheels, site, env=None, verify=True, written_out=None):
     checked = []
     seen = {}
     for file, data in wheels:
-        w = _Wheel(file, data, verify)
+        try:
+            w = _Wheel(file, data, verify)
+        except WheelError:
+            raise
+        except Exception as e:  # a check that failed in a way it did not foresee: still a refusal
+            raise WheelError(str(file).split("-", 1)[0], "%s could not be checked (%s: %s)" % (file, type(e).__name__, str(e)[:200]))
         if w.name in seen:
             raise WheelError(w.name, "given twice (%s and %s)" % (seen[w.name], file))
         seen[w.name] = file
         checked.append(w)
-    _check_needs(checked, env)
+    try:
+        _check_needs(checked, env)
+    except WheelError:
+        raise
+    except Exception as e:
+        raise WheelError(checked[0].name if checked else "", "the wheels' requirements could not be checked (%s: %s)" % (type(e).__name__, str(e)[:200]))
     owner = {}
     # Folders looked up once each: in Pyodide a failed lookup raises inside the JS file system,
     # which costs far more than a dict lookup (thousands of files, a few folders).
     dir_state = {}
 
     def dir_exists(d):
-        if d not in dir_state:
+        # A folder exists if its parent does and it is one; walked up to site (or to a folder
+        # already known) in a loop, then down: member paths may be thousands of folders deep.
+        chain = []
+        while d not in dir_state:
             parent = os.path.dirname(d)
-            dir_state[d] = (len(parent) < len(site) or dir_exists(parent)) and os.path.isdir(d)
-        return dir_state[d]
+            if len(parent) < len(site) or parent == d:
+                dir_state[d] = os.path.isdir(d)
+                break
+            chain.append(d)
+            d = parent
+        known = dir_state[d]
+        for c in reversed(chain):
+            known = known and os.path.isdir(c)
+            dir_state[c] = known
+        return known
 
     for w in checked:
         for _, target in w.targets:

@@ -192,6 +192,33 @@ class Install(unittest.TestCase):
             wheels.install([(whl("fx-a", "1"), a)], self.site, PYODIDE_ENV)
         self.assertEqual(self.installed(), before)
 
+    def test_odd_inputs_are_refusals_not_crashes(self):
+        # A 5000-digit version (int() refuses it), a marker nested 400 deep (RecursionError), a
+        # member 1200 folders deep: each a WheelError naming the package, nothing written.
+        long_version = "1." + "1" * 5000
+        self.refuse([(whl("fx", "1.0"), make_wheel("fx", "1.0", {"fx/__init__.py": ""}, meta_version=long_version))],
+                    "fx", "METADATA says version")
+        deep = "six; " + "(" * 400 + "os_name == 'x'" + ")" * 400
+        self.refuse([(whl("fx", "1.0"), make_wheel("fx", "1.0", {"fx/__init__.py": ""}, requires=[deep]))],
+                    "fx", "nested too deeply")
+        path = "fx/" + "a/" * 1200 + "x.py"
+        wheels.install([(whl("fx", "1.0"), make_wheel("fx", "1.0", {"fx/__init__.py": "", path: "v = 1\n"}))],
+                       self.site, PYODIDE_ENV)
+        deepest = os.path.join(self.site, path)
+        self.assertTrue(os.path.exists(deepest))
+        # Removed here, bottom up (shutil.rmtree recurses per folder and would fail).
+        os.remove(deepest)
+        os.removedirs(os.path.dirname(deepest))
+
+    def test_a_data_folder_cannot_install_another_dist_info(self):
+        files = {"fx/__init__.py": "", "fx-1.0.data/purelib/other-9.0.dist-info/METADATA": "Name: other\n"}
+        self.refuse([(whl("fx", "1.0"), make_wheel("fx", "1.0", files))], "fx", "another .dist-info")
+
+    def test_metadata_name_may_have_surrounding_spaces(self):
+        wheels.install([(whl("fx", "1.0"), make_wheel("fx", "1.0", {"fx/__init__.py": ""}, meta_name="fx "))],
+                       self.site, PYODIDE_ENV)
+        self.assertIn("fx/__init__.py", self.installed())
+
 
 class Markers(unittest.TestCase):
     def test_markers(self):
@@ -205,6 +232,10 @@ class Markers(unittest.TestCase):
             ("extra == 'test'", False), ("extra == \"socks\" or python_version<\"3\"", False),
             ("'wasm' in platform_machine", True), ("'arm' not in platform_machine", True),
             ("implementation_name == \"pypy\"", False),
+            # Wildcards are prefix matches, as PEP 508 has them (not text comparisons).
+            ("python_version == '3.14.*'", True), ("python_version != '3.14.*'", False),
+            ("python_version == '3.*'", True), ("python_full_version == '3.14.*'", True),
+            ("python_version == '2.*'", False),
         ]:
             self.assertEqual(wheels.marker_holds(marker, env), want, marker)
         for bad in ["python_version >=", "unknown_var == 'x'", "(python_version > '3'"]:
@@ -224,6 +255,9 @@ class Markers(unittest.TestCase):
             # Local labels: ignored unless the specifier has one.
             ("1.0+abc", "==1.0", True), ("1.0+xyz", "==1.0+abc", False), ("1.0+abc", "==1.0+abc", True),
             ("1.0+xyz", "!=1.0+abc", True),
+            # Epochs count in ~= and in prefix matches too.
+            ("1!1.0", "~=1.0", False), ("1!1.0", "==1.*", False), ("1!1.0", "==1.0.*", False),
+            ("1!1.0", "==1!1.*", True), ("1!1.5", "~=1!1.0", True), ("1.0", "!=1!1.*", True),
         ]:
             self.assertEqual(wheels.version_ok(v, spec), want, (v, spec))
 

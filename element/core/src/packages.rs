@@ -150,9 +150,13 @@ fn python_tag_ok(tag: &str) -> bool {
     }
     match tag.strip_prefix("py3") {
         Some("") => true,
-        Some(minor) => minor
-            .parse::<u32>()
-            .is_ok_and(|m| m <= PYTHON_MINOR && !minor.starts_with('0') || minor == "0"),
+        // Digits only: `parse` alone takes `+1` too (`py3+1` is no tag).
+        Some(minor) => {
+            minor.bytes().all(|b| b.is_ascii_digit())
+                && minor
+                    .parse::<u32>()
+                    .is_ok_and(|m| m <= PYTHON_MINOR && !minor.starts_with('0') || minor == "0")
+        }
         None => false,
     }
 }
@@ -426,6 +430,9 @@ mod tests {
             ("x-1-py2-none-any.whl", "not for Python 3"),
             ("x-1-py315-none-any.whl", "not for Python 3"),
             ("x-1-py3x-none-any.whl", "not for Python 3"),
+            // `parse::<u32>` alone reads `+1` as 1.
+            ("x-1-py3+1-none-any.whl", "not for Python 3"),
+            ("x-1-py3+14-none-any.whl", "not for Python 3"),
         ] {
             let e = parse_wheel_name(bad).unwrap().check_tags().unwrap_err();
             assert!(e.message.contains(why), "{bad}: {e}");

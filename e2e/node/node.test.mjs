@@ -245,6 +245,76 @@ test("an adapter's hostile answers: a throwing getter refuses the answer; notes 
   assert.deepEqual(process.getActiveResourcesInfo().filter((k) => k === "Timeout"), []);
 });
 
+test("changes apply in call order; a close before a run's changes are kept ends it DenClosed; using closes", { timeout: 120000 }, async () => {
+  // A write queued behind a run goes first, however soon after the run's end the next is called
+  // (the turn is handed on in call order: a call made as the run ended once slipped in first).
+  let release;
+  const gate = new Promise((r) => (release = r));
+  const den = await m.openDen({ name: "order", runtime: { start() {}, close() {}, run: () => gate.then(() => ({})) } });
+  const run = den.run("go");
+  await new Promise((r) => setTimeout(r, 10));
+  const first = den.writeFile("/work/x", "first");
+  release();
+  let second;
+  await gate.then(() => {}).then(() => (second = den.writeFile("/work/x", "second")));
+  await Promise.all([run, first, second]);
+  assert.equal(await den.readText("/work/x"), "second");
+  // Many calls queued at once, and more while they go: each applies in the order it was made.
+  const order = [];
+  const calls = [];
+  for (let i = 0; i < 20; i++) {
+    calls.push(den.writeFile("/work/n", String(i)).then(() => order.push(i)));
+    if (i % 5 === 0) await Promise.resolve();
+  }
+  await Promise.all(calls);
+  assert.deepEqual(order, [...Array(20).keys()]);
+  assert.equal(await den.readText("/work/n"), "19");
+  await den.close();
+
+  // close() from onOutput while the answer is being read: the run's files are not kept, and the
+  // run says so (it ended DenClosed), rather than succeeding with its changes dropped.
+  const closing = await m.openDen({ name: "closing", runtime: { start() {}, close() {}, run: () => ({ stdout: "x\n", files: { "/work/a": "a" } }) } });
+  const r = await closing.run("go", { onOutput: () => closing.close() });
+  assert.equal(r.error?.type, "DenClosed");
+  assert.match(r.stderr, /the den was closed/);
+  assert.deepEqual(r.files.created, []);
+
+  // den[Symbol.dispose]() (what `using` calls) and free() close the den: the name is free again
+  // and the adapter is closed (they released the Rust object at once, name still taken).
+  for (const how of ["dispose", "asyncDispose", "free"]) {
+    let closed = 0;
+    const d = await m.openDen({ name: "disposed", runtime: { start() {}, close: () => closed++, run: () => ({}) } });
+    if (how === "dispose") d[Symbol.dispose]();
+    else if (how === "asyncDispose") await d[Symbol.asyncDispose]();
+    else d.free();
+    await new Promise((res) => setTimeout(res, 20));
+    assert.equal(closed, 1, how);
+    assert.equal(d.closed, true, how);
+    await assert.rejects(d.run("1"), (e) => e instanceof m.DenError && e.code === "closed");
+    await (await m.openDen({ name: "disposed", runtime: { start() {}, close() {}, run: () => ({}) } })).close();
+  }
+});
+
+test("detached buffers are told apart in Node.js 20 too (no ArrayBuffer.prototype.detached)", { timeout: 120000 }, async () => {
+  const detached = (view = false) => {
+    const b = new ArrayBuffer(8);
+    const v = new Float32Array(b);
+    structuredClone(b, { transfer: [b] });
+    return view ? v : b;
+  };
+  const den = await m.openDen({ name: "detached", runtime: { start() {}, close() {}, run: () => ({}) } });
+  for (const data of [detached(), detached(true)]) {
+    await assert.rejects(den.writeFile("/work/gone.bin", data), (e) => e instanceof m.DenError && e.code === "bad-data" && /detached|transferred/.test(e.message));
+  }
+  await assert.rejects(den.restore(detached()), (e) => e instanceof m.SnapshotError && e.code === "truncated");
+  assert.throws(() => m.decodeSnapshot(detached(true)), (e) => e instanceof m.SnapshotError && e.code === "truncated");
+  assert.equal(Object.values(m.decodeSnapshot(m.encodeSnapshot({ "/drop/e.bin": detached() })))[0].length, 0);
+  // An empty buffer that was never transferred is just empty.
+  await den.writeFile("/work/empty.bin", new ArrayBuffer(0));
+  assert.equal((await den.readFile("/work/empty.bin")).length, 0);
+  await den.close();
+});
+
 test("Pyodide in a worker thread as the adapter: the quickstart, variables, timeouts, snapshots, forks", { timeout: 120000 }, async () => {
   const adapter = pyodideAdapter();
   const den = await m.openDen({ name: "notes", runtime: adapter });

@@ -44,6 +44,16 @@ export const {
 } = wasm;
 export const { FoxdenError, PathError, SnapshotError, DenError, DenLoadError } = wasm.__errorClasses();
 export const Den = wasm.Den;
+// `using den = await openDen(…)` (and `await using`) closes the den. wasm-bindgen makes
+// Symbol.dispose and free() release the Rust object at once, which would leave its name taken
+// and its runtime running; both close the den instead.
+for (const [key, dispose] of [
+  ["free", function () { this.close().catch(() => {}); }],
+  [Symbol.dispose, function () { this.close().catch(() => {}); }],
+  [Symbol.asyncDispose, function () { return this.close(); }],
+]) {
+  if (key) Object.defineProperty(Den.prototype, key, { value: dispose, writable: true, configurable: true });
+}
 /** Live Rust-owned listeners and den connections in this page (for leak checks). */
 export const liveCounts = () => wasm.__liveCounts();
 

@@ -295,7 +295,20 @@ pub fn is_detached(v: &JsValue) -> bool {
     } else {
         v.clone()
     };
-    get(&buffer, "detached").as_bool() == Some(true)
+    match get(&buffer, "detached").as_bool() {
+        Some(detached) => detached,
+        // Engines without `ArrayBuffer.prototype.detached` (Node.js 20): a detached buffer
+        // has no bytes, and no view of it can be made.
+        None => {
+            buffer.is_instance_of::<js_sys::ArrayBuffer>()
+                && get(&buffer, "byteLength").as_f64() == Some(0.0)
+                && get(&js_sys::global(), "Uint8Array")
+                    .dyn_into::<js_sys::Function>()
+                    .is_ok_and(|view| {
+                        Reflect::construct(&view, &js_sys::Array::of1(&buffer)).is_err()
+                    })
+        }
+    }
 }
 
 /// The longest snapshot a `JsSnapshot` reads: offsets into it are `u32`.

@@ -292,7 +292,9 @@ impl Den {
         }
         if let Some(why) = refused {
             out.changes_not_kept(&why, cap);
-        } else if !ops.is_empty() && !inner.closed.get() {
+        } else if !ops.is_empty() && inner.closed.get() {
+            closed_before_commit(&mut out, ro.timeout_ms, cap);
+        } else if !ops.is_empty() {
             match inner.commit(ops, "run").await {
                 Ok(c) => out.files = c,
                 Err(e) => out.changes_not_kept(&e.message(), cap),

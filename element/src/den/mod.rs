@@ -25,12 +25,13 @@ use foxden_core::outcome::{lost_den_error, Display, LostDen, RunOutcome};
 use foxden_core::paths::normalize_file_path;
 use foxden_core::protocol::{Done, HostToDen, OutputBuffer, ReplyLimits, Watchdog};
 use foxden_core::sync::SyncState;
+use futures::channel::oneshot;
 use js_sys::{Array, Function, Object, Promise};
 pub(crate) use net::{keep_pristine_fetch, FetchHandler};
 pub use options::*;
 pub(crate) use run::answer_from_js;
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -49,7 +50,9 @@ pub(crate) struct Inner {
     sync: RefCell<SyncState>,
     conn: RefCell<Option<Rc<Connection>>>,
     closed: Cell<bool>,
-    busy: RefCell<Option<Promise>>,
+    /// Someone holds the den's turn ([`Inner::exclusive`]); `waiters` are next, in call order.
+    busy: Cell<bool>,
+    waiters: RefCell<VecDeque<oneshot::Sender<()>>>,
     run_seq: Cell<u32>,
     /// The tag of the run in progress (`RunOptions::tag`), read by the element's event router.
     run_tag: Cell<u32>,
@@ -240,7 +243,8 @@ async fn open_claimed(
         sync: RefCell::new(SyncState::new()),
         conn: RefCell::new(conn),
         closed: Cell::new(false),
-        busy: RefCell::new(None),
+        busy: Cell::new(false),
+        waiters: RefCell::new(VecDeque::new()),
         run_seq: Cell::new(0),
         run_tag: Cell::new(0),
         persist: RefCell::new(persist.map(Rc::new)),
@@ -304,22 +308,43 @@ impl Inner {
         }
     }
 
-    /// Serializes operations on the den: runs and file operations never interleave.
+    /// Serializes operations on the den: runs and file operations never interleave, and take
+    /// their turns in call order (first come, first served: a turn that ends is handed to the
+    /// next waiter, so a call made meanwhile cannot slip in before those already waiting).
     async fn exclusive(&self) -> Exclusive<'_> {
-        loop {
-            let pending = self.busy.borrow().clone();
-            match pending {
-                Some(p) => {
-                    let _ = wasm_bindgen_futures::JsFuture::from(p).await;
-                }
-                None => break,
+        if self.busy.get() {
+            let (tx, rx) = oneshot::channel();
+            self.waiters.borrow_mut().push_back(tx);
+            let mut waiting = Waiting {
+                inner: self,
+                rx: Some(rx),
+            };
+            if let Some(rx) = waiting.rx.as_mut() {
+                // Err: the den is being dropped; nothing waits for the turn any more.
+                let _ = rx.await;
             }
+            waiting.rx = None; // the turn is ours (busy stayed set for us)
         }
-        let gate = Gate::new();
-        *self.busy.borrow_mut() = Some(gate.promise.clone());
-        Exclusive {
-            inner: self,
-            _gate: gate,
+        self.busy.set(true);
+        Exclusive { inner: self }
+    }
+
+    /// Hands the turn to the next waiter still waiting, or frees the den.
+    fn pass_turn(&self) {
+        loop {
+            let next = self.waiters.borrow_mut().pop_front();
+            match next {
+                // A waiter whose future was dropped refuses it: the one after gets it.
+                Some(tx) => {
+                    if tx.send(()).is_ok() {
+                        return;
+                    }
+                }
+                None => {
+                    self.busy.set(false);
+                    return;
+                }
+            }
         }
     }
 
@@ -472,17 +497,46 @@ impl Drop for Gate {
     }
 }
 
-/// The den's exclusive use ([`Inner::exclusive`]): dropped, it frees the den, then its gate
-/// wakes whoever waits.
-/// The den's turn (see [`Den::turn`]): other operations wait until it is dropped.
+/// A run whose den was closed before its file changes were committed: they are not kept (the
+/// den's lock and name may already be another's), and the run ends `DenClosed` as `close()`
+/// ends a run in flight.
+fn closed_before_commit(out: &mut RunOutcome, timeout_ms: f64, cap: usize) {
+    if out.error.is_none() {
+        out.error = Some(lost_den_error(LostDen::Closed, timeout_ms, ""));
+    }
+    out.note(
+        "foxden: the run's file changes were not kept: the den was closed\n",
+        cap,
+    );
+}
+
+/// The den's turn ([`Inner::exclusive`], [`Den::turn`]): other operations wait until it is
+/// dropped, which hands the turn to the next waiter in call order.
 pub(crate) struct Exclusive<'a> {
     inner: &'a Inner,
-    _gate: Gate,
 }
 
 impl Drop for Exclusive<'_> {
     fn drop(&mut self) {
-        *self.inner.busy.borrow_mut() = None;
+        self.inner.pass_turn();
+    }
+}
+
+/// A call waiting for the den's turn. Dropped before it took the turn (its future was dropped,
+/// e.g. by `close()`), it gives up its place, and a turn already handed to it goes on.
+struct Waiting<'a> {
+    inner: &'a Inner,
+    rx: Option<oneshot::Receiver<()>>,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if let Some(mut rx) = self.rx.take() {
+            rx.close();
+            if let Ok(Some(())) = rx.try_recv() {
+                self.inner.pass_turn();
+            }
+        }
     }
 }
 

@@ -230,6 +230,11 @@ impl Den {
             js::wall_ms(),
         );
         out.note(&returned.notes, ro.max_output_bytes as usize);
+        if inner.closed.get() && !returned.ops.is_empty() {
+            // Closed while the reply was on its way: the den's lock and name may be another's.
+            closed_before_commit(&mut out, ro.timeout_ms, ro.max_output_bytes as usize);
+            return Ok(inner.end_run(seq, &code, &out));
+        }
         match inner.commit(returned.ops.clone(), "run").await {
             Ok(c) => {
                 inner.sync.borrow_mut().committed(&returned);

@@ -869,6 +869,66 @@ test(`${B}: every bad network attribute is reported, with or without network`, a
   assert.match(r.without.ready, /^DenError:/);
 });
 
+test(`${B}: review mends 4: ready after an attribute change is the new den's; the edited code survives readonly and controls off; a never-connected element's error names it`, async () => {
+  const r = await page.evaluate(async () => {
+    const wait = (ms) => new Promise((res) => setTimeout(res, ms));
+    const mk = (name, attrs = {}, code) => {
+      const el = document.createElement("foxden-den");
+      for (const [k, v] of Object.entries({ name, "den-url": "/den/den.html", "pyodide-url": "/pyodide/", ...attrs })) el.setAttribute(k, v);
+      if (code !== undefined) {
+        const sc = document.createElement("script");
+        sc.type = "text/x-python";
+        sc.textContent = code;
+        el.append(sc);
+      }
+      document.querySelector("#a").append(el);
+      return el;
+    };
+    // el.name = x; await el.ready: the new den's info (it was the old, resolved promise).
+    const el = mk("mend4-a");
+    const first = await el.ready;
+    el.name = "mend4-b";
+    const second = await el.ready;
+    const renamed = { fresh: first !== second, live: el.info !== null, name: (await el.run("1")).result };
+    // A change that keeps the den resolves the fresh ready with the same den.
+    el.timeout = 20000;
+    const kept = JSON.stringify(await el.ready) === JSON.stringify(second);
+    // A method called in the same task as the change goes to the new den.
+    el.name = "mend4-c";
+    const sameTask = await el.run("import sys\n'ok'").then((x) => x.result, (e) => e.name);
+    el.remove();
+    // The edited code stays the code when the editor goes (readonly, controls off).
+    const ed = mk("mend4-ed", { controls: "" }, "print('starter')");
+    await ed.ready;
+    for (let i = 0; i < 100 && !ed.shadowRoot.querySelector(".cm-content"); i++) await wait(100);
+    ed.code = "print('answer')";
+    ed.readonly = true;
+    await wait(0);
+    const afterReadonly = { code: ed.code, shown: ed.shadowRoot.querySelector("#code")?.textContent ?? "", run: (await ed.run()).stdout };
+    ed.readonly = false;
+    await wait(0);
+    for (let i = 0; i < 100 && !ed.shadowRoot.querySelector(".cm-content"); i++) await wait(100);
+    ed.code = "print('answer2')";
+    ed.controls = false;
+    await wait(0);
+    const afterControlsOff = ed.code;
+    ed.remove();
+    // An element never connected names itself in its error.
+    const loose = document.createElement("foxden-den");
+    loose.name = "hasname";
+    const message = await loose.run("1").then(() => "ran", (e) => e.message);
+    return { renamed, kept, sameTask, afterReadonly, afterControlsOff, message };
+  });
+  assert.deepEqual(r.renamed, { fresh: true, live: true, name: "1" });
+  assert.ok(r.kept);
+  assert.equal(r.sameTask, "'ok'");
+  assert.match(r.afterReadonly.code, /print\('answer'\)/);
+  assert.match(r.afterReadonly.shown, /answer/);
+  assert.equal(r.afterReadonly.run, "answer\n");
+  assert.match(r.afterControlsOff, /print\('answer2'\)/);
+  assert.match(r.message, /name="hasname"/);
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);

@@ -61,7 +61,12 @@ pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
         }
     };
     if readonly || !has_code {
-        if ui.editor.borrow_mut().take().is_some() {
+        let editor = ui.editor.borrow_mut().take();
+        if let Some(editor) = editor {
+            // The edited text stays the code (`code`, run()) when the editor goes.
+            if let Some(text) = editor.text() {
+                *state.code.borrow_mut() = Some(text);
+            }
             show(false);
             show_code(ui, state, host);
         }

@@ -80,6 +80,9 @@ pub(crate) type ElementPhase = Phase<Opening, Den>;
 
 pub(crate) struct State {
     pub(crate) host: RefCell<Option<HtmlElement>>,
+    /// The `name` attribute as last seen (also before the element was first connected), for
+    /// error messages.
+    pub(crate) name_seen: RefCell<String>,
     pub(crate) connected: Cell<bool>,
     pub(crate) scheduled: Cell<bool>,
     pub(crate) phase: RefCell<ElementPhase>,
@@ -117,7 +120,7 @@ pub(crate) fn closed_error(state: &State) -> JsValue {
         .borrow()
         .as_ref()
         .and_then(|h| h.get_attribute("name"))
-        .unwrap_or_default();
+        .unwrap_or_else(|| state.name_seen.borrow().clone());
     den_error(crate::errors::DenErrorCode::Closed,
         &format!("<foxden-den name={name:?}> has no open den (it is not in the document, was closed, or its attributes are invalid)"),
     )
@@ -202,11 +205,12 @@ impl State {
     }
 }
 
-/// Schedules a reconcile in a microtask (one per batch of changes). An attribute change after
-/// a failed or refused opening gets a fresh `ready` at once, for what the change brings (a move
-/// does not: the element stays as it was).
+/// Schedules a reconcile in a microtask (one per batch of changes). An attribute change gets
+/// a fresh `ready` at once if the last one settled, for what the change brings (a move does
+/// not: the element stays as it was): `el.name = "b"; await el.ready` waits for den `b`, and
+/// a change that keeps the den open resolves it with that den's info in the reconcile.
 pub(crate) fn schedule(state: &Rc<State>, attribute: bool) {
-    if attribute && state.ready.borrow().rejected {
+    if attribute && state.ready.borrow().settled() {
         *state.ready.borrow_mut() = Ready::new();
     }
     if state.scheduled.replace(true) {
@@ -220,8 +224,18 @@ pub(crate) fn schedule(state: &Rc<State>, attribute: bool) {
 }
 
 /// Brings the den and the UI in line with the element's attributes and connection; what to do
-/// is decided by `foxden_core::phase::reconcile`.
+/// is decided by `foxden_core::phase::reconcile`. A `ready` renewed by a change that kept the
+/// open den resolves with it.
 pub(crate) fn reconcile(state: &Rc<State>) {
+    reconcile_phase(state);
+    if !state.ready.borrow().settled() {
+        if let Some(den) = state.den() {
+            state.ready.borrow_mut().settle(true, &den.info());
+        }
+    }
+}
+
+fn reconcile_phase(state: &Rc<State>) {
     let host = state.host.borrow().clone();
     let connected = state.connected.get() && host.is_some();
     let config = match host.as_ref().filter(|_| connected) {

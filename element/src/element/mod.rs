@@ -79,6 +79,13 @@ impl Default for ElementHandle {
 }
 
 async fn live_den(state: Rc<State>) -> Result<Den, JsValue> {
+    // Attributes changed in this task and not reconciled yet (`el.name = "b"; el.run(…)`): the
+    // call is for what they bring, a new den or the same one.
+    if state.scheduled.get() && !state.ready.borrow().settled() {
+        let p = state.ready.borrow().promise.clone();
+        JsFuture::from(p).await?;
+        return state.den().ok_or_else(|| closed_error(&state));
+    }
     if let Some(d) = state.den() {
         return Ok(d);
     }
@@ -97,6 +104,7 @@ impl ElementHandle {
         ElementHandle {
             state: Rc::new(State {
                 host: RefCell::new(None),
+                name_seen: RefCell::new(String::new()),
                 connected: Cell::new(false),
                 scheduled: Cell::new(false),
                 phase: RefCell::new(ElementPhase::default()),
@@ -136,7 +144,10 @@ impl ElementHandle {
 
     /// `attributeChangedCallback`.
     #[wasm_bindgen(js_name = attributeChanged)]
-    pub fn attribute_changed(&self, _el: HtmlElement, _name: String) {
+    pub fn attribute_changed(&self, el: HtmlElement, name: String) {
+        if name == "name" {
+            *self.state.name_seen.borrow_mut() = el.get_attribute("name").unwrap_or_default();
+        }
         if self.state.connected.get() {
             schedule(&self.state, true);
         }

@@ -913,11 +913,20 @@ test(`${B}: review mends 4: ready after an attribute change is the new den's; th
     await wait(0);
     const afterControlsOff = ed.code;
     ed.remove();
+    // Text never edited is not kept: a page that changes the script child later is followed.
+    const sw = mk("mend4-sw", { controls: "" }, "print('s1')");
+    await sw.ready;
+    for (let i = 0; i < 100 && !sw.shadowRoot.querySelector(".cm-content"); i++) await wait(100);
+    sw.controls = false;
+    await wait(0);
+    sw.querySelector("script").textContent = "print('s2')";
+    const followed = (await sw.run()).stdout;
+    sw.remove();
     // An element never connected names itself in its error.
     const loose = document.createElement("foxden-den");
     loose.name = "hasname";
     const message = await loose.run("1").then(() => "ran", (e) => e.message);
-    return { renamed, kept, sameTask, afterReadonly, afterControlsOff, message };
+    return { renamed, kept, sameTask, afterReadonly, afterControlsOff, followed, message };
   });
   assert.deepEqual(r.renamed, { fresh: true, live: true, name: "1" });
   assert.ok(r.kept);
@@ -926,6 +935,7 @@ test(`${B}: review mends 4: ready after an attribute change is the new den's; th
   assert.match(r.afterReadonly.shown, /answer/);
   assert.equal(r.afterReadonly.run, "answer\n");
   assert.match(r.afterControlsOff, /print\('answer2'\)/);
+  assert.equal(r.followed, "s2\n");
   assert.match(r.message, /name="hasname"/);
 });
 

@@ -47,9 +47,11 @@ export const Den = wasm.Den;
 // `using den = await openDen(…)` (and `await using`) closes the den. wasm-bindgen makes
 // Symbol.dispose and free() release the Rust object at once, which would leave its name taken
 // and its runtime running; both close the den instead.
+// (Disposing twice is harmless: close() of a closed den resolves.)
+const closeQuietly = function () { this.close().catch(() => {}); };
 for (const [key, dispose] of [
-  ["free", function () { this.close().catch(() => {}); }],
-  [Symbol.dispose, function () { this.close().catch(() => {}); }],
+  ["free", closeQuietly],
+  [Symbol.dispose, closeQuietly],
   [Symbol.asyncDispose, function () { return this.close(); }],
 ]) {
   if (key) Object.defineProperty(Den.prototype, key, { value: dispose, writable: true, configurable: true });

@@ -577,7 +577,7 @@ fn query_matches(pattern: &str, query: &str) -> bool {
     if !pats.zip(&params).all(|(p, q)| glob_match(p, q)) {
         return false;
     }
-    let names: Vec<Vec<String>> = params
+    let names: Vec<ServerNames> = params
         .iter()
         .map(|p| server_names(p.split('=').next().unwrap_or("")))
         .collect();
@@ -585,8 +585,32 @@ fn query_matches(pattern: &str, query: &str) -> bool {
         names
             .iter()
             .enumerate()
-            .all(|(j, other)| j == i || !other.iter().any(|n| names[i].contains(n)))
+            .all(|(j, other)| j == i || !names[i].same_as(other))
     })
+}
+
+/// The names servers may read for one query parameter (see [`server_names`]).
+struct ServerNames {
+    /// Readings of the whole name.
+    whole: Vec<String>,
+    /// Readings of the name cut at `[` (PHP's array parameters: `id[]` and `id[a]` are `id`).
+    array: Vec<String>,
+}
+
+impl ServerNames {
+    /// Whether some server reads both as one parameter: the same whole name, or one an array
+    /// element of the other (`id` and `id[]`). Two elements of one array (`f[a]`, `f[b]`) are
+    /// different keys.
+    fn same_as(&self, other: &ServerNames) -> bool {
+        let meets = |a: &[String], b: &[String]| a.iter().any(|n| b.contains(n));
+        meets(&self.whole, &other.whole)
+            || meets(&self.array, &other.whole)
+            || meets(&self.whole, &other.array)
+    }
+
+    fn any(&self, name: &str) -> bool {
+        self.whole.iter().chain(&self.array).any(|n| n == name)
+    }
 }
 
 /// The names servers may read for a query parameter named `raw` as the URL writes it: `+` as
@@ -594,25 +618,31 @@ fn query_matches(pattern: &str, query: &str) -> bool {
 /// a NUL (PHP's names are C strings), whole or cut at `[` (PHP reads `id[]` as `id`), and each
 /// of those also as PHP spells it, `.`, ` ` and `[` read as `_`, with leading spaces kept and
 /// dropped (PHP drops them; another reader may not).
-fn server_names(raw: &str) -> Vec<String> {
+fn server_names(raw: &str) -> ServerNames {
     let decoded = percent_decode_lossy(&raw.replace('+', " ")).to_ascii_lowercase();
     let plain = decoded.split('\0').next().unwrap_or("");
-    let bracket = plain.split('[').next().unwrap_or("");
     let php = |s: &str| -> String {
         s.chars()
             .map(|c| if matches!(c, '.' | ' ' | '[') { '_' } else { c })
             .collect()
     };
-    let mut out = Vec::new();
-    for base in [plain, bracket] {
+    let readings = |base: &str| -> Vec<String> {
+        let mut out = Vec::new();
         for s in [base, base.trim_start_matches(' ')] {
             out.push(s.to_owned());
             out.push(php(s));
         }
+        out.sort();
+        out.dedup();
+        out
+    };
+    ServerNames {
+        whole: readings(plain),
+        array: match plain.split_once('[') {
+            Some((base, _)) => readings(base),
+            None => Vec::new(),
+        },
     }
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// `%XX` escapes decoded (bytes that are not UTF-8 become U+FFFD), for comparing names.
@@ -935,10 +965,7 @@ fn method_override(path_and_query: &str) -> Option<String> {
     let (_, query) = split_query(path_and_query);
     query?.split(['&', ';']).find_map(|param| {
         let name = param.split('=').next().unwrap_or("");
-        server_names(name)
-            .iter()
-            .any(|n| n == "_method")
-            .then(|| name.to_owned())
+        server_names(name).any("_method").then(|| name.to_owned())
     })
 }
 
@@ -1428,6 +1455,19 @@ mod tests {
         assert!(allowed(
             "https://a.b/s?id=*&*",
             "https://a.b/s?id=7&idx=8&uid=9"
+        ));
+        // Two keys of one PHP array are two parameters (JSON:API's filter[a], Rails' user[name]).
+        let p = "https://a.b/s?filter%5Ba%5D=*&filter%5Bb%5D=*";
+        assert!(allowed(p, "https://a.b/s?filter%5Ba%5D=1&filter%5Bb%5D=2"));
+        let p = "https://a.b/s?user%5Bname%5D=*&*";
+        assert!(allowed(
+            p,
+            "https://a.b/s?user%5Bname%5D=x&user%5Bemail%5D=y"
+        ));
+        assert!(!allowed(p, "https://a.b/s?user%5Bname%5D=x&user=y"));
+        assert!(!allowed(
+            "https://a.b/s?user=*&*",
+            "https://a.b/s?user=x&user%5Bname%5D=y"
         ));
         assert!(allowed(
             "https://a.b/api/*",

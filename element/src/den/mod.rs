@@ -312,18 +312,24 @@ impl Inner {
     /// their turns in call order (first come, first served: a turn that ends is handed to the
     /// next waiter, so a call made meanwhile cannot slip in before those already waiting).
     async fn exclusive(&self) -> Exclusive<'_> {
-        if self.busy.get() {
+        while self.busy.get() {
             let (tx, rx) = oneshot::channel();
             self.waiters.borrow_mut().push_back(tx);
             let mut waiting = Waiting {
                 inner: self,
                 rx: Some(rx),
             };
-            if let Some(rx) = waiting.rx.as_mut() {
-                // Err: the den is being dropped; nothing waits for the turn any more.
-                let _ = rx.await;
+            let handed = match waiting.rx.as_mut() {
+                Some(rx) => rx.await.is_ok(),
+                None => false,
+            };
+            waiting.rx = None;
+            if handed {
+                // The turn is ours: busy stayed set for us.
+                return Exclusive { inner: self };
             }
-            waiting.rx = None; // the turn is ours (busy stayed set for us)
+            // Our place was dropped without the turn (cannot happen while the den lives: only
+            // its queue holds the senders): wait again rather than take a turn someone holds.
         }
         self.busy.set(true);
         Exclusive { inner: self }

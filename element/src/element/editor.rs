@@ -49,6 +49,17 @@ impl Drop for Editor {
     }
 }
 
+/// Keeps an editor's text as the element's code when the editor goes (`readonly`, controls
+/// removed), unless it is still the script child's code: then the script stays the code, and a
+/// page that changes the script later is followed.
+pub(crate) fn keep_edited_text(state: &State, host: &Element, text: Option<String>) {
+    let Some(text) = text else { return };
+    if script_code(host).as_deref().map(str::trim_end) == Some(text.trim_end()) {
+        return;
+    }
+    *state.code.borrow_mut() = Some(text);
+}
+
 /// Shows the editor, or the read-only code with `readonly` (or when there is no code).
 pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
     let readonly = host.has_attribute("readonly");
@@ -63,9 +74,10 @@ pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
     if readonly || !has_code {
         let editor = ui.editor.borrow_mut().take();
         if let Some(editor) = editor {
-            // The edited text stays the code (`code`, run()) when the editor goes.
-            if let Some(text) = editor.text() {
-                *state.code.borrow_mut() = Some(text);
+            // Set read-only: the edited text stays the code (`code`, run()). (Without code, the
+            // script child was removed: nothing to keep.)
+            if readonly {
+                keep_edited_text(state, host, editor.text());
             }
             show(false);
             show_code(ui, state, host);

@@ -385,9 +385,8 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
             .input
             .cancel(true, "the controls that asked for input() were removed");
         // The edited text stays the code (`code`, run()) when the editor goes.
-        if let Some(text) = state.ui().and_then(|ui| ui.editor_text()) {
-            *state.code.borrow_mut() = Some(text);
-        }
+        let text = state.ui().and_then(|ui| ui.editor_text());
+        super::editor::keep_edited_text(state, host, text);
         state.ui.borrow_mut().take();
         return;
     }

@@ -304,9 +304,7 @@ pub fn is_detached(v: &JsValue) -> bool {
                 && get(&buffer, "byteLength").as_f64() == Some(0.0)
                 && get(&js_sys::global(), "Uint8Array")
                     .dyn_into::<js_sys::Function>()
-                    .is_ok_and(|view| {
-                        Reflect::construct(&view, &js_sys::Array::of1(&buffer)).is_err()
-                    })
+                    .is_ok_and(|view| Reflect::construct(&view, &Array::of1(&buffer)).is_err())
         }
     }
 }

@@ -1429,28 +1429,21 @@ mod tests {
         // A pinned query parameter may not be named again as any server reads names: PHP (a
         // NUL ends a name, `id[]` is `id`, leading spaces dropped, `.` and ` ` are `_`), and
         // ASP.NET (names compared without case).
+        // Each query names its first (pinned) parameter again.
         for q in [
             "id=7&id%00=8",
             "id=7&id%5B%5D=8",
             "id=7&+id=8",
             "id=7&ID=8",
             "id=7&Id%00x=8",
-        ] {
-            assert!(
-                !allowed("https://a.b/s?id=*&*", &format!("https://a.b/s?{q}")),
-                "{q}"
-            );
-        }
-        for q in [
             "a_b=7&a.b=8",
             "a_b=7&a%20b=8",
             "a_b=7&a+b=8",
             "a_b=7&a%5Bb=8",
         ] {
-            assert!(
-                !allowed("https://a.b/s?a_b=*&*", &format!("https://a.b/s?{q}")),
-                "{q}"
-            );
+            let pinned = q.split('=').next().unwrap_or("");
+            let pattern = format!("https://a.b/s?{pinned}=*&*");
+            assert!(!allowed(&pattern, &format!("https://a.b/s?{q}")), "{q}");
         }
         assert!(allowed(
             "https://a.b/s?id=*&*",

@@ -317,13 +317,11 @@ impl Inner {
             self.waiters.borrow_mut().push_back(tx);
             let mut waiting = Waiting {
                 inner: self,
-                rx: Some(rx),
+                rx,
+                done: false,
             };
-            let handed = match waiting.rx.as_mut() {
-                Some(rx) => rx.await.is_ok(),
-                None => false,
-            };
-            waiting.rx = None;
+            let handed = (&mut waiting.rx).await.is_ok();
+            waiting.done = true;
             if handed {
                 // The turn is ours: busy stayed set for us.
                 return Exclusive { inner: self };
@@ -532,14 +530,16 @@ impl Drop for Exclusive<'_> {
 /// e.g. by `close()`), it gives up its place, and a turn already handed to it goes on.
 struct Waiting<'a> {
     inner: &'a Inner,
-    rx: Option<oneshot::Receiver<()>>,
+    rx: oneshot::Receiver<()>,
+    /// The wait ended (the turn was taken, or the place dropped): nothing to give up.
+    done: bool,
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        if let Some(mut rx) = self.rx.take() {
-            rx.close();
-            if let Ok(Some(())) = rx.try_recv() {
+        if !self.done {
+            self.rx.close();
+            if let Ok(Some(())) = self.rx.try_recv() {
                 self.inner.pass_turn();
             }
         }

@@ -80,8 +80,8 @@ pub(crate) type ElementPhase = Phase<Opening, Den>;
 
 pub(crate) struct State {
     pub(crate) host: RefCell<Option<HtmlElement>>,
-    /// The `name` attribute as last seen (also before the element was first connected), for
-    /// error messages.
+    /// The `name` attribute, as `attributeChangedCallback` reports it (also before the element
+    /// was first connected, and after it left), for error messages.
     pub(crate) name_seen: RefCell<String>,
     pub(crate) connected: Cell<bool>,
     pub(crate) scheduled: Cell<bool>,
@@ -115,12 +115,7 @@ pub(crate) struct State {
 }
 
 pub(crate) fn closed_error(state: &State) -> JsValue {
-    let name = state
-        .host
-        .borrow()
-        .as_ref()
-        .and_then(|h| h.get_attribute("name"))
-        .unwrap_or_else(|| state.name_seen.borrow().clone());
+    let name = state.name_seen.borrow().clone();
     den_error(crate::errors::DenErrorCode::Closed,
         &format!("<foxden-den name={name:?}> has no open den (it is not in the document, was closed, or its attributes are invalid)"),
     )

@@ -102,6 +102,22 @@ export function readLog(which) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits for a selector that pierces shadow roots (`host >>> inner`) and returns its handle.
+ * puppeteer's waitForSelector re-checks such a selector only when the page's light DOM
+ * changes (a MutationObserver on the document sees nothing inside a shadow root), so a node
+ * that appears in the shadow root after the last light-DOM change is never seen: this polls.
+ */
+export async function waitForDeep(page, selector, timeout = 30000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const handle = await page.$(selector);
+    if (handle) return handle;
+    if (Date.now() > deadline) throw new Error(`${selector} did not appear within ${timeout} ms`);
+    await sleep(50);
+  }
+}
+
 export function marker(tag) {
   return `fxprobe-${tag}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 }

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { build } from "esbuild";
 import { copyFileSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { launch, BROWSER, BASE } from "../lib.mjs";
+import { launch, BROWSER, BASE, waitForDeep } from "../lib.mjs";
 
 const B = BROWSER;
 const page = resolve(import.meta.dirname, "../pages/bundled");
@@ -74,7 +74,7 @@ test(`${B}: bundled <foxden-den controls> loads its editor from beside the bundl
   copyFileSync(join(dist, "foxden_wasm_bg.wasm"), join(out, "foxden_wasm_bg.wasm"));
   copyFileSync(join(dist, "editor.js"), join(out, "editor.js"));
   const { p, errs } = await open("element.html");
-  const content = await p.waitForSelector("#d >>> .cm-content", { timeout: 30000 });
+  const content = await waitForDeep(p, "#d >>> .cm-content", 30000);
   assert.match(await content.evaluate((e) => e.textContent), /print\(6 \* 7\)/);
   const stdout = await p.evaluate(async () => {
     const el = document.querySelector("#d");

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { launch, BROWSER, BASE, readLog } from "../lib.mjs";
+import { launch, BROWSER, BASE, readLog, waitForDeep } from "../lib.mjs";
 
 const B = BROWSER;
 let ctx, page, dir;
@@ -85,7 +85,7 @@ test(`${B}: the demo loads with a progress bar and the "Network: off" badge`, as
 test(`${B}: a CSV picked with the file input gives the exact /out/sums.csv, with live output`, async () => {
   const file = join(dir, "demo-sales.csv");
   writeFileSync(file, CSV);
-  const input = await page.waitForSelector("foxden-den >>> input[type=file]");
+  const input = await waitForDeep(page, "foxden-den >>> input[type=file]");
   await input.uploadFile(file);
   await page.waitForFunction(
     async () => (await document.querySelector("foxden-den").list()).some((f) => f.path === "/drop/demo-sales.csv"),

@@ -3,7 +3,7 @@ import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
-import { launch, openPage, BROWSER, BASE, sleep, logNewErrors } from "../lib.mjs";
+import { launch, openPage, BROWSER, BASE, sleep, logNewErrors, waitForDeep } from "../lib.mjs";
 
 const B = BROWSER;
 let ctx, page, errors;
@@ -389,7 +389,7 @@ test(`${B}: the controls UI works with the keyboard alone`, async () => {
     await document.querySelector("foxden-den").ready;
   });
   // The file input is keyboard-reachable; the file goes in through it.
-  const input = await p.waitForSelector("foxden-den >>> input[type=file]");
+  const input = await waitForDeep(p, "foxden-den >>> input[type=file]");
   const csv = fileURLToPath(new URL("../pages/element-sales.csv", import.meta.url));
   await input.uploadFile(csv);
   await p.waitForFunction(async () => (await document.querySelector("foxden-den").list()).some((f) => f.path === "/drop/element-sales.csv"));

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { launch, BROWSER, BASE } from "../lib.mjs";
+import { launch, BROWSER, BASE, waitForDeep } from "../lib.mjs";
 
 const B = BROWSER;
 const require = createRequire(import.meta.url);
@@ -41,7 +41,7 @@ after(async () => ctx?.close());
 
 /** Focuses the editor of element `id` (a click, as a reader would). */
 async function focusEditor(id) {
-  const content = await page.waitForSelector(`#${id} >>> .cm-content`);
+  const content = await waitForDeep(page, `#${id} >>> .cm-content`);
   await content.click();
 }
 
@@ -187,7 +187,7 @@ test(`${B}: an exercise fails, then passes after the reader edits it; the soluti
 test(`${B}: the drop-a-file cell reads a file added through its file input, and the file list is shared`, async () => {
   const file = path.join(fs.mkdtempSync(path.join((await import("node:os")).tmpdir(), "foxden-lesson-")), "poem.txt");
   fs.writeFileSync(file, "the cat\nsat on the mat\n");
-  const input = await page.waitForSelector("#cell4 >>> input[type=file]");
+  const input = await waitForDeep(page, "#cell4 >>> input[type=file]");
   await input.uploadFile(file);
   await page.waitForFunction(async () => (await document.getElementById("cell4").list()).some((f) => f.path === "/drop/poem.txt"));
   const n = await page.evaluate(() => window.__seen.runEnds.length);

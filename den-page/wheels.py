@@ -7,6 +7,9 @@
 #     Wheel-Version 1.x), METADATA (whose Name matches the file name) and RECORD;
 #   - RECORD lists every file of the zip, and every file's sha256 and size match its RECORD line;
 #   - no path escapes site-packages (absolute, "..", backslashes, drive letters are refused);
+#   - the files' sizes (as the zip declares them) add up to at most MAX_UNPACKED_BYTES for all
+#     the wheels together, and each file is read in bounded chunks and never past its declared
+#     size, so a small wheel that inflates to gigabytes (a zip bomb) is refused unread;
 #   - no two wheels write the same file;
 #   - each Requires-Dist whose environment marker holds on Pyodide (extra == markers are false:
 #     extras are never installed) names a project among the given wheels, at a version its
@@ -28,6 +31,13 @@ import platform
 import re
 import sys
 import zipfile
+
+
+# Most bytes all the wheels of a den unpack to, together (256 MiB: four times the 64 MiB the
+# host lets their zips weigh).
+MAX_UNPACKED_BYTES = 256 << 20
+# A member is inflated this much at a time.
+_CHUNK = 1 << 20
 
 
 class WheelError(Exception):
@@ -298,7 +308,7 @@ def _record_digest(data):
 class _Wheel:
     """One checked wheel: what to write, and what it needs."""
 
-    def __init__(self, file, data, verify=True):
+    def __init__(self, file, data, verify=True, budget=MAX_UNPACKED_BYTES):
         name, version = _parse_wheel_name(file)
         self.file, self.name, self.version = file, name, version
         fail = lambda msg: WheelError(name, "%s: %s" % (file, msg))
@@ -322,6 +332,12 @@ class _Wheel:
                 # The file name's tags are the wheel's word; its contents are what gets imported.
                 raise fail("%s is compiled code; foxden installs only pure-Python wheels" % info.filename[:200])
             members[info.filename] = info
+        # zipfile never reads a member past the size its directory declares (more is a CRC
+        # error), so the declared sizes bound what the check and the install read.
+        self.unpacked = sum(info.file_size for info in members.values())
+        if self.unpacked > budget:
+            raise fail("its files unpack to %d bytes, which takes the den's wheels past %d MiB unpacked in all"
+                       % (self.unpacked, MAX_UNPACKED_BYTES >> 20))
         dist_infos = {p.split("/", 1)[0] for p in members if p.split("/", 1)[0].endswith(".dist-info")}
         mine = [d for d in dist_infos if normalize(d[: -len(".dist-info")].rsplit("-", 1)[0]) == name]
         if len(mine) != 1 or len(dist_infos) != 1:
@@ -335,9 +351,17 @@ class _Wheel:
 
         def read(path):
             try:
-                return zf.read(members[path])
+                info = members[path]
             except KeyError:
                 raise fail("%s is missing" % path)
+            try:
+                # In chunks: zf.read() inflates a deflated member in one call of up to 2 GiB
+                # before it cuts the output at the declared size.
+                parts = []
+                with zf.open(info) as f:
+                    while chunk := f.read(_CHUNK):
+                        parts.append(chunk)
+                return b"".join(parts)
             except Exception as e:
                 raise fail("%s could not be read (%s)" % (path, e))
 
@@ -450,9 +474,10 @@ def install(wheels, site, env=None, verify=True, written_out=None):
     env = dict(env or default_environment())
     checked = []
     seen = {}
+    budget = MAX_UNPACKED_BYTES
     for file, data in wheels:
         try:
-            w = _Wheel(file, data, verify)
+            w = _Wheel(file, data, verify, budget)
         except WheelError:
             raise
         except Exception as e:  # a check that failed in a way it did not foresee: still a refusal
@@ -460,6 +485,7 @@ def install(wheels, site, env=None, verify=True, written_out=None):
         if w.name in seen:
             raise WheelError(w.name, "given twice (%s and %s)" % (seen[w.name], file))
         seen[w.name] = file
+        budget -= w.unpacked
         checked.append(w)
     try:
         _check_needs(checked, env)

@@ -151,6 +151,45 @@ class Install(unittest.TestCase):
         bad = data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:]
         self.refuse([(whl("fx-flip", "1"), bad)], "fx-flip", "fx_flip.py")
 
+    def test_unpacked_sizes_are_budgeted_and_a_member_is_never_read_past_its_declared_size(self):
+        def declare(data, member, size):
+            # Rewrites the uncompressed size the central directory declares for `member`.
+            entry = data.index(b"PK\x01\x02")
+            while True:
+                name_len = int.from_bytes(data[entry + 28:entry + 30], "little")
+                if data[entry + 46:entry + 46 + name_len] == member.encode():
+                    break
+                entry = data.index(b"PK\x01\x02", entry + 4)
+            return data[:entry + 24] + size.to_bytes(4, "little") + data[entry + 28:]
+
+        # A member whose directory entry declares 600 MiB (what a zip bomb declares) is refused
+        # before a byte of the wheel is inflated.
+        bomb = make_wheel("fx-bomb", "1", {"fx_bomb.py": "", "fx_bomb/zeros": ""})
+        bomb = declare(bomb, "fx_bomb/zeros", 600 << 20)
+        self.refuse([(whl("fx-bomb", "1"), bomb)], "fx-bomb", "past 256 MiB unpacked in all")
+        # The budget is for all the wheels together: the second one past it is named.
+        old = wheels.MAX_UNPACKED_BYTES
+        wheels.MAX_UNPACKED_BYTES = 3000
+        try:
+            a = make_wheel("fx-a", "1", {"fx_a.py": "a = 1\n" * 300})
+            b = make_wheel("fx-b", "1", {"fx_b.py": "b = 1\n" * 300})
+            self.refuse([(whl("fx-a", "1"), a), (whl("fx-b", "1"), b)], "fx-b", "unpack to")
+            wheels.install([(whl("fx-a", "1"), a)], self.site, PYODIDE_ENV)
+        finally:
+            wheels.MAX_UNPACKED_BYTES = old
+        for f in self.installed():
+            os.remove(os.path.join(self.site, f))
+        # A member that holds more than it declares is read only up to its declared size (and
+        # is then refused: its CRC does not match), with or without the RECORD check.
+        data = make_wheel("fx-lie", "1", {"fx_lie.py": "x = 1\n" * 100000})
+        small = declare(data, "fx_lie.py", 100)
+        for verify in (True, False):
+            with self.assertRaises(wheels.WheelError) as cm:
+                wheels.install([(whl("fx-lie", "1"), small)], self.site, PYODIDE_ENV, verify=verify)
+            self.assertEqual(cm.exception.package, "fx-lie")
+            self.assertIn("fx_lie.py", cm.exception.message)
+            self.assertEqual(self.installed(), [])
+
     def test_not_purelib_and_wrong_names_are_refused(self):
         self.refuse([(whl("fx-c", "1"), make_wheel("fx-c", "1", {"fx_c.py": ""}, purelib=False))], "fx-c", "Root-Is-Purelib")
         self.refuse([(whl("fx-a", "1"), make_wheel("fx-a", "1", {"fx_a.py": ""}, meta_name="other"))], "fx-a", "METADATA names the project")

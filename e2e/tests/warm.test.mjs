@@ -221,13 +221,19 @@ test(`${B}: warmStart: false and warm-start="off" keep nothing and use nothing`,
     const bad = document.createElement("foxden-den");
     bad.setAttribute("name", "warm-bad");
     bad.setAttribute("warm-start", "sometimes");
-    const err = new Promise((r) => bad.addEventListener("error", (e) => r(e.detail.error.option || e.detail.attribute), { once: true }));
+    const err = new Promise((r) => bad.addEventListener("error", (e) => r(e.detail.error), { once: true }));
     document.body.append(bad);
-    const option = await err;
+    const { option, message } = await err;
     el.remove();
     bad.remove();
-    return { warm: info.warmStart, prop: el.warmStart, option };
+    return { warm: info.warmStart, prop: el.warmStart, option, message };
   });
-  assert.deepEqual(el, { warm: "off", prop: "off", option: "warm-start" });
+  // The message names the attribute and what an attribute takes (not warmStart's true or false).
+  assert.deepEqual(el, {
+    warm: "off",
+    prop: "off",
+    option: "warm-start",
+    message: '<foxden-den> attribute warm-start: warm-start must be "on" or "off"',
+  });
   assert.equal(await page.evaluate(() => window.foxden.clearWarmCache()), true);
 });

@@ -409,6 +409,20 @@ pub fn attributes() -> impl Iterator<Item = &'static Opt> {
     OPTIONS.iter().filter(|o| o.attribute.is_some())
 }
 
+/// What a switch option (`warmStart`, `standby`) takes, in its message.
+pub const SWITCH_VALUES: &str = "true or false (\"on\" or \"off\")";
+
+/// A library option's message, which begins with the option's name (`warmStart must be …`),
+/// reworded for the element attribute that sets it: the attribute's name, and for a switch the
+/// values an attribute takes.
+pub fn for_attribute(message: &str, key: &str, attribute: &str) -> String {
+    let message = match message.strip_prefix(key) {
+        Some(rest) if rest.starts_with(' ') => format!("{attribute}{rest}"),
+        _ => message.to_owned(),
+    };
+    message.replace(SWITCH_VALUES, "\"on\" or \"off\"")
+}
+
 /// Why a number option's value was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{name} must be a whole number from {min} to {max}{unit}")]
@@ -592,6 +606,28 @@ pub fn element_doc_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn option_messages_are_reworded_for_attributes() {
+        let m = format!("warmStart must be {SWITCH_VALUES}");
+        assert_eq!(
+            for_attribute(&m, "warmStart", "warm-start"),
+            r#"warm-start must be "on" or "off""#
+        );
+        assert_eq!(
+            for_attribute(r#"denUrl "x:" is not a valid URL"#, "denUrl", "den-url"),
+            r#"den-url "x:" is not a valid URL"#
+        );
+        // Only the option's whole name at the start is replaced.
+        assert_eq!(
+            for_attribute("denUrlx must be", "denUrl", "den-url"),
+            "denUrlx must be"
+        );
+        assert_eq!(
+            for_attribute("isolation must be", "isolation", "isolation"),
+            "isolation must be"
+        );
+    }
     use crate::generated::repo;
 
     /// The text between `start` and the next `end` after it.

@@ -217,7 +217,8 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             let _ = Reflect::set(&one, &key.into(), &v.into());
         }
         if let Err(e) = RuntimeOptions::from_js(&one) {
-            errors.push(attr_error(a, &get_str(&e, "message").unwrap_or_default()));
+            let message = get_str(&e, "message").unwrap_or_default();
+            errors.push(attr_error(a, &options::for_attribute(&message, key, a)));
         }
     }
     if errors.is_empty() {

@@ -116,7 +116,7 @@ fn on_off(v: &JsValue, key: &'static str) -> Result<bool, JsValue> {
         Some("off") => Ok(false),
         _ => Err(option_error(
             key,
-            &format!("{key} must be true or false (\"on\" or \"off\")"),
+            &format!("{key} must be {}", foxden_core::options::SWITCH_VALUES),
         )),
     }
 }

@@ -187,6 +187,35 @@ test("arguments of the wrong type are typed errors, not a crash of the wasm modu
   await den.close();
 });
 
+test("an option whose getter (or Proxy) throws is the call's error, not an absent option", { timeout: 120000 }, async () => {
+  const boom = (where) => ({ get() { throw new Error(`boom: ${where}`); } });
+  const thrower = (key) => Object.defineProperty({}, key, boom(key));
+  const adapter = () => ({ start() {}, run: (r) => ({ result: String(r.timeoutMs) }), close() {} });
+  const opened = (extra) => m.openDen({ name: "getters", runtime: adapter(), ...extra });
+  // openDen: the den's own options and the nested ones (runtime, store, network, packages).
+  for (const [key, options] of [
+    ["name", Object.defineProperty({ runtime: adapter() }, "name", boom("name"))],
+    ["maxDenBytes", Object.defineProperty({ name: "getters", runtime: adapter() }, "maxDenBytes", boom("maxDenBytes"))],
+    ["onProgress", Object.defineProperty({ name: "getters", runtime: adapter() }, "onProgress", boom("onProgress"))],
+    ["run", { name: "getters", runtime: Object.defineProperty({ start() {}, close() {} }, "run", boom("run")) }],
+    ["kind", { name: "getters", runtime: adapter(), store: thrower("kind") }],
+    ["perMinute", { name: "getters", runtime: adapter(), network: Object.defineProperty({ allow: [] }, "perMinute", boom("perMinute")) }],
+    ["proxy", { name: "getters", runtime: adapter(), store: new Proxy({}, { get() { throw new Error("boom: proxy"); } }) }],
+  ]) {
+    await assert.rejects(m.openDen(options), { message: `boom: ${key}` }, key);
+  }
+  assert.throws(() => m.iframeRuntime(thrower("denUrl")), { message: "boom: denUrl" });
+  // run() and fork(): the den is fine afterwards, and its name was never taken by a failed open.
+  const den = await opened({});
+  await assert.rejects(den.run("1", thrower("timeoutMs")), { message: "boom: timeoutMs" });
+  await assert.rejects(den.run("1", thrower("onOutput")), { message: "boom: onOutput" });
+  await assert.rejects(den.fork(thrower("name")), { message: "boom: name" });
+  await den.writeFile("/work/a.txt", "a");
+  await assert.rejects(den.readFile("/work/a.txt", thrower("encoding")), { message: "boom: encoding" });
+  assert.equal((await den.run("1", { timeoutMs: 1234 })).result, "1234");
+  await den.close();
+});
+
 test("an adapter's hostile answers: a throwing getter refuses the answer; notes and error texts are bounded; close() ends a reset", { timeout: 120000 }, async () => {
   let reply;
   let resetting = false;

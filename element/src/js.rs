@@ -67,6 +67,21 @@ pub fn get(target: &JsValue, name: &'static str) -> JsValue {
     Reflect::get(target, &key(name)).unwrap_or(JsValue::UNDEFINED)
 }
 
+/// Reads `options[name]` of an options object a caller gave (`openDen`, `run`, …). What a
+/// getter or a Proxy throws is the call's error, as with the web platform's option
+/// dictionaries, not an absent option (absent: `target` is not an object).
+pub fn opt(target: &JsValue, name: &'static str) -> Result<JsValue, JsValue> {
+    if !target.is_object() {
+        return Ok(JsValue::UNDEFINED);
+    }
+    Reflect::get(target, &key(name))
+}
+
+/// [`opt`] for a string option (`None`: absent or not a string).
+pub fn opt_str(target: &JsValue, name: &'static str) -> Result<Option<String>, JsValue> {
+    Ok(opt(target, name)?.as_string())
+}
+
 /// Reads a string field.
 pub fn get_str(target: &JsValue, name: &'static str) -> Option<String> {
     get(target, name).as_string()

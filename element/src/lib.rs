@@ -16,7 +16,7 @@ mod runtime;
 mod store;
 mod wire;
 
-use crate::js::{get, obj};
+use crate::js::obj;
 use den::DenOptions;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -84,7 +84,7 @@ type PreparedOpen = (DenOptions, Option<foxden_core::FileMap>, runtime::Progress
 
 fn prepare_open(opts: &JsValue) -> Result<PreparedOpen, JsValue> {
     let o = DenOptions::from_js(opts)?;
-    let snap = get(opts, "snapshot");
+    let snap = js::opt(opts, "snapshot")?;
     let initial = if js::is_absent(&snap) {
         None
     } else {
@@ -99,15 +99,16 @@ fn prepare_open(opts: &JsValue) -> Result<PreparedOpen, JsValue> {
                 .map_err(|e| errors::snapshot_error(e.code(), &e.to_string()))?,
         )
     };
-    let progress: runtime::Progress = match get(opts, "onProgress").dyn_into::<js_sys::Function>() {
-        Ok(f) => Rc::new(move |loaded, total| {
-            let _ = f.call1(
-                &JsValue::UNDEFINED,
-                &obj(&[("loaded", loaded.into()), ("total", total.into())]),
-            );
-        }),
-        Err(_) => Rc::new(|_, _| {}),
-    };
+    let progress: runtime::Progress =
+        match js::opt(opts, "onProgress")?.dyn_into::<js_sys::Function>() {
+            Ok(f) => Rc::new(move |loaded, total| {
+                let _ = f.call1(
+                    &JsValue::UNDEFINED,
+                    &obj(&[("loaded", loaded.into()), ("total", total.into())]),
+                );
+            }),
+            Err(_) => Rc::new(|_, _| {}),
+        };
     Ok((o, initial, progress))
 }
 

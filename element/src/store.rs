@@ -1,7 +1,7 @@
 //! Where a den's files live between page loads: memory (default) or IndexedDB.
 
 use crate::errors::option_error;
-use crate::js::{get_str, is_absent, obj};
+use crate::js::{is_absent, obj, opt_str};
 use foxden_core::files::{FileMap, Op};
 use wasm_bindgen::prelude::*;
 
@@ -22,10 +22,10 @@ impl StoreSpec {
         if is_absent(v) {
             return Ok(StoreSpec::Memory);
         }
-        match get_str(v, "kind").as_deref() {
+        match opt_str(v, "kind")?.as_deref() {
             Some("memory") => Ok(StoreSpec::Memory),
             Some("idb") => Ok(StoreSpec::Idb(
-                get_str(v, "dbName").unwrap_or_else(|| DEFAULT_DB.into()),
+                opt_str(v, "dbName")?.unwrap_or_else(|| DEFAULT_DB.into()),
             )),
             _ => Err(option_error(
                 "store",

@@ -11,7 +11,7 @@
 use super::*;
 use crate::callback::with_timeout;
 use crate::errors::load_error;
-use crate::js::{get, is_absent};
+use crate::js::{self, get, is_absent};
 use foxden_core::codes::LoadStage;
 use foxden_core::protocol::{clip, ErrorKind, RunError, Stream};
 
@@ -26,22 +26,25 @@ pub struct Adapter {
 
 impl Adapter {
     /// The adapter in `runtime` (`None`: it is not one, i.e. it has no `run` function).
-    pub(crate) fn from_js(runtime: &JsValue) -> Option<Result<Rc<Self>, JsValue>> {
-        let f = |k: &'static str| get(runtime, k).dyn_into::<Function>().ok();
-        let run = f("run")?;
-        Some(match (f("start"), f("close")) {
-            (Some(start), Some(close)) => Ok(Rc::new(Adapter {
+    pub(crate) fn from_js(runtime: &JsValue) -> Result<Option<Rc<Self>>, JsValue> {
+        let f =
+            |k: &'static str| Ok::<_, JsValue>(js::opt(runtime, k)?.dyn_into::<Function>().ok());
+        let Some(run) = f("run")? else {
+            return Ok(None);
+        };
+        match (f("start")?, f("close")?) {
+            (Some(start), Some(close)) => Ok(Some(Rc::new(Adapter {
                 this: runtime.clone(),
                 start,
                 run,
                 close,
-                reset: f("reset"),
-            })),
+                reset: f("reset")?,
+            }))),
             _ => Err(option_error(
                 "runtime",
                 "a runtime adapter needs start(), run(request) and close() functions",
             )),
-        })
+        }
     }
 
     /// Calls `f(arg)` and waits for what it returns (a value or a promise) up to `ms`:

@@ -687,7 +687,7 @@ impl Den {
         let encoding = if let Some(s) = opts.as_string() {
             Some(s)
         } else {
-            get_str(&opts, "encoding")
+            js::opt_str(&opts, "encoding")?
         };
         match encoding.as_deref() {
             None => Ok(bytes_to_js(&entry.data).into()),
@@ -769,8 +769,8 @@ impl Den {
     pub(crate) async fn fork_impl(&self, opts: JsValue) -> Result<Den, JsValue> {
         let inner = &self.inner;
         inner.check_open()?;
-        let name =
-            get_str(&opts, "name").ok_or_else(|| option_error("name", "fork needs { name }"))?;
+        let name = js::opt_str(&opts, "name")?
+            .ok_or_else(|| option_error("name", "fork needs { name }"))?;
         let mut o = inner.opts.clone();
         o.name = name;
         limits::validate_den_name(&o.name).map_err(|e| option_error("name", &e.to_string()))?;

@@ -1,7 +1,7 @@
 //! `openDen` and `run` options, validated.
 
 use crate::errors::option_error;
-use crate::js::{get, get_str, is_absent};
+use crate::js::{is_absent, opt, opt_str};
 use crate::runtime::RuntimeOptions;
 use crate::store::StoreSpec;
 use foxden_core::files::WriteLimits;
@@ -47,14 +47,14 @@ impl DenOptions {
 
 /// Reads the number option `key` of `api`, with the default and range of the options table.
 pub(crate) fn number(v: &JsValue, api: Api, key: &'static str) -> Result<f64, JsValue> {
-    let Some(opt) = options::by_api(api, key) else {
+    let Some(spec) = options::by_api(api, key) else {
         return Err(option_error(key, &format!("{key} is not an option")));
     };
-    let raw = get(v, key);
+    let raw = opt(v, key)?;
     if is_absent(&raw) {
-        return Ok(opt.default_number() as f64);
+        return Ok(spec.default_number() as f64);
     }
-    opt.check_number(key, raw.as_f64().unwrap_or(f64::NAN))
+    spec.check_number(key, raw.as_f64().unwrap_or(f64::NAN))
         .map(|n| n as f64)
         .map_err(|e| option_error(key, &e.to_string()))
 }
@@ -67,23 +67,24 @@ impl DenOptions {
                 "openDen needs an options object with at least a name",
             ));
         }
-        let name = get_str(v, "name").ok_or_else(|| {
+        let name = opt_str(v, "name")?.ok_or_else(|| {
             option_error(
                 "name",
                 "name is required: 1-64 ASCII letters, digits, '-' or '_'",
             )
         })?;
         limits::validate_den_name(&name).map_err(|e| option_error("name", &e.to_string()))?;
-        let rt = get(v, "runtime");
-        let adapter = if get_str(&rt, "kind").as_deref() == Some("iframe") {
+        let rt = opt(v, "runtime")?;
+        let kind = opt_str(&rt, "kind")?;
+        let adapter = if kind.as_deref() == Some("iframe") {
             None
         } else {
-            super::adapter::Adapter::from_js(&rt).transpose()?
+            super::adapter::Adapter::from_js(&rt)?
         };
         let runtime = if is_absent(&rt) || adapter.is_some() {
             RuntimeOptions::from_js(&JsValue::UNDEFINED)?
         } else {
-            if get_str(&rt, "kind").as_deref() != Some("iframe") {
+            if kind.as_deref() != Some("iframe") {
                 return Err(option_error(
                     "runtime",
                     "runtime must come from iframeRuntime(), or be an adapter with start(), run(request) and close()",
@@ -91,7 +92,7 @@ impl DenOptions {
             }
             RuntimeOptions::from_js(&rt)?
         };
-        let store = StoreSpec::from_js(&get(v, "store"))?;
+        let store = StoreSpec::from_js(&opt(v, "store")?)?;
         let max_den_bytes = number(v, Api::OpenDen, "maxDenBytes")? as u64;
         let kill_grace_ms = number(v, Api::OpenDen, "killGraceMs")? as u32;
         let mut runtime = runtime;
@@ -106,8 +107,8 @@ impl DenOptions {
             max_file_bytes: number(v, Api::OpenDen, "maxFileBytes")? as u64,
             max_files: number(v, Api::OpenDen, "maxFiles")? as usize,
             max_writes_per_minute: number(v, Api::OpenDen, "maxWritesPerMinute")? as u32,
-            packages: crate::runtime::packages::from_js(&get(v, "packages"))?,
-            network: network_options(&get(v, "network"))?,
+            packages: crate::runtime::packages::from_js(&opt(v, "packages")?)?,
+            network: network_options(&opt(v, "network")?)?,
             adapter,
         })
         .and_then(|o: DenOptions| {
@@ -132,7 +133,7 @@ impl DenOptions {
 
 /// A list of strings (`network.allow`, `network.methods`); `None` when absent.
 fn string_list(v: &JsValue, key: &'static str) -> Result<Option<Vec<String>>, JsValue> {
-    let raw = get(v, key);
+    let raw = opt(v, key)?;
     if is_absent(&raw) {
         return Ok(None);
     }
@@ -206,7 +207,7 @@ impl RunOptions {
 
 /// Reads the run option `lang`: `"python"` (default) or `"javascript"`.
 fn lang(v: &JsValue) -> Result<bool, JsValue> {
-    let raw = get(v, "lang");
+    let raw = opt(v, "lang")?;
     if is_absent(&raw) {
         return Ok(false);
     }
@@ -223,7 +224,7 @@ fn lang(v: &JsValue) -> Result<bool, JsValue> {
 pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
     let javascript = lang(v)?;
     for key in ["stdin", "onInput"] {
-        if javascript && !is_absent(&get(v, key)) {
+        if javascript && !is_absent(&opt(v, key)?) {
             return Err(option_error(
                 key,
                 &format!("{key} is for Python runs: JavaScript runs have no stdin"),
@@ -234,12 +235,12 @@ pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
         javascript,
         timeout_ms: number(v, Api::Run, "timeoutMs")?,
         max_output_bytes: number(v, Api::Run, "maxOutputBytes")?,
-        on_output: get(v, "onOutput").dyn_into::<Function>().ok(),
-        on_display: get(v, "onDisplay").dyn_into::<Function>().ok(),
-        on_input: get(v, "onInput").dyn_into::<Function>().ok(),
-        on_request: get(v, "onRequest").dyn_into::<Function>().ok(),
+        on_output: opt(v, "onOutput")?.dyn_into::<Function>().ok(),
+        on_display: opt(v, "onDisplay")?.dyn_into::<Function>().ok(),
+        on_input: opt(v, "onInput")?.dyn_into::<Function>().ok(),
+        on_request: opt(v, "onRequest")?.dyn_into::<Function>().ok(),
         stdin: {
-            let raw = get(v, "stdin");
+            let raw = opt(v, "stdin")?;
             if is_absent(&raw) {
                 None
             } else {

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::errors::{load_error, option_error};
-use crate::js::{self, get, is_absent, obj};
+use crate::js::{self, is_absent, obj, opt};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -104,7 +104,7 @@ pub(crate) fn default_url(rel: &str) -> String {
 
 /// A switch that is on unless set to false (or "off"); "on" / true turn it on.
 fn on_off(v: &JsValue, key: &'static str) -> Result<bool, JsValue> {
-    let raw = get(v, key);
+    let raw = opt(v, key)?;
     if is_absent(&raw) {
         return Ok(true);
     }
@@ -125,7 +125,7 @@ impl RuntimeOptions {
     /// Reads the options object given to `iframeRuntime` (or the runtime part of an element).
     pub fn from_js(v: &JsValue) -> Result<Self, JsValue> {
         let url_opt = |key: &'static str, default: &str| -> Result<String, JsValue> {
-            let raw = get(v, key);
+            let raw = opt(v, key)?;
             if is_absent(&raw) {
                 return Ok(default_url(default));
             }
@@ -140,7 +140,7 @@ impl RuntimeOptions {
         if !pyodide_url.ends_with('/') {
             pyodide_url.push('/');
         }
-        let iso_raw = get(v, "isolation");
+        let iso_raw = opt(v, "isolation")?;
         let isolation = if is_absent(&iso_raw) {
             Isolation::Auto
         } else {
@@ -159,7 +159,7 @@ impl RuntimeOptions {
             crate::den::number(v, foxden_core::options::Api::IframeRuntime, "loadTimeoutMs")?;
         let warm_start = on_off(v, "warmStart")?;
         let standby = on_off(v, "standby")?;
-        let c = get(v, "container");
+        let c = opt(v, "container")?;
         let container = if is_absent(&c) {
             None
         } else {

@@ -4,7 +4,7 @@
 //! in `foxden_core::packages`; the worker checks the wheels' contents (`den-page/wheels.py`).
 
 use crate::errors::{option_error, package_error};
-use crate::js::{self, get, get_str, is_absent};
+use crate::js::{self, get_str, is_absent};
 use foxden_core::packages::{self as core, PackageError, PinnedUrl, WheelName};
 use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -89,17 +89,17 @@ pub fn from_js(v: &JsValue) -> Result<Vec<PackageSource>, JsValue> {
         if !item.is_object() {
             return Err(bad());
         }
-        let sha = get_str(&item, "sha256").ok_or_else(bad)?;
-        if let Some(url) = get_str(&item, "url") {
+        let sha = js::opt_str(&item, "sha256")?.ok_or_else(bad)?;
+        if let Some(url) = js::opt_str(&item, "url")? {
             let p = core::pinned_url(&url, &sha).and_then(resolve);
             out.push(PackageSource::Url(p.map_err(|e| package_error(&e))?));
             continue;
         }
-        let name = get_str(&item, "name").ok_or_else(bad)?;
+        let name = js::opt_str(&item, "name")?.ok_or_else(bad)?;
         let wheel = core::parse_wheel_name(&name).map_err(|e| package_error(&e))?;
         wheel.check_tags().map_err(|e| package_error(&e))?;
         let sha256 = core::parse_sha256(&wheel.name, &sha).map_err(|e| package_error(&e))?;
-        let raw = get(&item, "bytes");
+        let raw = js::opt(&item, "bytes")?;
         let bytes = if let Some(u) = raw.dyn_ref::<Uint8Array>() {
             u.slice(0, u.length())
         } else if let Some(b) = raw.dyn_ref::<js_sys::ArrayBuffer>() {

@@ -201,6 +201,8 @@ test("an option whose getter (or Proxy) throws is the call's error, not an absen
     ["kind", { name: "getters", runtime: adapter(), store: thrower("kind") }],
     ["perMinute", { name: "getters", runtime: adapter(), network: Object.defineProperty({ allow: [] }, "perMinute", boom("perMinute")) }],
     ["proxy", { name: "getters", runtime: adapter(), store: new Proxy({}, { get() { throw new Error("boom: proxy"); } }) }],
+    ["length", { name: "getters", runtime: adapter(), packages: new Proxy([], { get: (t, k) => { if (k === "length") throw new Error("boom: length"); return Reflect.get(t, k); } }) }],
+    ["0", { name: "getters", runtime: adapter(), packages: new Proxy([""], { get: (t, k) => { if (k === "0") throw new Error("boom: 0"); return Reflect.get(t, k); } }) }],
   ]) {
     await assert.rejects(m.openDen(options), { message: `boom: ${key}` }, key);
   }

@@ -66,18 +66,21 @@ pub fn from_js(v: &JsValue) -> Result<Vec<PackageSource>, JsValue> {
         )
     };
     let list: Array = v.clone().dyn_into().map_err(|_| bad())?;
-    if list.length() as usize > core::MAX_PACKAGES {
+    // Read through Reflect: a Proxy's trap that throws is the call's error (Array's own
+    // length() and iter() would let it unwind through the wasm module).
+    let length = js::opt(&list, "length")?.as_f64().unwrap_or(0.0);
+    if length > core::MAX_PACKAGES as f64 {
         return Err(option_error(
             "packages",
             &format!(
-                "a den takes at most {} wheels; {} were given",
-                core::MAX_PACKAGES,
-                list.length()
+                "a den takes at most {} wheels; {length} were given",
+                core::MAX_PACKAGES
             ),
         ));
     }
     let mut out = Vec::new();
-    for item in list.iter() {
+    for i in 0..length as u32 {
+        let item = js_sys::Reflect::get_u32(&list, i)?;
         if let Some(s) = item.as_string() {
             for p in core::parse_attribute(&s).map_err(|e| package_error(&e))? {
                 out.push(PackageSource::Url(

@@ -218,6 +218,28 @@ test("an option whose getter (or Proxy) throws is the call's error, not an absen
   await den.close();
 });
 
+test("an adapter answer that names one file twice (/work/a, /work//a) counts it once against the caps, and its last key is kept", { timeout: 120000 }, async () => {
+  let reply;
+  const den = await m.openDen({ name: "aliases", maxDenBytes: 1000, runtime: { start() {}, close() {}, run: () => reply } });
+  const big = "x".repeat(600);
+  // 600 + 600 bytes named by two keys of one path: one 600-byte file, within the 1000-byte cap.
+  reply = { files: { "/work/a": big, "/work//a": big.replace(/x/g, "y") } };
+  let r = await den.run("go");
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(await den.readText("/work/a"), big.replace(/x/g, "y"));
+  // A key deleting a file written by an earlier key of the same answer deletes it, new or not.
+  reply = { files: { "/work/b": "b", "/work/./b": null, "/work/a": "a", "/work//a": null } };
+  r = await den.run("go");
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual((await den.list()).map((f) => f.path), []);
+  // Two different files over the cap together are still refused.
+  reply = { files: { "/work/a": big, "/work/b": big } };
+  r = await den.run("go");
+  assert.equal(r.error.kind, "storage");
+  assert.deepEqual((await den.list()).map((f) => f.path), []);
+  await den.close();
+});
+
 test("an adapter's hostile answers: a throwing getter refuses the answer; notes and error texts are bounded; close() ends a reset", { timeout: 120000 }, async () => {
   let reply;
   let resetting = false;

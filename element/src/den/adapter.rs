@@ -484,7 +484,11 @@ fn read_reply(
         ));
     }
     let max_file = inner.opts.max_file_bytes;
-    let mut total = 0f64; // bytes of the new contents, against maxDenBytes
+    // Bytes of the new contents, against maxDenBytes.
+    let mut total = 0f64;
+    // The size each path was given, so that two keys naming one file (`/work/a`, `/work//a`:
+    // the last one is kept) count it once.
+    let mut sizes: std::collections::HashMap<String, f64> = Default::default();
     let mut unkept = 0usize;
     for key in keys.iter() {
         let Some(js_key) = key.dyn_ref::<js_sys::JsString>() else {
@@ -520,7 +524,10 @@ fn read_reply(
         };
         let v = js_sys::Reflect::get(&files, &key).unwrap_or(JsValue::UNDEFINED);
         if v.is_null() {
-            if inner.files.borrow().get(&path).is_some() {
+            let written = sizes.remove(&path);
+            total -= written.unwrap_or(0.0);
+            // (Also when an earlier key of this answer wrote the file: the last one is kept.)
+            if written.is_some() || inner.files.borrow().get(&path).is_some() {
                 ops.push(Op::Delete { path });
             }
             continue;
@@ -533,7 +540,7 @@ fn read_reply(
         };
         let view = match js::sized_view(&v, max_file) {
             Ok((view, size)) => {
-                total += size;
+                total += size - sizes.insert(path.clone(), size).unwrap_or(0.0);
                 if total > inner.opts.max_den_bytes as f64 {
                     refuse(format!(
                         "the changed files are over {} bytes, the den's cap (maxDenBytes)",

@@ -529,14 +529,17 @@ _FOXDEN_TLA = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 def _foxden_compile(code):
     """(body, last, is_expr): the code parsed once and compiled with top-level await allowed,
     run as pyodide.code.eval_code runs it (dedented; the value of a last expression statement is
-    returned unless a trailing ';' quiets it). eval_code copies an AST template and compiles the
+    returned unless a trailing ';' quiets it: then is_expr is False, as for a statement). eval_code copies an AST template and compiles the
     whole module on every call (most of a short run's time); here the last expression is
     compiled on its own instead (last, mode "eval"; None when there is no value to return)."""
     tree = compile(textwrap.dedent(code), "<exec>", "exec", ast.PyCF_ONLY_AST | _FOXDEN_TLA)
     body = tree.body
     is_expr = bool(body) and isinstance(body[-1], ast.Expr)
+    # A quieted last expression ("x;") runs as a statement: no value (result null), no display.
+    if is_expr and ";" in code and should_quiet(code):
+        is_expr = False
     last = None
-    if is_expr and not (";" in code and should_quiet(code)):
+    if is_expr:
         last = compile(ast.Expression(body.pop().value), "<exec>", "eval", _FOXDEN_TLA)
     return compile(tree, "<exec>", "exec", _FOXDEN_TLA), last, is_expr
 
@@ -720,7 +723,7 @@ let fatal = null; // set when Pyodide failed fatally: every later run reports "c
 const known = new Map();
 
 // --- output capture: batched, capped, streamed to the den page as it is printed ---
-/** @type {{id: number, used: number, cap: number, truncated: boolean, parts: import("./protocol").OutputPart[], held: number, last: number, displayed: number, displays: number} | null} */
+/** @type {{id: number, used: number, cap: number, truncated: boolean, parts: import("./protocol").OutputPart[], held: number, last: number, displayed: number, displays: number, displayCut: boolean} | null} */
 let current = null; // {id, used, cap, truncated, parts (held output, in print order), held (its UTF-16 length), last}
 const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 const encoder = new TextEncoder();
@@ -757,7 +760,11 @@ function flushOutput() {
  */
 function postDisplay(bundle) {
   if (!current || !bundle || typeof bundle.toJs !== "function") return "no run is in progress";
-  if (current.displays >= MAX_DISPLAYS_PER_RUN) return `this run already showed ${MAX_DISPLAYS_PER_RUN} displays; it was not shown`;
+  // A display refused by a cap is something the run did not show: the run is truncated.
+  if (current.displays >= MAX_DISPLAYS_PER_RUN) {
+    current.displayCut = true;
+    return `this run already showed ${MAX_DISPLAYS_PER_RUN} displays; it was not shown`;
+  }
   const items = bundle.toJs({ depth: 3 }); // list -> [mime, data] -> bytes as Uint8Array
   if (!Array.isArray(items)) return "not a bundle";
   /** @type {DisplayItem[]} */
@@ -772,6 +779,7 @@ function postDisplay(bundle) {
   }
   const size = out.reduce((n, i) => n + (i.text !== null ? encoder.encode(i.text).length : /** @type {Uint8Array} */ (i.bytes).length), 0);
   if (current.displayed + size > MAX_DISPLAY_BYTES) {
+    current.displayCut = true;
     return `this display (${size} bytes) would take the run's displays over ${MAX_DISPLAY_BYTES} bytes; it was not shown`;
   }
   current.displayed += size;
@@ -1894,7 +1902,7 @@ async function run(msg) {
   }
   const runStart = Date.now();
   // last = 0: the first chunk of a run is sent at once; later ones at most every 15 ms or 8 KiB.
-  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, parts: [], held: 0, last: 0, displayed: 0, displays: 0 };
+  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, parts: [], held: 0, last: 0, displayed: 0, displays: 0, displayCut: false };
   decoders.stdout = new TextDecoder();
   decoders.stderr = new TextDecoder();
   clipped = false;
@@ -1976,7 +1984,7 @@ async function run(msg) {
     capture("stderr", encoder.encode(`foxden: ${JSON.stringify(path)} was not kept: its name is not valid Unicode (a lone surrogate)\n`));
   }
   flushOutput();
-  reply.truncated = current.truncated || clipped;
+  reply.truncated = current.truncated || current.displayCut || clipped;
   clipped = false;
   current = null;
   reply.durationMs = performance.now() - started;

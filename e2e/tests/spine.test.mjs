@@ -66,6 +66,11 @@ test(`${B}: result is null for a statement, "None" for an expression that is Non
   assert.equal((await run("x = 1")).result, null);
   assert.equal((await run("None")).result, "None");
   assert.equal((await run("")).result, null);
+  // A trailing ";" quiets the last expression (it still runs): null, as for a statement.
+  assert.equal((await run("q = [1]\nq.append(2);")).result, null);
+  assert.equal((await run("q")).result, "[1, 2]");
+  assert.equal((await run("await __import__('asyncio').sleep(0); 5;")).result, null);
+  assert.equal((await run("7 # a comment; not a quiet")).result, "7");
 });
 
 test(`${B}: a Python exception gives error.kind "python" with a traceback`, async () => {

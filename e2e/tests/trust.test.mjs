@@ -483,4 +483,20 @@ shown, why is not None`);
   assert.equal(r.error, null, JSON.stringify(r.error));
   assert.equal(r.result, "(2, True)");
   assert.equal(r.displays.length, 2);
+  // What was not shown makes the run truncated (as the README says); a run within both caps is not.
+  assert.equal(r.truncated, true);
+  const many = await run(`import foxden
+for i in range(1001):
+    try:
+        foxden.display(str(i), mime="text/plain")
+    except ValueError:
+        pass
+print("after")`);
+  assert.equal(many.displays.length, 1000);
+  assert.equal(many.truncated, true);
+  assert.equal(many.stdout, "after\n"); // output after a refused display is still kept
+  const fine = await run(`import foxden
+foxden.display("ok", mime="text/plain")`);
+  assert.equal(fine.displays.length, 1);
+  assert.equal(fine.truncated, false);
 });

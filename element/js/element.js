@@ -50,7 +50,7 @@ export function defineFoxdenElement(Handle, spec) {
       return this.#h.ready();
     }
 
-    /** `{ kind, isolation, loadMs }` of the open den, or null. */
+    /** `{ kind, isolation, loadMs, interruptible, warmStart, stages }` of the open den, or null. */
     get info() {
       return this.#h.info();
     }

@@ -188,8 +188,8 @@ export interface RunResult {
   durationMs: number;
   /** The worker was restarted after this run (timeout, crash, or leftover tasks/timers). */
   restarted: boolean;
-  /** The run's displays, in order (at most 16 MiB in all; later ones are dropped and
-   * `truncated` is set). */
+  /** The run's displays, in order (at most 16 MiB and 1 000; `foxden.display` raises past
+   * either, the display is not shown, and `truncated` is set). */
   displays: DisplayBundle[];
   /** The run's `foxden.fetch` requests, allowed or refused, in order (at most 1000). */
   requests: NetworkRequest[];

@@ -13,7 +13,7 @@ impl Den {
         self.inner.opts.name.clone()
     }
 
-    /// `{ kind, isolation, loadMs }` of the current runtime.
+    /// `{ kind, isolation, loadMs, interruptible, warmStart, stages }` of the current runtime.
     #[wasm_bindgen(getter)]
     pub fn info(&self) -> JsValue {
         self.inner.info.borrow().clone()
@@ -25,7 +25,8 @@ impl Den {
         self.inner.closed.get()
     }
 
-    /// Runs Python. Resolves `{ stdout, stderr, result, error, truncated, files, durationMs, restarted }`.
+    /// Runs Python (or JavaScript, `lang`). Resolves `{ stdout, stderr, result, error, truncated,
+    /// files, durationMs, restarted, displays, requests }`.
     pub fn run(&self, code: JsValue, opts: JsValue) -> Promise {
         let code = string_arg(&code, "code");
         let d = self.share();
@@ -97,8 +98,9 @@ impl Den {
         crate::js::promise(async move { d.fork_impl(opts).await.map(JsValue::from) })
     }
 
-    /// New interpreter (Python variables gone), files kept. Resolves `{ from, bootMs }`: whether
-    /// it resumed from the memory snapshot of a fresh interpreter or booted from scratch.
+    /// New interpreter (Python variables gone), files kept. Resolves `{ from, bootMs, packagesMs? }`:
+    /// whether it resumed from the memory snapshot of a fresh interpreter, booted from scratch or
+    /// was an adapter's reset, how long it took, and how much of it installing the packages took.
     pub fn reset(&self) -> Promise {
         let d = self.share();
         crate::js::promise(async move { d.reset_impl().await })

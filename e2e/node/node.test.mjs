@@ -240,6 +240,61 @@ test("an adapter answer that names one file twice (/work/a, /work//a) counts it 
   await den.close();
 });
 
+test("an adapter den's run is stopped by den.stop() or its signal (the adapter's signal aborts); an aborted signal keeps a run from starting", { timeout: 120000 }, async () => {
+  const calls = [];
+  const adapter = {
+    start() {},
+    close() {},
+    // "hang" never answers until its signal aborts (then it answers, too late to be kept).
+    run(r) {
+      calls.push(r.code);
+      if (r.code !== "hang") return { result: r.code };
+      return new Promise((resolve) => r.signal.addEventListener("abort", () => { calls.push("aborted"); resolve({ result: "late", files: { "/work/late.txt": "x" } }); }));
+    },
+  };
+  const listenersBefore = m.liveCounts().listeners;
+  const den = await m.openDen({ name: "stopping", runtime: adapter });
+  assert.equal(await den.stop(), false);
+  const hung = den.run("hang", { timeoutMs: 60000 });
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(await den.stop(), true);
+  let r = await hung;
+  assert.deepEqual([r.error.kind, r.error.type, r.result], ["crashed", "Stopped", null]);
+  assert.deepEqual(calls, ["hang", "aborted"]);
+  assert.deepEqual(await den.list(), []); // the late answer's file is not kept
+  // The run's signal does the same.
+  const c = new AbortController();
+  const hung2 = den.run("hang", { timeoutMs: 60000, signal: c.signal });
+  setTimeout(() => c.abort(), 50);
+  r = await hung2;
+  assert.equal(r.error.type, "Stopped");
+  // Aborted before it starts, or while it waits for the den's turn: the adapter never sees it.
+  calls.length = 0;
+  await assert.rejects(den.run("never", { signal: AbortSignal.abort(new Error("no")) }), { message: "no" });
+  const ahead = den.run("hang", { timeoutMs: 60000 });
+  const w = new AbortController();
+  const behind = den.run("never", { signal: w.signal });
+  w.abort();
+  await assert.rejects(behind, { name: "AbortError" });
+  assert.equal(await den.stop(), true);
+  assert.equal((await ahead).error.type, "Stopped");
+  assert.equal((await den.run("ok")).result, "ok");
+  assert.deepEqual(calls, ["hang", "aborted", "ok"]);
+  // A signal that aborts after its run ended stops nothing later.
+  const old = new AbortController();
+  assert.equal((await den.run("done", { signal: old.signal })).result, "done");
+  const next = den.run("hang", { timeoutMs: 60000 });
+  old.abort();
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(await den.stop(), true);
+  assert.equal((await next).error.type, "Stopped");
+  // A signal of the wrong type is a bad-option error naming it.
+  await assert.rejects(den.run("1", { signal: "no" }), (e) => e.code === "bad-option" && e.option === "signal");
+  await den.close();
+  // Every abort listener went with its run.
+  assert.equal(m.liveCounts().listeners, listenersBefore);
+});
+
 test("an adapter's hostile answers: a throwing getter refuses the answer; notes and error texts are bounded; close() ends a reset", { timeout: 120000 }, async () => {
   let reply;
   let resetting = false;

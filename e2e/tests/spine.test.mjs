@@ -190,6 +190,76 @@ test(`${B}: a run past its timeout is killed; files kept, variables gone, next r
   assert.equal(files.result, "4");
 });
 
+test(`${B}: den.stop() and a run's signal stop a run in flight; an aborted signal keeps a run from starting`, async () => {
+  const r = await page.evaluate(async () => {
+    const den = window.dens.notes;
+    const out = { idle: await den.stop() };
+    // stop() while a run loops: the worker is restarted (this page is not cross-origin isolated).
+    await den.run("kept = 1");
+    const looping = den.run("while True: pass", { timeoutMs: 20000 });
+    await new Promise((r) => setTimeout(r, 500));
+    out.stopped = await den.stop();
+    const a = await looping;
+    out.a = { kind: a.error.kind, type: a.error.type, restarted: a.restarted };
+    // A signal aborted during the run does the same.
+    const c = new AbortController();
+    const looping2 = den.run("while True: pass", { timeoutMs: 20000, signal: c.signal });
+    setTimeout(() => c.abort(), 500);
+    const b = await looping2;
+    out.b = { kind: b.error.kind, type: b.error.type, restarted: b.restarted };
+    // Aborted before: the run does not start and rejects with the reason.
+    const gone = new AbortController();
+    gone.abort(new Error("not wanted"));
+    out.before = await den.run("never = 1", { signal: gone.signal }).then(() => "ran", (e) => e.message);
+    // Aborted while waiting for its turn: it never starts; the run ahead of it ends normally.
+    const slow = den.run("import time; time.sleep(0.5); 'slow'");
+    const waiting = new AbortController();
+    const queued = den.run("never = 2", { signal: waiting.signal }).then(() => "ran", (e) => e.name);
+    waiting.abort();
+    out.queued = await queued;
+    out.slow = (await slow).result;
+    out.never = (await den.run("'never' in globals()")).result;
+    out.files = (await den.run("open('/drop/sales.csv').read().count('\\n')")).result;
+    // A bad signal is a bad-option error naming it.
+    out.bad = await den.run("1", { signal: {} }).then(() => "ran", (e) => `${e.code} ${e.option}`);
+    return out;
+  });
+  assert.deepEqual(r, {
+    idle: false,
+    stopped: true,
+    a: { kind: "crashed", type: "Stopped", restarted: true },
+    b: { kind: "crashed", type: "Stopped", restarted: true },
+    before: "not wanted",
+    queued: "AbortError",
+    slow: "'slow'",
+    never: "False",
+    files: "4",
+    bad: "bad-option signal",
+  });
+});
+
+test(`${B}: a run stopped while its worker boots (queued after a timeout) is stopped once it starts`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime } = window.foxden;
+    // No standby: after the timeout the next run waits for a new worker to boot.
+    const den = await openDen({ name: "stop-queued", runtime: iframeRuntime({ denUrl: "/den/den.html", pyodideUrl: "/pyodide/", standby: false }) });
+    try {
+      const t = await den.run("while True: pass", { timeoutMs: 300 });
+      const c = new AbortController();
+      const next = den.run("import time; time.sleep(4); 'slept'", { signal: c.signal });
+      setTimeout(() => c.abort(), 0);
+      const end = await next.then((x) => ({ result: x.result, type: x.error && x.error.type }), (e) => ({ rejected: e.name }));
+      return { timeout: t.error.kind, end, after: (await den.run("1 + 1")).result };
+    } finally {
+      await den.close();
+    }
+  });
+  assert.equal(r.timeout, "timeout");
+  // Stopped once it started, or never started if the abort came first: never slept to the end.
+  assert.ok(r.end.type === "Stopped" || r.end.rejected === "AbortError", JSON.stringify(r.end));
+  assert.equal(r.after, "2");
+});
+
 test(`${B}: a leftover asyncio task restarts the worker after the grace period`, async () => {
   await run("marker_var = 1");
   const r = await run("import asyncio\nasync def forever():\n    while True:\n        await asyncio.sleep(0.05)\nt = asyncio.ensure_future(forever())\n'started'");

@@ -28,6 +28,12 @@ const den = await openDen({
 await den.writeFile("/drop/sales.csv", "region,amount\nnorth,10\nsouth,20\n");
 const run = await den.run("sum([10, 20])", { timeoutMs: 5000, maxOutputBytes: 1 << 20, onOutput: (c) => console.log(c.stream, c.text) });
 const result: string | null = run.result;
+// A Cancel button: a run's signal, or den.stop() for whatever runs.
+const cancel = new AbortController();
+const cancellable = den.run("while True: pass", { signal: cancel.signal });
+cancel.abort();
+const wasRunning: boolean = await den.stop();
+console.log((await cancellable).error?.type, wasRunning);
 if (run.error) {
   const kind: string = run.error.kind;
   console.log(kind, run.error.type, run.error.message, run.error.traceback);
@@ -77,7 +83,8 @@ if (el) {
   el.addEventListener("file-change", (ev) => console.log(ev.detail));
   const ready = await el.ready;
   const r = await el.run("1 + 1");
-  console.log(ready, r.result);
+  const stopped: boolean = await el.stop();
+  console.log(ready, r.result, stopped);
 }
 const made = document.createElement("foxden-den");
 made.setAttribute("name", "made");

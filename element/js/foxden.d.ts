@@ -158,6 +158,10 @@ export interface RunOptions {
    * writes the den's files, `console.log`/`console.error` stream as stdout/stderr, the last
    * expression (or a top-level `return`) is `result`. See the README, "JavaScript". */
   lang?: "python" | "javascript";
+  /** Aborted before the run starts (it may wait for the den's turn), the run does not start and
+   * rejects with the signal's `reason`; aborted while it runs, it is stopped as by `stop()` and
+   * resolves with how it ended. */
+  signal?: AbortSignal;
 }
 
 export type RunErrorKind = "python" | "timeout" | "crashed" | "storage" | "javascript";
@@ -288,6 +292,12 @@ export interface DenMethods {
    * snapshot of a fresh interpreter, or booted from scratch (before that snapshot exists). */
   /** `packagesMs`: how long the new interpreter took to install the den's packages (part of `bootMs`; absent without packages). */
   reset(): Promise<{ from: "snapshot" | "scratch" | "adapter"; bootMs: number; packagesMs?: number }>;
+  /** Stops the run in flight (the element's Stop button): a cross-origin isolated den interrupts
+   * Python (`KeyboardInterrupt`, variables kept; restarted if it goes on 1 s later), otherwise
+   * the worker is restarted (`error.kind` "crashed", type "Stopped", `restarted`, files kept); a
+   * run still waiting for its worker is stopped once it starts; an adapter's run ends at once
+   * ("crashed", "Stopped") with its signal aborted. Resolves true if a run was in flight. */
+  stop(): Promise<boolean>;
   /** Ends a run in flight and removes the iframe; resolves once an IndexedDB write in flight
    * ended and the name and lock are free (the den can be opened again at once). */
   close(): Promise<void>;

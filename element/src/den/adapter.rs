@@ -156,6 +156,16 @@ enum Answer {
     Silent,
     /// `close()` came first.
     Closed,
+    /// `stop()` (or the run's `signal`) came first.
+    Stopped,
+}
+
+/// What ends an adapter's call before it settles.
+pub(crate) enum Interrupt {
+    /// `close()`: a run or a reset.
+    Closed,
+    /// `stop()` or the run's `signal`: a run.
+    Stopped,
 }
 
 /// At most this many notes about files not kept, per run (then their number).
@@ -202,15 +212,20 @@ impl Den {
             Answer::Closed
         } else {
             let request: JsValue = request.into();
-            match inner
-                .unless_closed(adapter.call(&adapter.run, &request, grace))
+            let _stop_on_abort = super::run::stop_on_abort(inner, &ro);
+            inner.adapter_running.set(true);
+            let answer = match inner
+                .unless_interrupted(adapter.call(&adapter.run, &request, grace))
                 .await
             {
-                Some(Some(Ok(v))) => Answer::Replied(v),
-                Some(Some(Err(e))) => Answer::Threw(e),
-                Some(None) => Answer::Silent,
-                None => Answer::Closed,
-            }
+                Ok(Some(Ok(v))) => Answer::Replied(v),
+                Ok(Some(Err(e))) => Answer::Threw(e),
+                Ok(None) => Answer::Silent,
+                Err(Interrupt::Closed) => Answer::Closed,
+                Err(Interrupt::Stopped) => Answer::Stopped,
+            };
+            inner.adapter_running.set(false);
+            answer
         };
         if matches!(answer, Answer::Replied(_) | Answer::Threw(_)) {
             abort.disarm();
@@ -242,6 +257,13 @@ impl Den {
                         "the runtime adapter did not answer within {grace} ms (timeoutMs + {} ms); its signal was aborted",
                         limits::HOST_WATCHDOG_GRACE_MS
                     ),
+                ));
+            }
+            Answer::Stopped => {
+                out.error = Some(RunError::new(
+                    ErrorKind::Crashed,
+                    "Stopped",
+                    "the run was stopped; the runtime adapter's signal was aborted (an answer it gives later is not kept)".to_owned(),
                 ));
             }
             Answer::Threw(e) => {
@@ -308,18 +330,22 @@ impl Den {
 }
 
 impl Inner {
-    /// Waits for an adapter's call (a run, a reset) unless `close()` comes first: then `None`
-    /// at once (close() sends on `adapter_call`; one call at a time holds it, in the den's turn).
-    pub(super) async fn unless_closed<F: std::future::Future>(&self, call: F) -> Option<F::Output> {
-        let (tx, closed) = futures::channel::oneshot::channel::<()>();
+    /// Waits for an adapter's call (a run, a reset) unless `close()` (or, for a run, `stop()`)
+    /// comes first: then at once, with which (they send on `adapter_call`; one call at a time
+    /// holds it, in the den's turn).
+    pub(super) async fn unless_interrupted<F: std::future::Future>(
+        &self,
+        call: F,
+    ) -> Result<F::Output, Interrupt> {
+        let (tx, interrupted) = futures::channel::oneshot::channel::<Interrupt>();
         debug_assert!(self.adapter_call.borrow().is_none());
         *self.adapter_call.borrow_mut() = Some(tx);
         let call = std::pin::pin!(call);
-        let out = match futures::future::select(call, closed).await {
-            futures::future::Either::Left((v, _)) => Some(v),
-            futures::future::Either::Right((Ok(()), _)) => None,
+        let out = match futures::future::select(call, interrupted).await {
+            futures::future::Either::Left((v, _)) => Ok(v),
+            futures::future::Either::Right((Ok(why), _)) => Err(why),
             // The sender went without a word (never: it is only taken to send): the call goes on.
-            futures::future::Either::Right((Err(_), call)) => Some(call.await),
+            futures::future::Either::Right((Err(_), call)) => Ok(call.await),
         };
         self.adapter_call.borrow_mut().take();
         out

@@ -106,6 +106,14 @@ impl Den {
         crate::js::promise(async move { d.reset_impl().await })
     }
 
+    /// Stops the run in flight, as the element's Stop button does (and a run's `signal`).
+    /// Resolves true if a run was in flight, false otherwise; the run itself resolves with how
+    /// it ended.
+    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
+    pub fn stop(&self) -> Promise {
+        crate::js::settled(Ok(self.stop_impl().into()))
+    }
+
     /// Removes the iframe and frees the name (once an IndexedDB write in flight ended).
     pub fn close(&self) -> Promise {
         self.close_impl()

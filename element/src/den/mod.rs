@@ -64,8 +64,11 @@ pub(crate) struct Inner {
     closing: RefCell<Option<Promise>>,
     pub sink: RefCell<Option<EventSink>>,
     info: RefCell<JsValue>,
-    /// An adapter den's run or reset in flight: `close()` ends it at once through this.
-    adapter_call: RefCell<Option<futures::channel::oneshot::Sender<()>>>,
+    /// An adapter den's run or reset in flight: `close()` ends it at once through this (and
+    /// `stop()` a run: `adapter_running`).
+    adapter_call: RefCell<Option<futures::channel::oneshot::Sender<adapter::Interrupt>>>,
+    /// The adapter call in flight is a run (`stop()` ends runs, not resets).
+    adapter_running: Cell<bool>,
     /// File writes in the last minute (`maxWritesPerMinute`).
     rate: RefCell<WriteRate>,
     /// `foxden.fetch`: the den's network options and its requests in the last minute.
@@ -253,6 +256,7 @@ async fn open_claimed(
         sink: RefCell::new(sink),
         info: RefCell::new(info),
         adapter_call: RefCell::new(None),
+        adapter_running: Cell::new(false),
     });
     if let Some(s) = started {
         s.keep();
@@ -423,6 +427,20 @@ impl Inner {
         self.conn.borrow().clone()
     }
 
+    /// Stops the run in flight (`stop()`, the Stop button, a run's `signal`): the den page
+    /// interrupts or restarts its worker; an adapter's run ends at once, its signal aborted.
+    /// `false` when no run is in flight.
+    pub(crate) fn stop_run(&self) -> bool {
+        if self.opts.adapter.is_some() {
+            if !self.adapter_running.get() {
+                return false;
+            }
+            let tx = self.adapter_call.borrow_mut().take();
+            return tx.is_some_and(|tx| tx.send(adapter::Interrupt::Stopped).is_ok());
+        }
+        self.connection().is_some_and(|conn| conn.stop_runs())
+    }
+
     /// Opens a new den page in the background (after the host dropped one), before the next
     /// call needs it; the next call waits for it through the exclusive guard.
     fn reopen_soon(this: &Rc<Inner>) {
@@ -567,13 +585,14 @@ impl Den {
         self.run_in_turn(code, ro).await
     }
 
-    /// Stops the run in progress (the element's Stop button). On a cross-origin isolated den
-    /// Python gets `KeyboardInterrupt` and keeps its variables (the worker is restarted if the
-    /// run goes on 1 s later); otherwise the worker is restarted: the run ends with
-    /// `error.kind` "crashed", type "Stopped" and `restarted`, files kept. `false` when no run
-    /// has started.
+    /// Stops the run in flight (`stop()`, the element's Stop button, a run's `signal`). On a
+    /// cross-origin isolated den Python gets `KeyboardInterrupt` and keeps its variables (the
+    /// worker is restarted if the run goes on 1 s later); otherwise the worker is restarted: the
+    /// run ends with `error.kind` "crashed", type "Stopped" and `restarted`, files kept. A run
+    /// still waiting for its worker is stopped once it starts; an adapter den's run ends at once
+    /// (its signal aborted). `false` when no run is in flight.
     pub(crate) fn stop_impl(&self) -> bool {
-        self.inner.connection().is_some_and(|conn| conn.stop_runs())
+        self.inner.stop_run()
     }
 
     /// Shares the den (for the element, which keeps its own handle).
@@ -794,8 +813,9 @@ impl Den {
         if let Some(a) = &inner.opts.adapter {
             // close() ends the reset at once, as it ends a run.
             let r = inner
-                .unless_closed(a.reset(&inner.opts.name, inner.opts.runtime.load_timeout_ms))
-                .await;
+                .unless_interrupted(a.reset(&inner.opts.name, inner.opts.runtime.load_timeout_ms))
+                .await
+                .ok();
             // A new interpreter, as far as the den can tell (the lesson's setup runs again).
             inner.sync.borrow_mut().reset();
             inner.check_open()?;
@@ -834,7 +854,7 @@ impl Den {
         if let Some(a) = &inner.opts.adapter {
             // A run in flight ends now, as closed; its signal tells the adapter to stop.
             if let Some(tx) = inner.adapter_call.borrow_mut().take() {
-                let _ = tx.send(());
+                let _ = tx.send(adapter::Interrupt::Closed);
             }
             a.close(&inner.opts.name);
         }

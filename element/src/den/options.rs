@@ -187,6 +187,9 @@ pub(crate) struct RunOptions {
     pub(crate) tag: u32,
     /// The code is JavaScript (`lang: "javascript"`), not Python.
     pub(crate) javascript: bool,
+    /// `signal`: aborted before the run starts, the run does not start (it rejects with the
+    /// signal's reason); aborted while it runs, it is stopped as by `stop()`.
+    pub(crate) signal: Option<web_sys::AbortSignal>,
 }
 
 impl RunOptions {
@@ -261,5 +264,16 @@ pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
             }
         },
         tag: 0,
+        signal: {
+            let raw = opt(v, "signal")?;
+            if is_absent(&raw) {
+                None
+            } else {
+                Some(
+                    raw.dyn_into::<web_sys::AbortSignal>()
+                        .map_err(|_| option_error("signal", "signal must be an AbortSignal"))?,
+                )
+            }
+        },
     })
 }

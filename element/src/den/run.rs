@@ -2,9 +2,44 @@
 //! the reply (or the watchdog), commit the files it returned, and resolve with its outcome.
 
 use super::*;
+use crate::callback::Listener;
 use crate::runtime::InputHandler;
 use events::InputReply;
 use foxden_core::input::Answer;
+
+/// Settles when `signal` aborts (its listener goes with the future).
+async fn aborted(signal: &web_sys::AbortSignal) {
+    let (tx, rx) = futures::channel::oneshot::channel::<()>();
+    let mut tx = Some(tx);
+    let _listener = Listener::new(signal.as_ref(), "abort", move |_| {
+        if let Some(tx) = tx.take() {
+            let _ = tx.send(());
+        }
+    });
+    if !signal.aborted() {
+        let _ = rx.await;
+    }
+}
+
+/// A run whose signal has aborted does not start: it rejects with the signal's reason.
+fn not_aborted(ro: &RunOptions) -> Result<(), JsValue> {
+    match ro.signal.as_ref().filter(|s| s.aborted()) {
+        Some(s) => Err(s.reason()),
+        None => Ok(()),
+    }
+}
+
+/// While the returned listener lives, the run's signal stops the den's run in flight.
+pub(super) fn stop_on_abort(inner: &Rc<Inner>, ro: &RunOptions) -> Option<Listener> {
+    let weak = Rc::downgrade(inner);
+    ro.signal.as_ref().map(|s| {
+        Listener::new(s.as_ref(), "abort", move |_| {
+            if let Some(inner) = weak.upgrade() {
+                inner.stop_run();
+            }
+        })
+    })
+}
 
 impl Den {
     /// Runs `code`: ships the files the worker lacks, waits for the reply (or the watchdog),
@@ -14,7 +49,19 @@ impl Den {
         code: String,
         ro: RunOptions,
     ) -> Result<JsValue, JsValue> {
-        let _turn = self.turn().await?;
+        let _turn = match &ro.signal {
+            None => self.turn().await?,
+            // A run whose signal aborts while it waits for its turn never starts (its place is
+            // passed on).
+            Some(signal) => {
+                let turn = std::pin::pin!(self.turn());
+                let abort = std::pin::pin!(aborted(signal));
+                match futures::future::select(turn, abort).await {
+                    futures::future::Either::Left((turn, _)) => turn?,
+                    futures::future::Either::Right(((), _)) => return Err(signal.reason()),
+                }
+            }
+        };
         self.run_in_turn(code, ro).await
     }
 
@@ -46,11 +93,13 @@ impl Den {
         let inner = &self.inner;
         inner.check_open()?;
         if let Some(a) = inner.opts.adapter.clone() {
+            not_aborted(&ro)?;
             return self.run_adapter(&a, code, ro).await;
         }
         // Connected first: a run that cannot start (the den page did not reopen) rejects
         // before its `run` event, so that no `run` event goes without its `run-end`.
         let conn = inner.ensure_connection().await?;
+        not_aborted(&ro)?;
         let seq = inner.start_run(&code, ro.tag);
         // Ship only what the worker does not already have.
         let plan = inner.sync.borrow().plan(&inner.files.borrow());
@@ -145,6 +194,9 @@ impl Den {
         let fetches = net::RunFetches::new(inner, seq, conn.link(), ro.on_request.clone());
         // A `run` listener may have closed the den: the run is not posted (it ends `Closed`,
         // with its `run-end`), so that no code runs on a den whose lock and name are free.
+        // From here the run is in flight: its signal stops it. (Nothing awaited since the check
+        // above: it cannot have aborted unseen.)
+        let _stop_on_abort = stop_on_abort(inner, &ro);
         let end = if inner.closed.get() {
             RunEnd::Closed
         } else {

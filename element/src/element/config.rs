@@ -36,6 +36,7 @@ pub(crate) const METHODS: &[&str] = &[
     "restore",
     "fork",
     "reset",
+    "stop",
     "close",
 ];
 

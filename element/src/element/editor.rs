@@ -184,10 +184,8 @@ pub(crate) fn lesson_controls(weak: &Weak<State>, ui: &Rc<Ui>, host: &Element) -
     if let Some(b) = by_id(&ui.root, "stop") {
         let w = weak.clone();
         ls.push(Listener::new(b.as_ref(), "click", move |_| {
-            let Some(s) = w.upgrade() else { return };
-            if let Some(den) = s.den().filter(|d| d.stop_impl()) {
-                drop(den);
-                s.stopped.set(true);
+            if let Some(s) = w.upgrade() {
+                super::stop_run(&s);
             }
         }));
     }

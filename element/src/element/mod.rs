@@ -78,6 +78,16 @@ impl Default for ElementHandle {
     }
 }
 
+/// Stops the element's run in flight (the Stop button, `stop()`): true if there was one (its
+/// end then says it was stopped).
+pub(crate) fn stop_run(state: &State) -> bool {
+    let stopped = state.den().is_some_and(|d| d.stop_impl());
+    if stopped {
+        state.stopped.set(true);
+    }
+    stopped
+}
+
 async fn live_den(state: Rc<State>) -> Result<Den, JsValue> {
     // Attributes changed in this task and not reconciled yet (`el.name = "b"; el.run(…)`): the
     // call is for what they bring, a new den or the same one.
@@ -261,6 +271,12 @@ impl ElementHandle {
         // The setup scripts run again before the next run: the setup log sees the new
         // interpreter (Den::interpreter).
         promise(async move { live_den(s).await?.reset_impl().await })
+    }
+
+    /// Stops the run in flight, as the Stop button does. Resolves true if a run was in flight.
+    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
+    pub fn stop(&self) -> Promise {
+        Promise::resolve(&JsValue::from(stop_run(&self.state)))
     }
 
     /// Closes the den; it reopens when the element is re-inserted or a den attribute changes.

@@ -70,6 +70,9 @@ struct RunSlot {
     queued: bool,
     /// An `input` request is being answered (one at a time; more are ignored).
     asking: bool,
+    /// `stop()` was asked before the den page started the run (it was `queued`): the stop is
+    /// sent again when it says `started` (the den page stops started runs only).
+    stop_wanted: bool,
     watchdog: Watchdog,
     on_fetch: crate::den::FetchHandler,
 }
@@ -305,6 +308,7 @@ impl Connection {
                 posted_at: now,
                 queued: false,
                 asking: false,
+                stop_wanted: false,
                 watchdog: req.watchdog,
                 on_fetch: req.on_fetch,
             },
@@ -340,22 +344,24 @@ impl Connection {
         self.link.clone()
     }
 
-    /// Asks the den page to stop the run in progress (interrupt, or restart the worker);
-    /// `false` when no run has started.
+    /// Asks the den page to stop the runs in flight (interrupt, or restart the worker); a run
+    /// still `queued` (its worker booting) is stopped once it starts. `false` when no run is
+    /// in flight.
     pub fn stop_runs(&self) -> bool {
-        let ids: Vec<u32> = self
+        let ids: Vec<(u32, bool)> = self
             .shared
-            .borrow()
+            .borrow_mut()
             .runs
-            .iter()
-            .filter(|(_, s)| s.clock.is_some())
-            .map(|(id, _)| *id)
+            .iter_mut()
+            .map(|(id, s)| {
+                s.stop_wanted = true;
+                (*id, s.clock.is_some())
+            })
             .collect();
-        for id in &ids {
-            let _ = self.link.post_message(&obj(&[
-                ("t", HostToDen::Stop.as_str().into()),
-                ("id", (*id).into()),
-            ]));
+        for (id, started) in &ids {
+            if *started {
+                post_stop(&self.link, *id);
+            }
         }
         !ids.is_empty()
     }
@@ -405,6 +411,14 @@ fn msg_id(msg: &JsValue) -> Option<u32> {
 }
 
 /// Applies `f` to the slot of the run the message names (if its id is valid and the run live).
+/// Asks the den page to stop run `id`.
+fn post_stop(link: &DenLink, id: u32) {
+    let _ = link.post_message(&obj(&[
+        ("t", HostToDen::Stop.as_str().into()),
+        ("id", id.into()),
+    ]));
+}
+
 fn with_slot<T>(
     shared: &Rc<RefCell<Shared>>,
     msg: &JsValue,
@@ -439,12 +453,19 @@ fn on_den_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             });
         }
         DenToHost::Started => {
-            // A queued run's clock starts here (an `input` may follow at once).
-            with_slot(shared, &msg, |s| {
+            // A queued run's clock starts here (an `input` may follow at once), and a stop asked
+            // while it waited is sent now.
+            let stop = with_slot(shared, &msg, |s| {
                 if s.queued && s.clock.is_none() {
                     s.clock = Some(RunClock::start(&s.watchdog, js::now_ms()));
+                    return s.stop_wanted;
                 }
+                false
             });
+            let link = shared.borrow().link.clone();
+            if let (Some(true), Some(id), Some(link)) = (stop, msg_id(&msg), link) {
+                post_stop(&link, id);
+            }
         }
         DenToHost::Out => {
             let slot = with_slot(shared, &msg, |s| (s.output.clone(), s.on_output.clone()));

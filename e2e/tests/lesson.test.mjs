@@ -289,7 +289,17 @@ test(`${B}: Stop ends a run that would not end: the interpreter restarts (variab
     const status = root.querySelector('[part~="status"]').textContent;
     const after = await el.run("'kept' in globals()");
     const file = await el.readText("/work/shared.txt");
-    return { idle, kind: res.error && res.error.kind, restarted: res.restarted, status, after: after.result, file, stopDisabled: stop.disabled };
+    // el.stop() does what the button does (and says so); idle, it stops nothing.
+    const idleStop = await el.stop();
+    const again = el.run("while True: pass");
+    await new Promise((res) => setTimeout(res, 300));
+    const methodStop = await el.stop();
+    const res2 = await again;
+    const status2 = root.querySelector('[part~="status"]').textContent;
+    return {
+      idle, kind: res.error && res.error.kind, restarted: res.restarted, status, after: after.result, file, stopDisabled: stop.disabled,
+      idleStop, methodStop, type2: res2.error && res2.error.type, status2,
+    };
   });
   assert.deepEqual(r, {
     idle: true,
@@ -299,6 +309,10 @@ test(`${B}: Stop ends a run that would not end: the interpreter restarts (variab
     after: "False",
     file: "one file set",
     stopDisabled: true,
+    idleStop: false,
+    methodStop: true,
+    type2: "Stopped",
+    status2: "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)",
   });
 });
 

@@ -3,6 +3,8 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { launch, openPage, BROWSER, BASE } from "../lib.mjs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 let ctx, page;
 before(async () => {
@@ -690,6 +692,53 @@ test(`${B}: a den whose assets are missing or wrong rejects with DenLoadError na
   assert.equal(r[2].stage, "timeout");
   assert.match(r[2].message, /404/);
   assert.ok(r[2].ms < 6000, `took ${r[2].ms} ms`);
+});
+
+test(`${B}: Pyodide files that are not the pinned ones (a changed byte anywhere) are refused before the den is ready`, async () => {
+  // Copies of the real files, one of them changed so that every other check still passes: a
+  // valid zip, valid JSON of the right version, a wasm module with one more custom section.
+  const src = join(process.env.FOXDEN_DIST || join(import.meta.dirname, "../../dist"), "pyodide");
+  const root = join(import.meta.dirname, "../pages", `tampered-${B}`);
+  const tamper = {
+    "python_stdlib.zip": (b) => Buffer.concat([b, Buffer.from("\0")]),
+    "pyodide-lock.json": (b) => Buffer.concat([b, Buffer.from("\n")]),
+    "pyodide.asm.wasm": (b) => Buffer.concat([b, Buffer.from([0, 5, 4, 0x66, 0x6f, 0x78, 0x64])]),
+  };
+  try {
+    for (const changed of Object.keys(tamper)) {
+      const dir = join(root, changed);
+      mkdirSync(dir, { recursive: true });
+      for (const f of Object.keys(tamper)) {
+        const bytes = readFileSync(join(src, f));
+        writeFileSync(join(dir, f), f === changed ? tamper[f](bytes) : bytes);
+      }
+    }
+    const r = await page.evaluate(async (B, files) => {
+      const { openDen, iframeRuntime } = window.foxden;
+      const out = {};
+      for (const f of files) {
+        const frames = document.querySelectorAll("iframe[data-foxden-den]").length;
+        out[f] = await openDen({ name: "tampered", runtime: iframeRuntime({ pyodideUrl: `/e2e/tampered-${B}/${f}/` }) }).then(
+          () => "opened",
+          (e) => ({ stage: e.stage, message: e.message, frames: document.querySelectorAll("iframe[data-foxden-den]").length - frames }),
+        );
+      }
+      // The real files still open a den.
+      const den = await openDen({ name: "tampered", runtime: iframeRuntime() });
+      out.real = (await den.run("6 * 7")).result;
+      await den.close();
+      return out;
+    }, B, Object.keys(tamper));
+    for (const f of Object.keys(tamper)) {
+      assert.equal(r[f].stage, "assets", `${f}: ${JSON.stringify(r[f])}`);
+      assert.match(r[f].message, new RegExp(`tampered-${B}/${f.replace(/\./g, "\\.")}/${f.replace(/\./g, "\\.")} is not Pyodide 314\\.0\\.7's`));
+      assert.match(r[f].message, /its SHA-256 is [0-9a-f]{64}, not [0-9a-f]{64}/);
+      assert.equal(r[f].frames, 0, "the refused den's iframe is removed");
+    }
+    assert.equal(r.real, "42");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test(`${B}: close() during a run ends the run at once and removes the iframe`, async () => {

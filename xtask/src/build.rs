@@ -162,7 +162,17 @@ pub fn build(dev: bool) -> Result<(), String> {
             "node_modules/pyodide is not {pyodide}; run `npm ci`"
         ));
     }
+    // Exactly the files whose SHA-256 the host checks (pyodide.sha256, built into the wasm).
+    let pins = read(&r.join("pyodide.sha256"))?;
     for f in PYODIDE_FILES {
+        let bytes =
+            std::fs::read(pyo.join(f)).map_err(|e| format!("node_modules/pyodide/{f}: {e}"))?;
+        let hash = crate::wheels::hex(&Sha256::digest(&bytes));
+        if !pins.lines().any(|l| l == format!("{hash}  {f}")) {
+            return Err(format!(
+                "node_modules/pyodide/{f} (SHA-256 {hash}) is not the file pyodide.sha256 pins: run `npm ci`"
+            ));
+        }
         copy(&pyo.join(f), &dist.join("pyodide").join(f))?;
     }
 

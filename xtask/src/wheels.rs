@@ -77,7 +77,7 @@ fn sha256_file(path: &std::path::Path) -> Option<String> {
     Some(hex(&Sha256::digest(&data)))
 }
 
-fn hex(b: &[u8]) -> String {
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 

@@ -16,6 +16,39 @@ pub const PYODIDE_VERSION: &str = env!("FOXDEN_PYODIDE_VERSION");
 pub(crate) const PYODIDE_PYTHON: &str = "3.14.2";
 /// `info.abi_version` of Pyodide 314.0.7's pyodide-lock.json.
 pub(crate) const PYODIDE_ABI: &str = "2026_0";
+/// The SHA-256 of the three runtime files of that Pyodide (the repository's `pyodide.sha256`,
+/// which `cargo xtask build` checks node_modules/pyodide against): the host refuses others.
+pub(crate) const PYODIDE_SHA256: [(&str, &str); 3] = [
+    ("pyodide.asm.wasm", env!("FOXDEN_PYODIDE_SHA256_WASM")),
+    ("python_stdlib.zip", env!("FOXDEN_PYODIDE_SHA256_STDLIB")),
+    ("pyodide-lock.json", env!("FOXDEN_PYODIDE_SHA256_LOCK")),
+];
+
+/// Checks the assets against [`PYODIDE_SHA256`], from digests started before their buffers
+/// were handed over: a changed, corrupted or other build's file is a `DenLoadError` of stage
+/// "assets" naming it (before the den is ready, so no code runs on it).
+pub(crate) async fn verify_assets(
+    wasm: super::warm::Digest,
+    stdlib: super::warm::Digest,
+    lock: &str,
+    base: &str,
+) -> Result<(), JsValue> {
+    let (w, z) = futures::future::join(wasm.finish(), stdlib.finish()).await;
+    let l = Some(foxden_core::sha256(lock.as_bytes()));
+    for ((file, pin), got) in PYODIDE_SHA256.iter().zip([w, z, l]) {
+        let got = got.map(|d| foxden_core::hex(&d));
+        if got.as_deref() != Some(*pin) {
+            return Err(load_error(
+                crate::errors::LoadStage::Assets,
+                &format!(
+                    "{base}{file} is not Pyodide {PYODIDE_VERSION}'s {file}: its SHA-256 is {}, not {pin} (a changed, corrupted or other build's file)",
+                    got.as_deref().unwrap_or("unknown (it could not be hashed)")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Aborts a fetch when dropped unless disarmed: a den whose opening is cancelled (an element
 /// removed while loading) stops downloading instead of holding the connections.

@@ -47,13 +47,12 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         let handed_over = async {
             let assets = async {
                 let (wasm, stdlib, lock) = fetch_assets(opts, &progress, Some(wasm_tx)).await?;
-                // The key's digests start now: they copy the bytes, which can then be handed over.
-                let digests = warm_on.then(|| {
-                    (
-                        warm::Digest::start(&Uint8Array::new(&wasm)),
-                        warm::Digest::start(&Uint8Array::new(&stdlib)),
-                    )
-                });
+                // The digests the assets are checked by start now: they copy the bytes, which
+                // can then be handed over.
+                let digests = (
+                    warm::Digest::start(&Uint8Array::new(&wasm)),
+                    warm::Digest::start(&Uint8Array::new(&stdlib)),
+                );
                 Ok::<_, JsValue>((wasm, stdlib, lock, digests, js::now_ms() - started))
             };
             let handshake = async {
@@ -78,52 +77,25 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         };
         let (handed, cached) = futures::future::join(handed_over, cached).await;
         let (mut conn, ready, lock, digests, assets_ms, hello_ms, booting) = handed?;
-        let digests_started = digests.is_some();
-        let hashing = async {
-            match digests {
-                Some((w, z)) => warm::key(w, z, &lock).await,
-                None => None,
-            }
+        // The den boots while its assets are checked against Pyodide's pinned SHA-256; a
+        // mismatch fails the opening at once, before the den is ready (no code runs on it).
+        let verified = verify_assets(digests.0, digests.1, &lock, &opts.pyodide_url);
+        let key = warm_on.then(warm::key);
+        // Only an entry made for exactly these assets (and this foxden) is handed over.
+        let snapshot = match (&key, cached) {
+            (Some(k), warm::Current::One(url, packed)) if url == warm::url_for(k) => Some(packed),
+            (Some(k), warm::Current::Several) => warm::load(k).await,
+            _ => None,
         };
-        let (key, handed, warm_ms, sent) = if matches!(cached, warm::Current::Nothing) {
-            // No entry (a first visit): `warm` goes at once, so that the den's first worker
-            // boots while the key is hashed (10-20 ms of the critical path). The key is needed
-            // only for the snapshot the den page sends, made after `ready`; a den page's
-            // snapshot that came before the key would be dropped, not stored under no key.
-            let warm_ms = js::now_ms() - booting;
-            let keyed = async {
-                let key = hashing.await;
-                conn.shared.borrow_mut().warm_key = key.clone();
-                key
-            };
-            let want_snapshot = digests_started;
-            let (key, sent) =
-                futures::future::join(keyed, send_warm(&conn, ready, None, want_snapshot)).await;
-            if key.is_none() {
-                // The digests failed: no entry can be made (what the den page sends is dropped).
-                conn.warm.set("off");
-            }
-            (key, false, warm_ms, sent)
-        } else {
-            let key = hashing.await;
-            // Only an entry made for exactly these assets (and this foxden) is handed over.
-            let snapshot = match (&key, cached) {
-                (Some(k), warm::Current::One(url, packed)) if url == warm::url_for(k) => {
-                    Some(packed)
-                }
-                (Some(k), warm::Current::Several) => warm::load(k).await,
-                _ => None,
-            };
-            // A snapshot is taken from this den page only when none was handed over (a miss),
-            // or the one handed over was refused (its `ready`, sent before any user code ran,
-            // says so): after a hit, nothing it sends can replace the entry.
-            let want_snapshot = key.is_some();
-            let handed = snapshot.is_some();
-            conn.shared.borrow_mut().warm_key = key.clone().filter(|_| !handed);
-            let warm_ms = js::now_ms() - booting;
-            let sent = send_warm(&conn, ready, snapshot, want_snapshot).await;
-            (key, handed, warm_ms, sent)
-        };
+        let handed = snapshot.is_some();
+        let warm_ms = js::now_ms() - booting;
+        let booted = async { Ok(send_warm(&conn, ready, snapshot, key.is_some()).await) };
+        let ((), sent) = futures::future::try_join(verified, booted).await?;
+        // A snapshot is taken from this den page (after `ready`) only when none was handed over
+        // (a miss, or an entry of other assets), or the one handed over was refused (its
+        // `ready`, sent before any user code ran, says so): after a hit, nothing it sends can
+        // replace the entry. And only once its assets passed the check above.
+        conn.shared.borrow_mut().warm_key = key.clone().filter(|_| !handed);
         if handed && sent.is_ok() && conn.warm.get() == "rejected" {
             conn.shared.borrow_mut().warm_key = key;
         }

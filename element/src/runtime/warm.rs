@@ -93,18 +93,18 @@ impl Digest {
     }
 }
 
-/// The cache key of an asset set, hashed from digests started before the buffers were handed
-/// over ([`Digest::start`]); `None` if a digest failed (then the warm cache is not used).
-pub async fn key(wasm: Digest, stdlib: Digest, lock: &str) -> Option<String> {
-    let (w, z) = futures::future::join(wasm.finish(), stdlib.finish()).await;
+/// The cache key: the pinned SHA-256 of the Pyodide files (the only assets a den boots from:
+/// [`super::assets::verify_assets`] refuses others before the den is ready, and an entry is
+/// stored only from a den whose assets passed), foxden's version and the protocol's. Known at
+/// once: a later visit reads its entry while the assets are fetched and hashed.
+pub fn key() -> String {
     let mut h = foxden_core::sha256::Sha256::new();
-    h.update(&w?);
-    h.update(&z?);
-    h.update(&foxden_core::sha256(lock.as_bytes()));
+    for (_, pin) in super::assets::PYODIDE_SHA256 {
+        h.update(pin.as_bytes());
+    }
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update(&foxden_core::protocol::PROTOCOL_VERSION.to_le_bytes());
-    let digest = h.finalize();
-    Some(foxden_core::hex(&digest))
+    foxden_core::hex(&h.finalize())
 }
 
 /// The entry's URL for `key`.

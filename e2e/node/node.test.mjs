@@ -295,6 +295,24 @@ test("an adapter den's run is stopped by den.stop() or its signal (the adapter's
   assert.equal(m.liveCounts().listeners, listenersBefore);
 });
 
+test("list(path) gives the file at path or the files under that folder; a bad path is a PathError", { timeout: 120000 }, async () => {
+  const den = await m.openDen({ name: "listing", runtime: { start() {}, run: () => ({}), close() {} } });
+  for (const p of ["/drop/in.csv", "/work/a.txt", "/work/a/b.txt", "/work/a/c/d.txt", "/work/ab.txt"]) await den.writeFile(p, p);
+  const paths = async (...args) => (await den.list(...args)).map((f) => f.path);
+  assert.deepEqual(await paths(), ["/drop/in.csv", "/work/a.txt", "/work/a/b.txt", "/work/a/c/d.txt", "/work/ab.txt"]);
+  assert.deepEqual(await paths("/work/a"), ["/work/a/b.txt", "/work/a/c/d.txt"]);
+  assert.deepEqual(await paths("/work//a/./"), ["/work/a/b.txt", "/work/a/c/d.txt"]);
+  assert.deepEqual(await paths("/work/a.txt"), ["/work/a.txt"]);
+  assert.deepEqual(await paths("/out"), []);
+  assert.deepEqual(await paths(undefined), await paths());
+  const [f] = await den.list("/drop");
+  assert.deepEqual(Object.keys(f).sort(), ["mtime", "path", "sha256", "size"]);
+  await assert.rejects(den.list("/etc"), (e) => e instanceof m.PathError && e.rule === "root");
+  await assert.rejects(den.list("/work/../drop"), (e) => e instanceof m.PathError);
+  await assert.rejects(den.list(5), (e) => e.code === "bad-option" && e.option === "path");
+  await den.close();
+});
+
 test("an adapter's hostile answers: a throwing getter refuses the answer; notes and error texts are bounded; close() ends a reset", { timeout: 120000 }, async () => {
   let reply;
   let resetting = false;

@@ -284,7 +284,9 @@ export interface DenMethods {
   readFile(path: string, opts: "utf-8" | { encoding: "utf-8" }): Promise<string>;
   readText(path: string): Promise<string>;
   deleteFile(path: string): Promise<FileChanges>;
-  list(): Promise<FileInfo[]>;
+  /** Every file, sorted by path; with `path`, the file at `path` or the files under the folder
+   * `path` (a bad path rejects with `PathError`). */
+  list(path?: string): Promise<FileInfo[]>;
   snapshot(): Promise<Uint8Array>;
   restore(bytes: Uint8Array | ArrayBuffer): Promise<FileChanges>;
   fork(opts: { name: string }): Promise<Den>;

@@ -240,6 +240,15 @@ impl FileMap {
         self.files.iter()
     }
 
+    /// The file at the normalized `path`, or the files under the folder `path`, sorted by path.
+    pub fn under<'a>(&'a self, path: &'a str) -> impl Iterator<Item = (&'a String, &'a FileEntry)> {
+        use std::ops::Bound;
+        self.files
+            .range::<str, _>((Bound::Included(path), Bound::Unbounded))
+            .take_while(move |(p, _)| p.starts_with(path))
+            .filter(move |(p, _)| p.len() == path.len() || p.as_bytes()[path.len()] == b'/')
+    }
+
     /// Number of files.
     pub fn len(&self) -> usize {
         self.files.len()
@@ -447,6 +456,28 @@ mod tests {
             path: p.into(),
             entry: FileEntry::new(d.to_vec(), 1.0),
         }
+    }
+
+    #[test]
+    fn under_is_the_file_or_the_folder_never_a_name_that_only_begins_alike() {
+        let mut m = FileMap::new();
+        let paths = [
+            "/drop/x",
+            "/work/a.txt",
+            "/work/a/b",
+            "/work/a/c/d",
+            "/work/ab",
+        ];
+        m.apply(paths.iter().map(|p| put(p, b"1")).collect(), 100)
+            .unwrap();
+        let under = |p: &str| m.under(p).map(|(p, _)| p.clone()).collect::<Vec<_>>();
+        assert_eq!(under("/work/a"), ["/work/a/b", "/work/a/c/d"]);
+        assert_eq!(under("/work/a.txt"), ["/work/a.txt"]);
+        assert_eq!(under("/work/a/c"), ["/work/a/c/d"]);
+        assert_eq!(under("/work"), paths[1..].to_vec());
+        assert_eq!(under("/drop"), ["/drop/x"]);
+        assert!(under("/out").is_empty());
+        assert!(under("/work/a/b/c").is_empty());
     }
 
     #[test]

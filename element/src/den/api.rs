@@ -73,8 +73,8 @@ impl Den {
     }
 
     /// Lists files: `[{ path, size, sha256, mtime }]`, sorted by path.
-    pub fn list(&self) -> Promise {
-        let r = self.list_impl();
+    pub fn list(&self, path: JsValue) -> Promise {
+        let r = self.list_impl(&path);
         crate::js::settled(r)
     }
 

@@ -720,10 +720,22 @@ impl Den {
         }
     }
 
-    pub(crate) fn list_impl(&self) -> Result<JsValue, JsValue> {
+    /// Every file, or (`path` given) the file at `path` or the files under the folder `path`.
+    pub(crate) fn list_impl(&self, path: &JsValue) -> Result<JsValue, JsValue> {
         self.inner.check_open()?;
+        let folder = if js::is_absent(path) {
+            None
+        } else {
+            let p = js::string_arg(path, "path")?;
+            Some(foxden_core::paths::normalize_path(&p).map_err(|e| path_error(&e))?)
+        };
         let out = Array::new();
-        for (path, e) in self.inner.files.borrow().iter() {
+        let files = self.inner.files.borrow();
+        let listed: Box<dyn Iterator<Item = _>> = match &folder {
+            None => Box::new(files.iter()),
+            Some(f) => Box::new(files.under(f)),
+        };
+        for (path, e) in listed {
             out.push(&obj(&[
                 ("path", path.as_str().into()),
                 ("size", (e.data.len() as f64).into()),

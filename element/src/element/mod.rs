@@ -245,9 +245,9 @@ impl ElementHandle {
         promise(async move { live_den(s).await?.delete_impl(path?).await })
     }
 
-    pub fn list(&self) -> Promise {
+    pub fn list(&self, path: JsValue) -> Promise {
         let s = self.state.clone();
-        promise(async move { live_den(s).await?.list_impl() })
+        promise(async move { live_den(s).await?.list_impl(&path) })
     }
 
     pub fn snapshot(&self) -> Promise {

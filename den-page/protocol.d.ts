@@ -5,7 +5,7 @@
 // what an honest sender posts; the reader of a den page or worker message checks it anyway.
 
 /** The protocol version a den page announces in `hello`. */
-export type ProtocolVersion = 10;
+export type ProtocolVersion = 11;
 
 /** A pure-Python wheel to install, checked by the host against its SHA-256 pin. */
 export interface Wheel {
@@ -154,6 +154,8 @@ export interface HostToDenRun {
   del: string[];
   /** What `input()` and `sys.stdin` read, then EOF; null: no scripted input. */
   stdin: string | null;
+  /** `vars`: JSON text of an object whose names (ASCII identifiers, no dunders, checked by the host) the worker sets in the code's global scope before it runs; null: none. */
+  vars: string | null;
   /** Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); only a cross-origin isolated den can ask. */
   interactive: boolean;
   /** The language of `code`. */

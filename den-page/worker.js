@@ -578,13 +578,17 @@ _foxden_time.sleep = _foxden_sleep
 # _foxden_run call JS makes right after it (with the same code), so such code is compiled once.
 _foxden_async_compiled = None
 
-def _foxden_run_sync(code, stdin=None, interactive=False):
+def _foxden_run_sync(code, stdin=None, interactive=False, variables=None):
     # Code without top-level await runs synchronously, on the JS stack (no promise machinery);
-    # for code with it this returns None and JS calls _foxden_run.
+    # for code with it this returns None and JS calls _foxden_run. variables: the run's vars,
+    # JSON text the host checked (names, size), set in the code's globals first.
     global _foxden_async_compiled
     _foxden_async_compiled = None
     _foxden_stdin(stdin, interactive)
     try:
+        if variables is not None:
+            import json
+            _foxden_ns.update(json.loads(variables))
         body, last, is_expr = _foxden_compile(code)
         if _foxden_is_async(body) or _foxden_is_async(last):
             _foxden_async_compiled = (code, body, last, is_expr)
@@ -1673,6 +1677,16 @@ async function runJavascript(msg) {
     const message = `${stuck} is a read-only global of the den's worker: a top-level declaration cannot change it; pick another name (or declare it inside a block)`;
     return { result: null, error: { kind: "javascript", type: "SyntaxError", message, traceback: `SyntaxError: ${message}` } };
   }
+  // The run's vars (JSON text the host checked: identifiers, no dunders) become globals first.
+  if (typeof msg.vars === "string") {
+    const vars = JSON.parse(msg.vars);
+    const fixed = Object.keys(vars).find(readOnlyGlobal);
+    if (fixed !== undefined) {
+      const message = `${fixed} is a read-only global of the den's worker: vars cannot set it; pick another name`;
+      return { result: null, error: { kind: "javascript", type: "TypeError", message, traceback: `TypeError: ${message}` } };
+    }
+    for (const [name, value] of Object.entries(vars)) /** @type {any} */ (globalThis)[name] = value;
+  }
   let value;
   try {
     if (!prep.topReturn && parses(RealFunction, code)) {
@@ -1917,7 +1931,8 @@ async function run(msg) {
     // undefined, not null: Pyodide passes JS null to Python as JsNull, not None.
     const stdin = typeof msg.stdin === "string" ? msg.stdin : undefined;
     const interactive = msg.interactive === true;
-    const out = pyRunSync(msg.code, stdin, interactive) ?? (await pyRun(msg.code, stdin, interactive));
+    const vars = typeof msg.vars === "string" ? msg.vars : undefined;
+    const out = pyRunSync(msg.code, stdin, interactive, vars) ?? (await pyRun(msg.code, stdin, interactive));
     const [result, err] = out.toJs();
     out.destroy();
     reply.result = clipText(result ?? null, msg.maxOutputBytes);

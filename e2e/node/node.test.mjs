@@ -313,6 +313,37 @@ test("list(path) gives the file at path or the files under that folder; a bad pa
   await den.close();
 });
 
+test("vars reach the run as a fresh copy of JSON data; names and values that cannot be are bad-option errors", { timeout: 120000 }, async () => {
+  const seen = [];
+  const den = await m.openDen({ name: "vars", runtime: { start() {}, close() {}, run: (r) => { seen.push(r.vars); return { result: "ok" }; } } });
+  const rows = [{ region: "north", amount: 10 }];
+  const when = new Date(0);
+  await den.run("x", { vars: { rows, n: 3, s: "é", none: null, when, skip: undefined } });
+  await den.run("x");
+  assert.deepEqual(seen[0], { rows, n: 3, s: "é", none: null, when: "1970-01-01T00:00:00.000Z" });
+  assert.notEqual(seen[0].rows, rows); // a copy, as JSON made it
+  assert.equal(seen[1], null);
+  const bad = (why) => (e) => e.code === "bad-option" && e.option === "vars" && why.test(e.message);
+  const cyclic = {};
+  cyclic.self = cyclic;
+  for (const [vars, why] of [
+    [[1, 2], /object of names/],
+    ["rows", /object of names/],
+    [{ n: 1n }, /JSON data/],
+    [{ c: cyclic }, /JSON data/],
+    [{ "a-b": 1 }, /ASCII identifier/],
+    [{ "2x": 1 }, /ASCII identifier/],
+    [{ __builtins__: {} }, /belong to the interpreter/],
+    [{ toJSON: () => [1] }, /object of names/],
+    [Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`v${i}`, i])), /more than 1000/],
+    [{ big: "x".repeat(16 * 1024 * 1024) }, /at most 16777216 bytes/],
+  ]) {
+    await assert.rejects(den.run("x", { vars }), bad(why), JSON.stringify(why));
+  }
+  assert.equal(seen.length, 2, "no refused run reached the adapter");
+  await den.close();
+});
+
 test("an adapter's hostile answers: a throwing getter refuses the answer; notes and error texts are bounded; close() ends a reset", { timeout: 120000 }, async () => {
   let reply;
   let resetting = false;

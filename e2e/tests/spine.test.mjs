@@ -73,6 +73,20 @@ test(`${B}: result is null for a statement, "None" for an expression that is Non
   assert.equal((await run("7 # a comment; not a quiet")).result, "7");
 });
 
+test(`${B}: vars become Python globals (JSON types) before the code runs`, async () => {
+  const vars = { rows: [{ region: "north", amount: 10 }, { region: "south", amount: 20.5 }], label: "Σ", flag: true, nothing: null };
+  const r = await run("f'{label}: {sum(r[\"amount\"] for r in rows)}', type(rows[0]).__name__, flag, nothing", { vars });
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.result, "('Σ: 30.5', 'dict', True, None)");
+  // Kept like the code's own variables; a later run's vars replace the same names only.
+  assert.equal((await run("label = 'x'; len(rows)", { vars: { n: 1 } })).result, "2");
+  assert.equal((await run("label, n")).result, "('x', 1)");
+  // Set first, even when the code then fails to compile.
+  const bad = await run("1 +", { vars: { before: 1 } });
+  assert.equal(bad.error.type, "SyntaxError");
+  assert.equal((await run("before")).result, "1");
+});
+
 test(`${B}: a Python exception gives error.kind "python" with a traceback`, async () => {
   const r = await run(`def f():\n    return 1 / 0\nprint("before")\nf()`);
   assert.equal(r.stdout, "before\n");

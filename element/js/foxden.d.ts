@@ -158,6 +158,11 @@ export interface RunOptions {
    * writes the den's files, `console.log`/`console.error` stream as stdout/stderr, the last
    * expression (or a top-level `return`) is `result`. See the README, "JavaScript". */
   lang?: "python" | "javascript";
+  /** Values the code gets as global variables, set before it runs (they persist like the
+   * code's own): an object of names (ASCII identifiers, not `__dunders__`, at most 1 000) to JSON
+   * data, at most 16 MiB as JSON. Python gets dicts, lists, str, int, float, bool and None;
+   * JavaScript the parsed values. Not JSON data, or a bad name: `DenError` `bad-option`. */
+  vars?: Record<string, unknown>;
   /** Aborted before the run starts (it may wait for the den's turn), the run does not start and
    * rejects with the signal's `reason`; aborted while it runs, it is stopped as by `stop()` and
    * resolves with how it ended. */
@@ -233,6 +238,8 @@ export interface AdapterRunRequest {
   timeoutMs: number;
   maxOutputBytes: number;
   stdin: string | null;
+  /** A fresh copy of the run's `vars` (names to JSON data), or null. */
+  vars: Record<string, unknown> | null;
   /** Every file of the den (copies). */
   files: Record<string, Uint8Array>;
   /** Aborted when the host gives up on the run (no answer within timeoutMs + 3 s, or close()). */

@@ -26,6 +26,34 @@ pub const DEFAULT_MAX_FILES: usize = 10_000;
 pub const HOST_WATCHDOG_GRACE_MS: u32 = 3_000;
 /// Largest `stdin` text a run accepts (bytes).
 pub const MAX_STDIN_BYTES: usize = 16 << 20;
+/// Largest `vars` a run accepts, as JSON text (bytes).
+pub const MAX_VARS_BYTES: usize = 16 << 20;
+/// Most names a run's `vars` sets.
+pub const MAX_VARS: usize = 1000;
+
+/// Checks a name a run's `vars` sets in the code's global scope: an ASCII identifier (`[A-Za-z_]`
+/// then `[A-Za-z0-9_]`, at most 255 bytes), and not a dunder (`__name__`, `__builtins__`,
+/// `__proto__`: the interpreter's own).
+pub fn check_var_name(name: &str) -> Result<(), String> {
+    let b = name.as_bytes();
+    let ident = !b.is_empty()
+        && b.len() <= 255
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    if !ident {
+        let shown: String = name.chars().take(80).collect();
+        return Err(format!(
+            "vars names {shown:?}: a name is an ASCII identifier (letters, digits, '_'; not first a digit), at most 255 bytes"
+        ));
+    }
+    if name.len() > 4 && name.starts_with("__") && name.ends_with("__") {
+        return Err(format!(
+            "vars names {name:?}: names like __this__ belong to the interpreter"
+        ));
+    }
+    Ok(())
+}
+
 /// Largest accepted run timeout (ms): one hour.
 pub const MAX_TIMEOUT_MS: u32 = 3_600_000;
 
@@ -56,6 +84,28 @@ pub fn validate_den_name(name: &str) -> Result<(), DenNameError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn var_names_are_ascii_identifiers_and_not_dunders() {
+        for ok in ["x", "_", "rows", "Row_2", "_private", "__x", "x__", "___"] {
+            assert_eq!(check_var_name(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "",
+            "2x",
+            "a-b",
+            "a b",
+            "é",
+            "x.y",
+            "__name__",
+            "__proto__",
+            "____x__",
+        ] {
+            assert!(check_var_name(bad).is_err(), "{bad}");
+        }
+        assert!(check_var_name(&"a".repeat(255)).is_ok());
+        assert!(check_var_name(&"a".repeat(256)).is_err());
+    }
 
     #[test]
     fn names() {

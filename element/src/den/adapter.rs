@@ -202,6 +202,14 @@ impl Den {
             ("timeoutMs", ro.timeout_ms.into()),
             ("maxOutputBytes", ro.max_output_bytes.into()),
             ("stdin", ro.stdin_js()),
+            // A fresh copy of the run's vars, parsed from the JSON checked when the run began.
+            (
+                "vars",
+                ro.vars
+                    .as_deref()
+                    .and_then(|j| js_sys::JSON::parse(j).ok())
+                    .unwrap_or(JsValue::NULL),
+            ),
             ("files", files.into()),
             ("signal", signal),
             ("output", stream.func.clone()),

@@ -187,6 +187,8 @@ pub(crate) struct RunOptions {
     pub(crate) tag: u32,
     /// The code is JavaScript (`lang: "javascript"`), not Python.
     pub(crate) javascript: bool,
+    /// `vars`: names set in the code's global scope before it runs, as JSON text (checked).
+    pub(crate) vars: Option<String>,
     /// `signal`: aborted before the run starts, the run does not start (it rejects with the
     /// signal's reason); aborted while it runs, it is stopped as by `stop()`.
     pub(crate) signal: Option<web_sys::AbortSignal>,
@@ -222,6 +224,46 @@ fn lang(v: &JsValue) -> Result<bool, JsValue> {
             "lang must be \"python\" or \"javascript\"",
         )),
     }
+}
+
+/// Reads the run option `vars`: an object of names to JSON values (absent: none), as the JSON
+/// text the worker sets them from.
+fn vars(raw: &JsValue) -> Result<Option<String>, JsValue> {
+    if is_absent(raw) {
+        return Ok(None);
+    }
+    let bad = |why: &str| option_error("vars", &format!("vars {why}"));
+    if !raw.is_object() || js_sys::Array::is_array(raw) {
+        return Err(bad(
+            "must be an object of names to JSON values: { rows: [...], n: 3 }",
+        ));
+    }
+    // JSON.stringify reads the object (getters, toJSON) once; what it throws is the reason.
+    let json = js_sys::JSON::stringify(raw)
+        .map_err(|e| bad(&format!("must be JSON data: {}", crate::js::describe(&e))))?;
+    let json = crate::wire::text(&json.into(), limits::MAX_VARS_BYTES)
+        .filter(|(_, cut)| !cut)
+        .map(|(s, _)| s)
+        .ok_or_else(|| {
+            bad(&format!(
+                "must be JSON data (an object of names to JSON values) of at most {} bytes",
+                limits::MAX_VARS_BYTES
+            ))
+        })?;
+    // The names as the worker will see them (a toJSON may have made them).
+    let parsed = js_sys::JSON::parse(&json).map_err(|_| bad("must be JSON data"))?;
+    if !parsed.is_object() || js_sys::Array::is_array(&parsed) {
+        return Err(bad("must be an object of names to JSON values"));
+    }
+    let names = js_sys::Object::keys(parsed.unchecked_ref::<js_sys::Object>());
+    if names.length() as usize > limits::MAX_VARS {
+        return Err(bad(&format!("sets more than {} names", limits::MAX_VARS)));
+    }
+    for name in names.iter() {
+        limits::check_var_name(&name.as_string().unwrap_or_default())
+            .map_err(|e| option_error("vars", &e))?;
+    }
+    Ok(Some(json))
 }
 
 pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
@@ -264,6 +306,7 @@ pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
             }
         },
         tag: 0,
+        vars: vars(&opt(v, "vars")?)?,
         signal: {
             let raw = opt(v, "signal")?;
             if is_absent(&raw) {

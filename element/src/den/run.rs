@@ -148,6 +148,10 @@ impl Den {
             ("put", put.into()),
             ("del", str_array(&plan.delete).into()),
             ("stdin", ro.stdin_js()),
+            (
+                "vars",
+                ro.vars.as_deref().map_or(JsValue::NULL, JsValue::from),
+            ),
             ("interactive", on_input.is_some().into()),
             ("lang", ro.lang().into()),
             ("js", js),

@@ -280,6 +280,12 @@ const RUN_FIELDS: &[Field] = &[
         "What `input()` and `sys.stdin` read, then EOF; null: no scripted input.",
     ),
     f(
+        "vars",
+        Ty::OrNull(&Ty::Str),
+        "`vars`: JSON text of an object whose names (ASCII identifiers, no dunders, checked by \
+         the host) the worker sets in the code's global scope before it runs; null: none.",
+    ),
+    f(
         "interactive",
         Ty::Bool,
         "Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); \

@@ -490,6 +490,10 @@ total
     assert.deepEqual(run.files.created, ["/out/total.txt"]);
     assert.equal((await den.sh("grep north /drop/sales.csv")).stdout, "north,10\n");
     assert.equal(await den.readText("/out/total.txt"), "30.0\n");
+    // vars reach Python as JSON types, as in the browser's worker.
+    const rv = await den.run("f'{label}: {sum(r[\"amount\"] for r in extra)}'", { vars: { label: "more", extra: [{ amount: 1.5 }, { amount: 2 }] } });
+    assert.equal(rv.error, null, JSON.stringify(rv.error));
+    assert.equal(rv.result, "'more: 3.5'");
 
     // Variables live on between runs; output (streamed as Python writes it), stdin and Python
     // errors come back.

@@ -13,11 +13,13 @@ try {
   // The run: stdin as the den page gives it (the text, then EOF), the last expression's repr,
   // or the exception as foxden's RunError fields. Kept outside the user's globals.
   runner = py.runPython(`
-async def run(code, stdin, g):
-    import io, sys, traceback
+async def run(code, stdin, g, variables=None):
+    import io, json, sys, traceback
     from pyodide.code import eval_code_async
     sys.stdin = io.StringIO(stdin)
     try:
+        if variables is not None:
+            g.update(json.loads(variables))  # the run's vars, as foxden checked them
         r = await eval_code_async(code, g, filename="<exec>")
         return (None if r is None else repr(r), None)
     except BaseException as e:
@@ -104,7 +106,8 @@ async function runOne(req) {
   if (req.lang !== "python") {
     return { error: { kind: "crashed", type: "NotSupported", message: `this adapter runs Python, not ${req.lang}`, traceback: "" } };
   }
-  const out = await runner(req.code, req.stdin ?? "", userGlobals);
+  const vars = req.vars ? JSON.stringify(req.vars) : undefined;
+  const out = await runner(req.code, req.stdin ?? "", userGlobals, vars);
   const [result, err] = out.toJs();
   out.destroy();
   return {

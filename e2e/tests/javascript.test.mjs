@@ -82,12 +82,12 @@ test(`${BROWSER}: vars become globals before the code runs, and persist like its
   const r = await js("rows.reduce((s, r) => s + r.amount, 0) + n", { vars: { rows: [{ amount: 10 }, { amount: 20 }], n: 12 } });
   assert.equal(r.error, null, JSON.stringify(r.error));
   assert.equal(r.result, "42");
-  assert.equal((await js("typeof rows + ' ' + n")).result, "'object 12'");
+  assert.equal((await js("typeof rows + ' ' + n")).result, '"object 12"');
   // A read-only global of the worker cannot be set: the run says so and does not run.
   const stuck = await js("globalThis.ran = true", { vars: { Infinity: 1 } });
   assert.equal(stuck.error.type, "TypeError");
   assert.match(stuck.error.message, /Infinity is a read-only global/);
-  assert.equal((await js("typeof ran")).result, "'undefined'");
+  assert.equal((await js("typeof ran")).result, '"undefined"');
 });
 
 test(`${BROWSER}: errors have Python's shape: syntax errors, thrown errors and values, fs errors`, async () => {

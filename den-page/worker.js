@@ -53,6 +53,10 @@ const INDEX_URL = "https://pyodide.invalid/";
 
 // --- primitives captured before any user code runs (user code may replace the globals) ---
 const apply = Reflect.apply;
+const jsonParse = JSON.parse;
+const defineProperty = Object.defineProperty;
+const getOwnDescriptor = Object.getOwnPropertyDescriptor;
+const objectEntries = Object.entries;
 const globalScope = self;
 const globalPost = self.postMessage;
 // The run queue chains with this `then`: one user code patched on Promise.prototype would be
@@ -1677,15 +1681,19 @@ async function runJavascript(msg) {
     const message = `${stuck} is a read-only global of the den's worker: a top-level declaration cannot change it; pick another name (or declare it inside a block)`;
     return { result: null, error: { kind: "javascript", type: "SyntaxError", message, traceback: `SyntaxError: ${message}` } };
   }
-  // The run's vars (JSON text the host checked: identifiers, no dunders) become globals first.
+  // The run's vars (JSON text the host checked: identifiers, not reserved, no dunders) become
+  // globals first, as top-level `var`s with those values would (own properties of the global
+  // object: one on its prototype, such as `name`, is shadowed). Through intrinsics captured at
+  // start: an earlier run may have replaced JSON or Object.
   if (typeof msg.vars === "string") {
-    const vars = JSON.parse(msg.vars);
-    const fixed = Object.keys(vars).find(readOnlyGlobal);
-    if (fixed !== undefined) {
-      const message = `${fixed} is a read-only global of the den's worker: vars cannot set it; pick another name`;
-      return { result: null, error: { kind: "javascript", type: "TypeError", message, traceback: `TypeError: ${message}` } };
+    try {
+      const vars = objectEntries(jsonParse(msg.vars));
+      const fixed = vars.find(([name]) => readOnlyGlobal(name));
+      if (fixed !== undefined) throw new TypeError(`${fixed[0]} is a read-only global of the den's worker: vars cannot set it; pick another name`);
+      for (const [name, value] of vars) defineProperty(globalScope, name, { value, writable: true, enumerable: true, configurable: true });
+    } catch (e) {
+      return { result: null, error: jsError(e, msg.maxOutputBytes) };
     }
-    for (const [name, value] of Object.entries(vars)) /** @type {any} */ (globalThis)[name] = value;
   }
   let value;
   try {
@@ -1714,7 +1722,7 @@ async function runJavascript(msg) {
  * @param {string} k
  */
 function readOnlyGlobal(k) {
-  const d = Object.getOwnPropertyDescriptor(self, k);
+  const d = getOwnDescriptor(globalScope, k);
   return d !== undefined && (d.get ? !d.set : d.writable === false);
 }
 

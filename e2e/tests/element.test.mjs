@@ -215,6 +215,45 @@ test(`${B}: methods resolve and reject like the library API`, async () => {
   assert.equal(r.fork, "a,b\n1,2\n");
 });
 
+test(`${B}: a run's signal and stop() on the element: aborted in a run listener, or while waiting for the den, the run does not go on`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = document.querySelector('foxden-den[name="events"]');
+    const out = {};
+    // Aborted by a listener of its own start event: stopped as soon as it is posted (it never
+    // sleeps to the end), and the element's list(path) sees the den's files.
+    const c = new AbortController();
+    el.addEventListener("run", (e) => e.detail.phase === "start" && c.abort(), { once: true });
+    const a = await el.run("import time\ntime.sleep(3)\nopen('/out/slept.txt', 'w').write('z')\n'slept'", { signal: c.signal });
+    out.listener = { type: a.error && a.error.type, result: a.result };
+    out.slept = (await el.list("/out")).map((f) => f.path).includes("/out/slept.txt");
+    // stop() called from the start listener does the same.
+    el.addEventListener("run", (e) => e.detail.phase === "start" && el.stop().then((v) => (out.stopInListener = v)), { once: true });
+    const b = await el.run("import time\ntime.sleep(3)\n'slept'");
+    out.stopped = b.error && b.error.type;
+    // Aborted while an earlier run holds the den: rejected at once, never run.
+    const order = [];
+    const first = el.run("import time\ntime.sleep(1)\n'first'").then((x) => (order.push("first"), x.result));
+    const w = new AbortController();
+    const second = el.run("never = 1", { signal: w.signal }).then(() => "ran", (e) => e.name).then((x) => (order.push("second"), x));
+    setTimeout(() => w.abort(), 50);
+    out.second = await second;
+    out.first = await first;
+    out.order = order;
+    out.never = (await el.run("'never' in globals()")).result;
+    return out;
+  });
+  assert.deepEqual(r, {
+    listener: { type: "Stopped", result: null },
+    slept: false,
+    stopInListener: true,
+    stopped: "Stopped",
+    second: "AbortError",
+    first: "'first'",
+    order: ["second", "first"],
+    never: "False",
+  });
+});
+
 test(`${B}: a bad attribute raises an error event naming it; fixing it makes the element usable`, async () => {
   const r = await page.evaluate(async () => {
     const errorsSeen = [];

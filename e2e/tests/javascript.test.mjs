@@ -83,6 +83,8 @@ test(`${BROWSER}: vars become globals before the code runs, and persist like its
   assert.equal(r.error, null, JSON.stringify(r.error));
   assert.equal(r.result, "42");
   assert.equal((await js("typeof rows + ' ' + n")).result, '"object 12"');
+  // A global the worker has on its prototype (self.name) is shadowed, as a top-level var would.
+  assert.equal((await js("name", { vars: { name: "Bob" } })).result, '"Bob"');
   // A read-only global of the worker cannot be set: the run says so and does not run.
   const stuck = await js("globalThis.ran = true", { vars: { Infinity: 1 } });
   assert.equal(stuck.error.type, "TypeError");

@@ -289,16 +289,24 @@ test(`${B}: Stop ends a run that would not end: the interpreter restarts (variab
     const status = root.querySelector('[part~="status"]').textContent;
     const after = await el.run("'kept' in globals()");
     const file = await el.readText("/work/shared.txt");
-    // el.stop() does what the button does (and says so); idle, it stops nothing.
+    // el.stop() does what the button does (and says so); idle, it stops nothing. Another cell of
+    // the same environment (one den) cannot stop this cell's run: it is not its own.
     const idleStop = await el.stop();
     const again = el.run("while True: pass");
     await new Promise((res) => setTimeout(res, 300));
+    const otherStop = await document.getElementById("cell1").stop();
     const methodStop = await el.stop();
     const res2 = await again;
     const status2 = root.querySelector('[part~="status"]').textContent;
+    // A run's signal stops it the same way, and the status says so too.
+    const c = new AbortController();
+    const third = el.run("while True: pass", { signal: c.signal });
+    setTimeout(() => c.abort(), 300);
+    const res3 = await third;
+    const status3 = root.querySelector('[part~="status"]').textContent;
     return {
       idle, kind: res.error && res.error.kind, restarted: res.restarted, status, after: after.result, file, stopDisabled: stop.disabled,
-      idleStop, methodStop, type2: res2.error && res2.error.type, status2,
+      idleStop, otherStop, methodStop, type2: res2.error && res2.error.type, status2, type3: res3.error && res3.error.type, status3,
     };
   });
   assert.deepEqual(r, {
@@ -310,9 +318,12 @@ test(`${B}: Stop ends a run that would not end: the interpreter restarts (variab
     file: "one file set",
     stopDisabled: true,
     idleStop: false,
+    otherStop: false,
     methodStop: true,
     type2: "Stopped",
     status2: "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)",
+    type3: "Stopped",
+    status3: "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)",
   });
 });
 

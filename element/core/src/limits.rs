@@ -31,9 +31,79 @@ pub const MAX_VARS_BYTES: usize = 16 << 20;
 /// Most names a run's `vars` sets.
 pub const MAX_VARS: usize = 1000;
 
+/// Names no code can use as a variable: Python's keywords and JavaScript's reserved words.
+const RESERVED_NAMES: &[&str] = &[
+    "False",
+    "None",
+    "True",
+    "and",
+    "as",
+    "assert",
+    "async",
+    "await",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "debugger",
+    "def",
+    "default",
+    "del",
+    "delete",
+    "do",
+    "elif",
+    "else",
+    "enum",
+    "except",
+    "export",
+    "extends",
+    "false",
+    "finally",
+    "for",
+    "from",
+    "function",
+    "global",
+    "if",
+    "implements",
+    "import",
+    "in",
+    "instanceof",
+    "interface",
+    "is",
+    "lambda",
+    "let",
+    "new",
+    "nonlocal",
+    "not",
+    "null",
+    "or",
+    "package",
+    "pass",
+    "private",
+    "protected",
+    "public",
+    "raise",
+    "return",
+    "static",
+    "super",
+    "switch",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typeof",
+    "var",
+    "void",
+    "while",
+    "with",
+    "yield",
+];
+
 /// Checks a name a run's `vars` sets in the code's global scope: an ASCII identifier (`[A-Za-z_]`
-/// then `[A-Za-z0-9_]`, at most 255 bytes), and not a dunder (`__name__`, `__builtins__`,
-/// `__proto__`: the interpreter's own).
+/// then `[A-Za-z0-9_]`, at most 255 bytes), not a keyword of Python or a reserved word of
+/// JavaScript, and not a dunder (`__name__`, `__builtins__`, `__proto__`: the interpreter's own).
 pub fn check_var_name(name: &str) -> Result<(), String> {
     let b = name.as_bytes();
     let ident = !b.is_empty()
@@ -44,6 +114,11 @@ pub fn check_var_name(name: &str) -> Result<(), String> {
         let shown: String = name.chars().take(80).collect();
         return Err(format!(
             "vars names {shown:?}: a name is an ASCII identifier (letters, digits, '_'; not first a digit), at most 255 bytes"
+        ));
+    }
+    if RESERVED_NAMES.contains(&name) {
+        return Err(format!(
+            "vars names {name:?}: a keyword of Python or a reserved word of JavaScript cannot be a variable"
         ));
     }
     if name.len() > 4 && name.starts_with("__") && name.ends_with("__") {
@@ -100,6 +175,10 @@ mod tests {
             "__name__",
             "__proto__",
             "____x__",
+            "class",
+            "None",
+            "null",
+            "yield",
         ] {
             assert!(check_var_name(bad).is_err(), "{bad}");
         }

@@ -181,6 +181,8 @@ impl Den {
         ro: RunOptions,
     ) -> Result<JsValue, JsValue> {
         let inner = &self.inner;
+        // The signal stops the run from its `run` event on (see `Inner::posted`).
+        let _stop_on_abort = super::run::stop_on_abort(inner, &ro);
         let seq = inner.start_run(&code, ro.tag);
         let files = Object::new();
         for (path, e) in inner.files.borrow().iter() {
@@ -216,11 +218,14 @@ impl Den {
         ]);
         let started = js::now_ms();
         let grace = ro.timeout_ms + f64::from(limits::HOST_WATCHDOG_GRACE_MS);
+        let stop = inner.posted();
         let answer = if inner.closed.get() {
             Answer::Closed
+        } else if stop {
+            // Stopped by a `run` listener: the adapter is not called.
+            Answer::Stopped
         } else {
             let request: JsValue = request.into();
-            let _stop_on_abort = super::run::stop_on_abort(inner, &ro);
             inner.adapter_running.set(true);
             let answer = match inner
                 .unless_interrupted(adapter.call(&adapter.run, &request, grace))

@@ -56,6 +56,11 @@ pub(crate) struct Inner {
     run_seq: Cell<u32>,
     /// The tag of the run in progress (`RunOptions::tag`), read by the element's event router.
     run_tag: Cell<u32>,
+    /// A run said it started (its `run` event) and is not posted yet: a stop asked now (by a
+    /// `run` listener) is carried with it.
+    starting: Cell<bool>,
+    /// The run in progress (or the last one) was asked to stop.
+    run_stopped: Cell<bool>,
     persist: RefCell<Option<Rc<crate::store::Persist>>>,
     /// Settles when the IndexedDB transaction in flight (if any) ended: `close()` waits for it
     /// before it releases the den's name and Web Lock.
@@ -250,6 +255,8 @@ async fn open_claimed(
         waiters: RefCell::new(VecDeque::new()),
         run_seq: Cell::new(0),
         run_tag: Cell::new(0),
+        starting: Cell::new(false),
+        run_stopped: Cell::new(false),
         persist: RefCell::new(persist.map(Rc::new)),
         persisting: RefCell::new(None),
         closing: RefCell::new(None),
@@ -407,8 +414,17 @@ impl Inner {
         let seq = self.run_seq.get() + 1;
         self.run_seq.set(seq);
         self.run_tag.set(tag);
+        self.run_stopped.set(false);
+        // Until the run is posted (`posted`), a stop is kept for it.
+        self.starting.set(true);
         self.emit(&DenEvent::RunStart { id: seq, code });
         seq
+    }
+
+    /// The run that started is being handed to the runtime: whether it is to be stopped at once.
+    fn posted(&self) -> bool {
+        self.starting.set(false);
+        self.run_stopped.get()
     }
 
     /// Says a run ended (its `run` event) and gives its result object.
@@ -431,14 +447,22 @@ impl Inner {
     /// interrupts or restarts its worker; an adapter's run ends at once, its signal aborted.
     /// `false` when no run is in flight.
     pub(crate) fn stop_run(&self) -> bool {
-        if self.opts.adapter.is_some() {
-            if !self.adapter_running.get() {
-                return false;
-            }
-            let tx = self.adapter_call.borrow_mut().take();
-            return tx.is_some_and(|tx| tx.send(adapter::Interrupt::Stopped).is_ok());
+        let stopped = if self.starting.get() {
+            true
+        } else if self.opts.adapter.is_some() {
+            self.adapter_running.get()
+                && self
+                    .adapter_call
+                    .borrow_mut()
+                    .take()
+                    .is_some_and(|tx| tx.send(adapter::Interrupt::Stopped).is_ok())
+        } else {
+            self.connection().is_some_and(|conn| conn.stop_runs())
+        };
+        if stopped {
+            self.run_stopped.set(true);
         }
-        self.connection().is_some_and(|conn| conn.stop_runs())
+        stopped
     }
 
     /// Opens a new den page in the background (after the host dropped one), before the next
@@ -569,6 +593,12 @@ impl Den {
     /// (`foxden_core::lesson::RunRouter`): set before the run's first event.
     pub(crate) fn run_tag(&self) -> u32 {
         self.inner.run_tag.get()
+    }
+
+    /// The run in progress (or the last one) was asked to stop (`stop()`, the Stop button, its
+    /// `signal`): its end says so.
+    pub(crate) fn run_stopped(&self) -> bool {
+        self.inner.run_stopped.get()
     }
 
     /// Runs `code` tagged `tag` (see [`Self::run_tag`]); `opts` as `run()` takes them.

@@ -49,20 +49,28 @@ impl Den {
         code: String,
         ro: RunOptions,
     ) -> Result<JsValue, JsValue> {
-        let _turn = match &ro.signal {
-            None => self.turn().await?,
-            // A run whose signal aborts while it waits for its turn never starts (its place is
-            // passed on).
-            Some(signal) => {
-                let turn = std::pin::pin!(self.turn());
-                let abort = std::pin::pin!(aborted(signal));
-                match futures::future::select(turn, abort).await {
-                    futures::future::Either::Left((turn, _)) => turn?,
-                    futures::future::Either::Right(((), _)) => return Err(signal.reason()),
-                }
-            }
-        };
+        let _turn = self.turn_unless_aborted(ro.signal.as_ref()).await?;
         self.run_in_turn(code, ro).await
+    }
+
+    /// [`Self::turn`], unless `signal` aborts first: then the reason, and the place in line is
+    /// passed on (a run whose signal aborts while it waits never starts).
+    pub(crate) async fn turn_unless_aborted(
+        &self,
+        signal: Option<&web_sys::AbortSignal>,
+    ) -> Result<Exclusive<'_>, JsValue> {
+        let Some(signal) = signal else {
+            return self.turn().await;
+        };
+        if signal.aborted() {
+            return Err(signal.reason());
+        }
+        let turn = std::pin::pin!(self.turn());
+        let abort = std::pin::pin!(aborted(signal));
+        match futures::future::select(turn, abort).await {
+            futures::future::Either::Left((turn, _)) => turn,
+            futures::future::Either::Right(((), _)) => Err(signal.reason()),
+        }
     }
 
     /// Takes the den's turn: no other run or file operation starts until it is dropped. Within
@@ -100,6 +108,9 @@ impl Den {
         // before its `run` event, so that no `run` event goes without its `run-end`.
         let conn = inner.ensure_connection().await?;
         not_aborted(&ro)?;
+        // The signal stops the run from its `run` event on (a listener may abort it there: the
+        // stop is then carried with the run, see `Inner::posted`).
+        let _stop_on_abort = stop_on_abort(inner, &ro);
         let seq = inner.start_run(&code, ro.tag);
         // Ship only what the worker does not already have.
         let plan = inner.sync.borrow().plan(&inner.files.borrow());
@@ -198,9 +209,7 @@ impl Den {
         let fetches = net::RunFetches::new(inner, seq, conn.link(), ro.on_request.clone());
         // A `run` listener may have closed the den: the run is not posted (it ends `Closed`,
         // with its `run-end`), so that no code runs on a den whose lock and name are free.
-        // From here the run is in flight: its signal stops it. (Nothing awaited since the check
-        // above: it cannot have aborted unseen.)
-        let _stop_on_abort = stop_on_abort(inner, &ro);
+        let stop = inner.posted();
         let end = if inner.closed.get() {
             RunEnd::Closed
         } else {
@@ -215,6 +224,7 @@ impl Den {
                 watchdog: Watchdog::for_run(ro.timeout_ms, inner.opts.runtime.load_timeout_ms),
                 on_input,
                 on_fetch: net::RunFetches::handler(&fetches),
+                stop,
             })
             .await
         };

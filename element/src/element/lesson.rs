@@ -344,7 +344,12 @@ pub(crate) async fn lesson_run(
     let python_opts = hidden_opts(&opts);
     // Setup, code and check take one turn of the den: no reset, timeout of another run or file
     // operation comes between them, so the setup log speaks of the interpreter the code runs in.
-    let _turn = den.turn().await?;
+    // A signal that aborts while the run waits for it keeps the run from starting. (A bad
+    // `signal` is refused by the run's own options, below.)
+    let signal = crate::js::opt(&opts, "signal")
+        .ok()
+        .and_then(|s| s.dyn_into::<web_sys::AbortSignal>().ok());
+    let _turn = den.turn_unless_aborted(signal.as_ref()).await?;
     if state.generation.get() != generation {
         return Err(closed_error(&state));
     }
@@ -450,10 +455,13 @@ fn with_lang(opts: &JsValue, lang: Option<&str>) -> JsValue {
 fn hidden_opts(opts: &JsValue) -> JsValue {
     let out = with_lang(opts, None);
     if out.is_object() {
-        let _ = js_sys::Reflect::delete_property(
-            out.unchecked_ref::<js_sys::Object>(),
-            &"onInput".into(),
-        );
+        // (`vars` are for the reader's code; a `signal` stops the setup too.)
+        for key in ["onInput", "vars"] {
+            let _ = js_sys::Reflect::delete_property(
+                out.unchecked_ref::<js_sys::Object>(),
+                &key.into(),
+            );
+        }
         let _ = js_sys::Reflect::set(&out, &"stdin".into(), &"".into());
     }
     out

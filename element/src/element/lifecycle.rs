@@ -106,8 +106,6 @@ pub(crate) struct State {
     pub(crate) lease: RefCell<Option<super::lesson::Lease>>,
     /// Code set through the `code` property while no editor shows it.
     pub(crate) code: RefCell<Option<String>>,
-    /// The Stop button ended the run in progress.
-    pub(crate) stopped: Cell<bool>,
     /// What closing the previous den returned, for the element's `close()` (an IndexedDB den
     /// frees its name and lock once a write in flight ended; the next opening waits for that
     /// in `den::open`).
@@ -193,7 +191,6 @@ impl State {
         self.lease.borrow_mut().take();
         // The den's run events end with it: nothing is running any more.
         self.runs_active.set(0);
-        self.stopped.set(false);
         if let Some(ui) = self.ui() {
             ui.set_busy(false);
         }
@@ -496,7 +493,6 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
         DenEvent::Input { .. } => {}
         DenEvent::RunStart { .. } => {
             ui.clear_output();
-            state.stopped.set(false);
             ui.set_busy(true);
             state.ui_status("Running…");
         }
@@ -516,7 +512,8 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
                         err.traceback.clone()
                     };
                     ui.append_output(&text, "stderr");
-                    if state.stopped.replace(false) {
+                    // Stopped by Stop, `stop()` or the run's signal (this run of the den's).
+                    if state.den().is_some_and(|d| d.run_stopped()) {
                         state.ui_status(if outcome.restarted {
                             "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)"
                         } else {

@@ -79,13 +79,15 @@ impl Default for ElementHandle {
 }
 
 /// Stops the element's run in flight (the Stop button, `stop()`): true if there was one (its
-/// end then says it was stopped).
+/// end then says it was stopped). In a shared environment the den may be running another
+/// element's code: that is not this element's to stop.
 pub(crate) fn stop_run(state: &State) -> bool {
-    let stopped = state.den().is_some_and(|d| d.stop_impl());
-    if stopped {
-        state.stopped.set(true);
-    }
-    stopped
+    let Some(den) = state.den() else {
+        return false;
+    };
+    let member = state.lease.borrow().as_ref().map(|l| l.member);
+    let running = foxden_core::lesson::RunTag::decode(den.run_tag()).map(|t| t.member);
+    member.is_some() && running == member && den.stop_impl()
 }
 
 async fn live_den(state: Rc<State>) -> Result<Den, JsValue> {
@@ -133,7 +135,6 @@ impl ElementHandle {
                 input: Default::default(),
                 lease: RefCell::new(None),
                 code: RefCell::new(None),
-                stopped: Cell::new(false),
                 closing: RefCell::new(None),
             }),
         }

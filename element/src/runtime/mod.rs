@@ -191,6 +191,8 @@ pub struct RunRequest {
     pub on_input: Option<InputHandler>,
     /// Called with each `fetch` message of the run (`foxden.fetch`).
     pub on_fetch: crate::den::FetchHandler,
+    /// Stop the run as soon as it is posted (a stop asked while it was starting).
+    pub stop: bool,
 }
 
 /// Handler for each display of a run, as it arrives.
@@ -308,7 +310,7 @@ impl Connection {
                 posted_at: now,
                 queued: false,
                 asking: false,
-                stop_wanted: false,
+                stop_wanted: req.stop,
                 watchdog: req.watchdog,
                 on_fetch: req.on_fetch,
             },
@@ -324,6 +326,10 @@ impl Connection {
         }
         if let Some(t) = self.shared.borrow_mut().watchdog.as_mut() {
             t.start();
+        }
+        if req.stop {
+            // (A run the den page queues ignores it, and gets it again once it starts.)
+            post_stop(&self.link, id);
         }
         // The slot ends with the reply, or by the watchdog: its clock stops while an `input()`
         // waits for a person, so that time is never counted.

@@ -338,7 +338,7 @@ pub(crate) async fn lesson_run(
         let lease = lease.as_ref().ok_or_else(|| closed_error(&state))?;
         (lease.router.clone(), lease.tag(false), lease.tag(true))
     };
-    let opts = run_opts(&state, &opts);
+    let opts = run_opts(&state, &opts)?;
     // Setup and check are Python whatever the reader's code is, and get end of input (no
     // stdin but an empty one, nobody asked).
     let python_opts = hidden_opts(&opts);

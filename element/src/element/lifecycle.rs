@@ -565,13 +565,14 @@ pub(crate) fn run_script(state: &Rc<State>) {
     });
 }
 
-/// Run options with the element's `timeout` and `max-output-bytes` as defaults.
-pub(crate) fn run_opts(state: &State, opts: &JsValue) -> JsValue {
+/// Run options with the element's `timeout` and `max-output-bytes` as defaults: a plain copy
+/// (what a getter or a Proxy of the caller's throws while it is copied is the run's error).
+pub(crate) fn run_opts(state: &State, opts: &JsValue) -> Result<JsValue, JsValue> {
     let out = Object::new();
     if opts.is_object() {
-        let _ = Object::assign(&out, opts.unchecked_ref());
+        Object::try_assign(&out, opts.unchecked_ref())?;
     } else if !is_absent(opts) {
-        return opts.clone();
+        return Ok(opts.clone());
     }
     let (timeout, max_output) = state.run_defaults.get();
     if is_absent(&get(&out, "timeoutMs")) {
@@ -580,7 +581,7 @@ pub(crate) fn run_opts(state: &State, opts: &JsValue) -> JsValue {
     if is_absent(&get(&out, "maxOutputBytes")) {
         let _ = Reflect::set(&out, &"maxOutputBytes".into(), &max_output.into());
     }
-    out.into()
+    Ok(out.into())
 }
 
 /// `opts` with the input line's text (controls) as stdin, for a Python run that gives neither

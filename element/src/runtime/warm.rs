@@ -56,11 +56,13 @@ pub async fn sha256(bytes: &Uint8Array) -> [u8; 32] {
 }
 
 /// A SHA-256 started now: the browser's digest copies the bytes when it is called, so the
-/// buffer may be transferred (detached) right after [`Digest::start`] returns.
-pub struct Digest(Result<JsFuture, [u8; 32]>);
+/// buffer may be transferred (detached) right after [`Digest::start`] returns. Without a native
+/// digest (no secure context) the bytes are copied, and hashed in wasm only when the digest is
+/// wanted ([`Digest::finish`], after the hand-over) rather than on the way to it.
+pub struct Digest(Result<JsFuture, Uint8Array>);
 
 impl Digest {
-    /// Starts hashing `bytes` (natively where there is a `crypto.subtle`, else at once in wasm).
+    /// Starts hashing `bytes` natively where there is a `crypto.subtle`, else keeps a copy.
     pub fn start(bytes: &Uint8Array) -> Self {
         let subtle = Reflect::get(&js_sys::global(), &"crypto".into())
             .ok()
@@ -73,13 +75,13 @@ impl Digest {
                 }
             }
         }
-        Digest(Err(sha256_js(bytes)))
+        Digest(Err(bytes.slice(0, bytes.length())))
     }
 
     /// The digest; `None` if the browser's digest failed (the bytes may be gone by then).
     pub async fn finish(self) -> Option<[u8; 32]> {
         match self.0 {
-            Err(done) => Some(done),
+            Err(copy) => Some(sha256_js(&copy)),
             Ok(pending) => {
                 let buf = pending.await.ok()?.dyn_into::<ArrayBuffer>().ok()?;
                 let mut out = [0u8; 32];

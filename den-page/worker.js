@@ -1890,6 +1890,58 @@ function installFs() {
     },
   };
   Object.defineProperty(self, "fs", { value: Object.freeze(fs), writable: true, configurable: true, enumerable: false });
+  installFoxdenJs();
+}
+
+/** What `foxden.fetch` throws in JavaScript when the host refuses (or the request fails). */
+class JsFetchError extends Error {
+  /** @param {string} reason @param {string} message */
+  constructor(reason, message) {
+    super(`foxden.fetch refused (${reason}): ${message}`);
+    this.name = "FetchError";
+    this.reason = reason;
+  }
+}
+
+/**
+ * The `foxden` global of JavaScript runs: `await foxden.fetch(url, { method, headers, body })`,
+ * made by the host page under the den's network options, as Python's `foxden.fetch`. Resolves
+ * `{ url, status, ok, headers (lower-case names), bytes(), text(), json() }`; a refusal throws a
+ * FetchError with `.reason` (the request's refusedBecause).
+ */
+function installFoxdenJs() {
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  const foxden = {
+    /**
+     * @param {string} url
+     * @param {{method?: string, headers?: Record<string, string> | [string, string][], body?: string | Uint8Array | ArrayBuffer | null}} [init]
+     */
+    async fetch(url, init = {}) {
+      const given = init.headers == null ? [] : Array.isArray(init.headers) ? init.headers : Object.entries(init.headers);
+      const headers = JSON.stringify(given.map((h) => [String(h[0]), String(h[1])]));
+      const raw = init.body;
+      const body = raw == null ? undefined : typeof raw === "string" ? encoder.encode(raw) : raw instanceof ArrayBuffer ? new Uint8Array(raw) : raw;
+      if (body !== undefined && !(body instanceof Uint8Array)) throw new TypeError("foxden.fetch: body must be a string, a Uint8Array or an ArrayBuffer");
+      const r = await fetchViaHost(String(url), String(init.method ?? "GET"), headers, body);
+      if (r.refused !== undefined) throw new JsFetchError(r.refused, r.message);
+      /** @type {Record<string, string>} */
+      const names = {};
+      for (const [name, value] of r.headers) names[name.toLowerCase()] = value;
+      const bytes = /** @type {Uint8Array} */ (r.body);
+      return Object.freeze({
+        url: r.url,
+        status: /** @type {number} */ (r.status),
+        ok: /** @type {number} */ (r.status) >= 200 && /** @type {number} */ (r.status) < 300,
+        headers: Object.freeze(names),
+        bytes: () => bytes.slice(),
+        text: () => decoder.decode(bytes),
+        json: () => JSON.parse(decoder.decode(bytes)),
+      });
+    },
+    FetchError: JsFetchError,
+  };
+  Object.defineProperty(self, "foxden", { value: Object.freeze(foxden), writable: true, configurable: true, enumerable: false });
 }
 
 // --- run ---

@@ -103,6 +103,41 @@ r
   await close("net-ok");
 });
 
+test(`${B}: JavaScript runs have foxden.fetch too: made by the host under the same options, refusals are FetchErrors`, async () => {
+  await open("net-js", { network: { allow: ALLOW, methods: ["GET", "POST"], perMinute: 20 } });
+  const m = marker("js");
+  const r = await run(
+    "net-js",
+    `
+const r = await foxden.fetch("${BASE}/api/json?m=${m}");
+console.log(r.status, r.ok, JSON.stringify(r.json()), r.headers["content-type"]);
+const body = new Uint8Array([0, 1, 2, 255]);
+const e = await foxden.fetch("${BASE}/api/echo?m=${m}-post", { method: "POST", headers: { "Content-Type": "application/octet-stream" }, body });
+console.log(e.status, e.bytes().join(","));
+let reason;
+try {
+  await foxden.fetch("${BASE}/den/${m}-outside");
+} catch (err) {
+  reason = [err.name, err.reason, err instanceof foxden.FetchError, err.message.startsWith("foxden.fetch refused (not-allowed)")];
+}
+reason
+`,
+    { lang: "javascript" },
+  );
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.stdout, `200 true {"ok":true,"method":"GET","path":"/api/json"} application/json\n200 0,1,2,255\n`);
+  assert.equal(r.result, '["FetchError", "not-allowed", true, true]');
+  assert.deepEqual(
+    r.requests.map((q) => [q.method, q.status, q.refusedBecause]),
+    [["GET", 200, null], ["POST", 200, null], ["GET", null, "not-allowed"]],
+  );
+  await sleep(300);
+  const log = readLog("server");
+  assert.ok(log.includes(`GET /api/json?m=${m} `), "the host's GET reached the server");
+  assert.ok(!log.includes(`${m}-outside`), "the refused request reached no server");
+  await close("net-js");
+});
+
 test(`${B}: refused URLs and methods never reach a server; a clear FetchError names the reason`, async () => {
   await open("net-refuse", { network: { allow: ALLOW, perMinute: 100 } });
   const m = marker("refused");

@@ -61,10 +61,7 @@ pub fn obj(pairs: &[(&'static str, JsValue)]) -> Object {
 
 /// Reads `target[key]` (undefined when absent or when `target` is not an object).
 pub fn get(target: &JsValue, name: &'static str) -> JsValue {
-    if !target.is_object() {
-        return JsValue::UNDEFINED;
-    }
-    Reflect::get(target, &key(name)).unwrap_or(JsValue::UNDEFINED)
+    opt(target, name).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// Reads `options[name]` of an options object a caller gave (`openDen`, `run`, …). What a

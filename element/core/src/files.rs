@@ -240,7 +240,8 @@ impl FileMap {
         self.files.iter()
     }
 
-    /// The file at the normalized `path`, or the files under the folder `path`, sorted by path.
+    /// The file at the normalized `path`, or the files under the folder `path`, sorted by path
+    /// (`""`: every file).
     pub fn under<'a>(&'a self, path: &'a str) -> impl Iterator<Item = (&'a String, &'a FileEntry)> {
         use std::ops::Bound;
         self.files
@@ -478,6 +479,7 @@ mod tests {
         assert_eq!(under("/drop"), ["/drop/x"]);
         assert!(under("/out").is_empty());
         assert!(under("/work/a/b/c").is_empty());
+        assert_eq!(under(""), paths.to_vec());
     }
 
     #[test]

@@ -760,12 +760,12 @@ impl Den {
             Some(foxden_core::paths::normalize_path(&p).map_err(|e| path_error(&e))?)
         };
         let out = Array::new();
-        let files = self.inner.files.borrow();
-        let listed: Box<dyn Iterator<Item = _>> = match &folder {
-            None => Box::new(files.iter()),
-            Some(f) => Box::new(files.under(f)),
-        };
-        for (path, e) in listed {
+        for (path, e) in self
+            .inner
+            .files
+            .borrow()
+            .under(folder.as_deref().unwrap_or(""))
+        {
             out.push(&obj(&[
                 ("path", path.as_str().into()),
                 ("size", (e.data.len() as f64).into()),

@@ -978,6 +978,94 @@ test(`${B}: review mends 4: ready after an attribute change is the new den's; th
   assert.match(r.message, /name="hasname"/);
 });
 
+test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a method or Run needs it`, async () => {
+  await page.bringToFront();
+  const r = await page.evaluate(async () => {
+    const { liveCounts } = window.foxden;
+    const base = liveCounts();
+    const iframes = () => document.querySelectorAll("iframe[data-foxden-den]").length;
+    const framesBefore = iframes();
+    const settled = (p) => Promise.race([p.then(() => "resolved", (e) => `rejected: ${e.message}`), new Promise((r) => setTimeout(() => r("pending"), 0))]);
+    const spacer = document.createElement("div");
+    spacer.style.height = "5000px";
+    document.body.append(spacer);
+    const make = (name, attrs = {}, code = null) => {
+      const el = document.createElement("foxden-den");
+      el.name = name;
+      el.loading = "lazy";
+      for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+      if (code) el.innerHTML = `<script type="text/x-python">${code}<\/script>`;
+      document.body.append(el);
+      return el;
+    };
+    window.scrollTo(0, 0);
+    const seen = make("lazy-seen");
+    const used = make("lazy-used");
+    const clicked = make("lazy-run", { controls: "" }, "print('clicked')");
+    const gone = make("lazy-gone");
+    const bad = make("lazy-bad");
+    const badErrors = [];
+    bad.addEventListener("error", (e) => badErrors.push({ attribute: e.detail.attribute, option: e.detail.error.option, message: e.detail.error.message }));
+    bad.setAttribute("loading", "soon");
+    await new Promise((r) => setTimeout(r, 1500));
+    const waiting = {
+      iframes: iframes() - framesBefore,
+      info: seen.info,
+      ready: await settled(seen.ready),
+      status: clicked.shadowRoot.querySelector("#status").textContent,
+      runEnabled: !clicked.shadowRoot.querySelector("#run").disabled,
+      loading: seen.loading,
+      badReady: await bad.ready.then(() => "resolved", (e) => `${e.name}:${e.option}`),
+    };
+    // Removed while waiting: nothing was opened, and the viewport watch is gone.
+    gone.remove();
+    bad.remove();
+    // Coming near the viewport opens the den.
+    seen.scrollIntoView();
+    const seenInfo = await seen.ready;
+    const seenRun = (await seen.run("1 + 1")).result;
+    window.scrollTo(0, 0);
+    // A method call opens it, wherever it is.
+    const usedRun = (await used.run("6 * 7")).result;
+    const usedInfo = used.info && used.info.isolation;
+    // The Run button opens it, then runs the element's code.
+    const runEvent = new Promise((r) => clicked.addEventListener("run", (e) => e.detail.phase === "end" && r(e.detail.result.stdout)));
+    clicked.shadowRoot.querySelector("#run").click();
+    const clickedOut = await Promise.race([runEvent, new Promise((r) => setTimeout(() => r("no run event"), 60000))]);
+    // Made eager while waiting: opens at once.
+    const eager = make("lazy-eager");
+    await new Promise((r) => setTimeout(r, 300));
+    const eagerWaited = await settled(eager.ready);
+    eager.loading = "eager";
+    const eagerInfo = await eager.ready;
+    for (const el of [seen, used, clicked, eager]) el.remove();
+    spacer.remove();
+    await new Promise((r) => setTimeout(r, 50));
+    return JSON.stringify({ waiting, badErrors, seenInfo, seenRun, usedRun, usedInfo, clickedOut, eagerWaited, eagerOpened: eagerInfo.isolation, base, end: liveCounts(), framesLeft: iframes() - framesBefore });
+  }).then(JSON.parse);
+  assert.deepEqual(r.waiting, {
+    iframes: 0,
+    info: null,
+    ready: "pending",
+    status: "Python loads when this is shown or run",
+    runEnabled: true,
+    loading: "lazy",
+    badReady: "DenError:loading",
+  });
+  assert.equal(r.badErrors.length, 1, JSON.stringify(r.badErrors));
+  assert.equal(r.badErrors[0].attribute, "loading");
+  assert.match(r.badErrors[0].message, /"soon" is not a loading mode: use "eager" or "lazy"/);
+  assert.equal(r.seenInfo.isolation, "iframe-sandbox");
+  assert.equal(r.seenRun, "2");
+  assert.equal(r.usedRun, "42");
+  assert.equal(r.usedInfo, "iframe-sandbox");
+  assert.equal(r.clickedOut, "clicked\n");
+  assert.equal(r.eagerWaited, "pending");
+  assert.equal(r.eagerOpened, "iframe-sandbox");
+  assert.deepEqual(r.end, r.base, "no listener, observer or connection left");
+  assert.equal(r.framesLeft, 0);
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);

@@ -230,7 +230,7 @@ mc.port2.postMessage(1)
   assert.equal(a.result, b.result, "the message loop ended with its run");
   assert.equal(b.restarted, false, "variables kept");
 
-  const nested = await run(`
+  const makeNested = `
 import js
 from pyodide.ffi import create_proxy, to_js
 got = [0]
@@ -239,7 +239,16 @@ w = js.Worker.new("data:text/javascript," + js.encodeURIComponent(src))
 def on(e):
     got[0] += 1
 w.onmessage = create_proxy(on)
-`);
+`;
+  let nested = await run(makeNested, { timeoutMs: 10000 });
+  if (nested.error && nested.error.kind === "timeout") {
+    // Once in about eight full Firefox suites (never when this file runs alone), Firefox's
+    // Worker constructor inside the den's worker stalled until the run's timeout. The den did
+    // its part (killed the run, kept the files, restarted the worker); what this test checks is
+    // that a nested worker does not outlive its run, so it is reported and tried once more.
+    console.log(`# ${B}: constructing a nested worker stalled until the run's timeout; trying once more`);
+    nested = await run(makeNested, { timeoutMs: 10000 });
+  }
   assert.equal(nested.error, null, JSON.stringify(nested.error));
   // While a run lasts, the nested worker works (its messages arrive) ...
   const during = await run("import time\nt0 = got[0]\ntime.sleep(0.3)\nw2 = js.Worker.new('data:text/javascript,' + js.encodeURIComponent(src))\nn = [0]\nw2.onmessage = create_proxy(lambda e: n.__setitem__(0, n[0] + 1))\nimport asyncio\nawait asyncio.sleep(0.3)\nn[0] > 0");

@@ -424,7 +424,7 @@ export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "
 export type FoxdenDenAttribute =
   | "name" | "store" | "timeout" | "den-url" | "pyodide-url" | "isolation"
   | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "warm-start" | "standby"
-  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "packages" | "controls" | "autorun" | "env" | "readonly"
+  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "packages" | "controls" | "autorun" | "loading" | "env" | "readonly"
   | "network" | "network-methods" | "network-per-minute" | "network-max-response-bytes";
 
 /** The `<foxden-den>` element. Every attribute is reflected as the property of the same name in camelCase. */
@@ -463,6 +463,10 @@ export interface FoxdenDenElement extends HTMLElement, DenMethods {
   controls: boolean;
   /** Run the `<script type="text/x-python">` child once the den is ready (attribute `autorun`). */
   autorun: boolean;
+  /** `"eager"` (default) or `"lazy"` (attribute `loading`): a lazy element opens its den only
+   * when it comes within 200 px of the viewport, or when a method or the Run button needs it;
+   * `ready` waits until then. */
+  loading: string;
   /** Shared environment (attribute `env`): elements with the same `env` share one den (one
    * interpreter, one file set, named after it), each with its own output. `""` when not set. */
   env: string;

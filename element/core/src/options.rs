@@ -312,6 +312,15 @@ pub const OPTIONS: &[Opt] = &[
         ..base()
     },
     Opt {
+        attribute: Some("loading"),
+        property: Some("loading"),
+        choices: &["eager", "lazy"],
+        default: Default::Text("eager"),
+        values: doc("`eager` (default): the den opens when the element is connected; `lazy`: it opens when the element comes within 200 px of the viewport, or when a method (`run`, `writeFile`, …) or the Run button needs it, whichever is first (`ready` waits until then)"),
+        on_change: doc("`lazy` to `eager` on an element still waiting opens its den; on an element whose den is open or opening, nothing changes."),
+        ..base()
+    },
+    Opt {
         attribute: Some("env"),
         property: Some("env"),
         values: doc("a shared environment's name: 1-64 ASCII letters, digits, `-`, `_` (none)"),

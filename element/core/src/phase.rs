@@ -20,6 +20,12 @@ pub enum Phase<O, L> {
         /// The attributes whose opening failed.
         key: String,
     },
+    /// `loading="lazy"`: the attributes for `key` are valid and the den opens once the element
+    /// nears the viewport or something needs it (a method, the Run button); nothing is loaded yet.
+    Waiting {
+        /// The attributes the den will open with.
+        key: String,
+    },
     /// Opening the den described by `key` (every attribute that needs a new den when it changes).
     Opening {
         /// The attributes being opened.
@@ -51,6 +57,8 @@ pub enum PhaseName {
     Invalid,
     /// [`Phase::Failed`].
     Failed,
+    /// [`Phase::Waiting`].
+    Waiting,
     /// [`Phase::Opening`].
     Opening,
     /// [`Phase::Live`].
@@ -66,6 +74,7 @@ impl<O, L> Phase<O, L> {
             Phase::Detached => PhaseName::Detached,
             Phase::Invalid => PhaseName::Invalid,
             Phase::Failed { .. } => PhaseName::Failed,
+            Phase::Waiting { .. } => PhaseName::Waiting,
             Phase::Opening { .. } => PhaseName::Opening,
             Phase::Live { .. } => PhaseName::Live,
             Phase::Closed { .. } => PhaseName::Closed,
@@ -88,11 +97,14 @@ impl<O, L> Phase<O, L> {
         }
     }
 
-    /// The phase `close()` leaves: a den that was open or opening is remembered as closed (so
-    /// the same attributes do not reopen it); otherwise nothing changes.
+    /// The phase `close()` leaves: a den that was open, opening or waiting to open is
+    /// remembered as closed (so the same attributes do not reopen it); otherwise nothing changes.
     pub fn closed(&self) -> Option<Phase<O, L>> {
-        self.active_key()
-            .map(|k| Phase::Closed { key: k.to_owned() })
+        match self {
+            Phase::Waiting { key } => Some(key.as_str()),
+            _ => self.active_key(),
+        }
+        .map(|k| Phase::Closed { key: k.to_owned() })
     }
 }
 
@@ -116,11 +128,20 @@ pub enum Step {
     /// Close the den (if any), cancel an opening (if any) and open one for the new key. Next
     /// phase: [`Phase::Opening`].
     Open,
+    /// As [`Step::Open`], but the element is lazy and nothing asked for its den yet: close
+    /// the den (if any) and cancel an opening (if any), then wait. Next phase: [`Phase::Waiting`].
+    Wait,
 }
 
 /// Decides what a batch of changes does. `connected`: the element is in the document; `key`:
-/// its attributes' key, or `None` when they are invalid.
-pub fn reconcile<O, L>(phase: &Phase<O, L>, connected: bool, key: Option<&str>) -> Step {
+/// its attributes' key, or `None` when they are invalid; `wait`: the element is lazy
+/// (`loading="lazy"`) and neither the viewport nor a call asked for its den yet.
+pub fn reconcile<O, L>(
+    phase: &Phase<O, L>,
+    connected: bool,
+    key: Option<&str>,
+    wait: bool,
+) -> Step {
     if !connected {
         return Step::Detach;
     }
@@ -130,7 +151,7 @@ pub fn reconcile<O, L>(phase: &Phase<O, L>, connected: bool, key: Option<&str>) 
             reject_ready: !has_den,
             to_invalid: matches!(
                 phase,
-                Phase::Detached | Phase::Invalid | Phase::Failed { .. }
+                Phase::Detached | Phase::Invalid | Phase::Failed { .. } | Phase::Waiting { .. }
             ),
         };
     };
@@ -143,6 +164,8 @@ pub fn reconcile<O, L>(phase: &Phase<O, L>, connected: bool, key: Option<&str>) 
         {
             Step::Keep
         }
+        Phase::Waiting { key: k } if k == key && wait => Step::Keep,
+        _ if wait => Step::Wait,
         _ => Step::Open,
     }
 }
@@ -183,30 +206,71 @@ mod tests {
             live("a"),
             closed("a"),
         ] {
-            assert_eq!(reconcile(&p, false, Some("a")), Step::Detach);
-            assert_eq!(reconcile(&p, false, None), Step::Detach);
+            assert_eq!(reconcile(&p, false, Some("a"), false), Step::Detach);
+            assert_eq!(reconcile(&p, false, None, false), Step::Detach);
         }
     }
 
     #[test]
     fn connecting_with_valid_attributes_opens() {
         for p in [P::Detached, P::Invalid, failed("b")] {
-            assert_eq!(reconcile(&p, true, Some("a")), Step::Open);
+            assert_eq!(reconcile(&p, true, Some("a"), false), Step::Open);
         }
+    }
+
+    fn waiting(k: &str) -> P {
+        Phase::Waiting { key: k.into() }
+    }
+
+    #[test]
+    fn a_lazy_element_waits_until_asked_then_opens() {
+        // Connected, valid, nothing asked yet: no den, wait.
+        for p in [P::Detached, P::Invalid, failed("b")] {
+            assert_eq!(reconcile(&p, true, Some("a"), true), Step::Wait);
+        }
+        // Still waiting: another batch of changes (a move, a timeout) keeps waiting, and new
+        // den attributes wait under the new key.
+        assert_eq!(reconcile(&waiting("a"), true, Some("a"), true), Step::Keep);
+        assert_eq!(reconcile(&waiting("a"), true, Some("b"), true), Step::Wait);
+        // Asked (the viewport, a method, Run) or made eager: open what it waited for.
+        assert_eq!(reconcile(&waiting("a"), true, Some("a"), false), Step::Open);
+        // Removed while waiting: detached; invalid attributes reject `ready`.
+        assert_eq!(
+            reconcile(&waiting("a"), false, Some("a"), true),
+            Step::Detach
+        );
+        assert_eq!(
+            reconcile(&waiting("a"), true, None, true),
+            Step::Invalid {
+                reject_ready: true,
+                to_invalid: true
+            }
+        );
+        // close() while waiting: closed, and the same attributes do not open it.
+        let shut = waiting("a").closed();
+        assert_eq!(shut.as_ref().map(Phase::name), Some(PhaseName::Closed));
+        assert_eq!(shut.as_ref().and_then(|p| p.active_key()), None);
+        assert_eq!(
+            reconcile(&shut.unwrap_or_default(), true, Some("a"), false),
+            Step::Keep
+        );
+        // Waiting is neither a den nor an opening.
+        assert_eq!(waiting("a").active_key(), None);
+        assert!(waiting("a").den().is_none());
     }
 
     #[test]
     fn same_key_keeps_and_new_key_reopens() {
-        assert_eq!(reconcile(&live("a"), true, Some("a")), Step::Keep);
-        assert_eq!(reconcile(&opening("a"), true, Some("a")), Step::Keep);
-        assert_eq!(reconcile(&live("a"), true, Some("b")), Step::Open);
-        assert_eq!(reconcile(&opening("a"), true, Some("b")), Step::Open);
+        assert_eq!(reconcile(&live("a"), true, Some("a"), false), Step::Keep);
+        assert_eq!(reconcile(&opening("a"), true, Some("a"), false), Step::Keep);
+        assert_eq!(reconcile(&live("a"), true, Some("b"), false), Step::Open);
+        assert_eq!(reconcile(&opening("a"), true, Some("b"), false), Step::Open);
     }
 
     #[test]
     fn closed_stays_closed_until_the_attributes_change() {
-        assert_eq!(reconcile(&closed("a"), true, Some("a")), Step::Keep);
-        assert_eq!(reconcile(&closed("a"), true, Some("b")), Step::Open);
+        assert_eq!(reconcile(&closed("a"), true, Some("a"), false), Step::Keep);
+        assert_eq!(reconcile(&closed("a"), true, Some("b"), false), Step::Open);
         assert_eq!(
             live("a").closed().map(|p| p.name()),
             Some(PhaseName::Closed)
@@ -227,11 +291,11 @@ mod tests {
             reject_ready: false,
             to_invalid: false,
         };
-        assert_eq!(reconcile(&live("a"), true, None), keep);
-        assert_eq!(reconcile(&opening("a"), true, None), keep);
+        assert_eq!(reconcile(&live("a"), true, None, false), keep);
+        assert_eq!(reconcile(&opening("a"), true, None, false), keep);
         for p in [P::Detached, P::Invalid, failed("b")] {
             assert_eq!(
-                reconcile(&p, true, None),
+                reconcile(&p, true, None, false),
                 Step::Invalid {
                     reject_ready: true,
                     to_invalid: true
@@ -239,7 +303,7 @@ mod tests {
             );
         }
         assert_eq!(
-            reconcile(&closed("a"), true, None),
+            reconcile(&closed("a"), true, None, false),
             Step::Invalid {
                 reject_ready: true,
                 to_invalid: false
@@ -253,12 +317,15 @@ mod tests {
     fn a_life() {
         let mut p = P::Detached;
         let apply = |p: &mut P, connected: bool, key: Option<&str>| {
-            let step = reconcile(p, connected, key);
+            let step = reconcile(p, connected, key, false);
             *p = match step {
                 Step::Detach => P::Detached,
                 Step::Invalid { to_invalid, .. } if to_invalid => P::Invalid,
                 Step::Invalid { .. } | Step::Keep => std::mem::take(p),
                 Step::Open => opening(key.unwrap_or_default()),
+                Step::Wait => P::Waiting {
+                    key: key.unwrap_or_default().into(),
+                },
             };
             step
         };

@@ -69,6 +69,8 @@ pub(crate) struct Config {
     pub(crate) max_output_bytes: f64,
     /// The shared environment (`env`), whose name is also the den's.
     pub(crate) env: Option<String>,
+    /// `loading="lazy"`: the den opens when the element nears the viewport or is used.
+    pub(crate) lazy: bool,
 }
 
 /// A `DenError` (code "bad-option") whose `option` and `attribute` name the attribute.
@@ -143,6 +145,7 @@ pub(crate) fn attr(el: &Element, name: &str) -> Option<String> {
 /// Parses every attribute; on failure, one error per bad attribute (in attribute order).
 pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
     let mut errors = Vec::new();
+    let mut errors_early = Vec::new();
     let mut keep = |r: Result<f64, JsValue>, default: f64| -> f64 {
         r.unwrap_or_else(|e| {
             errors.push(e);
@@ -172,6 +175,17 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             .map(|e| attr_error("name", &e.to_string())),
     };
     let store = parse_store(attr(el, "store").as_deref());
+    let lazy = match attr(el, "loading").as_deref().map(str::trim) {
+        None | Some("") | Some("eager") => false,
+        Some("lazy") => true,
+        Some(other) => {
+            errors_early.push(attr_error(
+                "loading",
+                &format!("{other:?} is not a loading mode: use \"eager\" or \"lazy\""),
+            ));
+            false
+        }
+    };
     let timeout_ms = keep(number_attr(el, "timeout"), 0.0);
     let max_output_bytes = keep(number_attr(el, "max-output-bytes"), 0.0);
     let max_den_bytes = keep(number_attr(el, "max-den-bytes"), 0.0);
@@ -185,6 +199,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         number_attr(el, "load-timeout"),
         limits::DEFAULT_LOAD_TIMEOUT_MS as f64,
     );
+    errors.extend(errors_early);
     errors.extend(name_error);
     errors.extend(env_error);
     let packages = packages.unwrap_or_else(|e| {
@@ -263,6 +278,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         timeout_ms,
         max_output_bytes,
         env,
+        lazy,
     })
 }
 

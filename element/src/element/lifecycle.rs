@@ -6,7 +6,7 @@ use crate::den::{self, Den, DenEvent, EventSink};
 use crate::errors::den_error;
 use crate::js::{self, get, get_str, is_absent, obj};
 use crate::store::StoreSpec;
-use foxden_core::phase::{self, Phase, Step};
+use foxden_core::phase::{self, Phase, PhaseName, Step};
 use futures::channel::oneshot;
 use futures::future::{select, Either};
 use js_sys::{Function, Object, Promise, Reflect};
@@ -110,6 +110,11 @@ pub(crate) struct State {
     /// frees its name and lock once a write in flight ended; the next opening waits for that
     /// in `den::open`).
     pub(crate) closing: RefCell<Option<Promise>>,
+    /// Something asked for the den (the viewport, a method, the Run button) or one was opened:
+    /// `loading="lazy"` no longer waits.
+    pub(crate) woken: Cell<bool>,
+    /// The viewport watch of a lazy element while it waits (phase `Waiting`).
+    pub(crate) watch: RefCell<Option<super::lazy::Watch>>,
 }
 
 pub(crate) fn closed_error(state: &State) -> JsValue {
@@ -241,7 +246,22 @@ fn reconcile_phase(state: &Rc<State>) {
         Some(Ok(c)) => Some(c.key.as_str()),
         _ => None,
     };
-    let step = phase::reconcile(&state.phase.borrow(), connected, key);
+    let wait = matches!(&config, Some(Ok(c)) if c.lazy) && !state.woken.get();
+    let step = phase::reconcile(&state.phase.borrow(), connected, key, wait);
+    reconcile_step(state, step, host, config);
+    // The viewport is watched only while the element waits (dropped here, in a microtask, never
+    // from the observer's own callback).
+    if state.phase.borrow().name() != PhaseName::Waiting {
+        state.watch.borrow_mut().take();
+    }
+}
+
+fn reconcile_step(
+    state: &Rc<State>,
+    step: Step,
+    host: Option<HtmlElement>,
+    config: Option<Result<Config, Vec<JsValue>>>,
+) {
     match step {
         Step::Detach => {
             // Removed (and not re-inserted in the same task): close, drop the UI and the element.
@@ -305,10 +325,40 @@ fn reconcile_phase(state: &Rc<State>) {
                 start_open(state, config);
             }
         }
+        Step::Wait => {
+            let Some(Ok(config)) = config else { return };
+            state.reported.borrow_mut().take();
+            state
+                .run_defaults
+                .set((config.timeout_ms, config.max_output_bytes));
+            // A den of earlier attributes (if any) closes; `ready` waits for the den to open.
+            state.shut(Phase::Waiting { key: config.key });
+            if state.ready.borrow().settled() {
+                *state.ready.borrow_mut() = Ready::new();
+            }
+            if state.watch.borrow().is_none() {
+                if let Some(h) = &host {
+                    *state.watch.borrow_mut() = super::lazy::watch(state, h);
+                }
+            }
+            show_waiting(state);
+        }
+    }
+}
+
+/// The UI of a lazy element that waits: Run is enabled (it opens the den, then runs).
+pub(crate) fn show_waiting(state: &State) {
+    if let Some(ui) = state.ui() {
+        ui.hide_progress();
+        ui.set_run_enabled(true);
+        ui.status
+            .set_text_content(Some("Python loads when this is shown or run"));
     }
 }
 
 pub(crate) fn start_open(state: &Rc<State>, config: Config) {
+    // Once a den opened, a lazy element behaves as an eager one.
+    state.woken.set(true);
     // A memory den that only changes runtime options keeps its files (not its variables).
     let env = config.env.clone();
     let memory = env.is_none() && config.den.store == StoreSpec::Memory;
@@ -545,7 +595,8 @@ pub(crate) fn run_script(state: &Rc<State>) {
         state.ui_status("Nothing to run: add a <script type=\"text/x-python\"> (or type=\"text/x-foxden-javascript\") child");
         return;
     }
-    if state.den().is_none() {
+    // A lazy element that waits opens its den for this run (lesson_run asks for it).
+    if state.den().is_none() && state.phase.borrow().name() != PhaseName::Waiting {
         return;
     }
     let generation = state.generation.get();

@@ -23,6 +23,7 @@
 mod config;
 mod editor;
 mod input;
+mod lazy;
 mod lesson;
 mod lifecycle;
 mod ui;
@@ -91,6 +92,11 @@ pub(crate) fn stop_run(state: &State) -> bool {
 }
 
 async fn live_den(state: Rc<State>) -> Result<Den, JsValue> {
+    // The den is needed now: a lazy element that waits (or is about to) opens it, in the
+    // reconcile this schedules, which the branches below wait for.
+    if state.connected.get() && !state.woken.get() {
+        lazy::wake(&state);
+    }
     // Attributes changed in this task and not reconciled yet (`el.name = "b"; el.run(…)`): the
     // call is for what they bring, a new den or the same one.
     if state.scheduled.get() && !state.ready.borrow().settled() {
@@ -101,7 +107,11 @@ async fn live_den(state: Rc<State>) -> Result<Den, JsValue> {
     if let Some(d) = state.den() {
         return Ok(d);
     }
-    if state.phase.borrow().name() == foxden_core::phase::PhaseName::Opening {
+    let phase = state.phase.borrow().name();
+    if matches!(
+        phase,
+        foxden_core::phase::PhaseName::Opening | foxden_core::phase::PhaseName::Waiting
+    ) {
         let p = state.ready.borrow().promise.clone();
         JsFuture::from(p).await?;
         return state.den().ok_or_else(|| closed_error(&state));
@@ -136,6 +146,8 @@ impl ElementHandle {
                 lease: RefCell::new(None),
                 code: RefCell::new(None),
                 closing: RefCell::new(None),
+                woken: Cell::new(false),
+                watch: RefCell::new(None),
             }),
         }
     }
@@ -295,6 +307,7 @@ impl ElementHandle {
             }
         }
         s.carried.borrow_mut().take();
+        s.watch.borrow_mut().take();
         let err = closed_error(s);
         s.ready.borrow_mut().gone(&err);
         if let Some(ui) = s.ui() {

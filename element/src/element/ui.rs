@@ -469,6 +469,9 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
         ui.status.set_text_content(Some("Not loaded"));
     }
     *state.ui.borrow_mut() = Some(ui.clone());
+    if phase == PhaseName::Waiting {
+        super::lifecycle::show_waiting(state);
+    }
     super::editor::sync_editor(state, &ui, host);
 }
 

@@ -5,7 +5,7 @@
 // what an honest sender posts; the reader of a den page or worker message checks it anyway.
 
 /** The protocol version a den page announces in `hello`. */
-export type ProtocolVersion = 11;
+export type ProtocolVersion = 12;
 
 /** A pure-Python wheel to install, checked by the host against its SHA-256 pin. */
 export interface Wheel {
@@ -162,6 +162,8 @@ export interface HostToDenRun {
   lang: "python" | "javascript";
   /** For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null. */
   js: JsCode | null;
+  /** The den's read-only paths, normalized (`foxden_core::readonly`): the worker marks the files and folders they cover read-only as it places them (the host keeps them either way). */
+  readOnly: string[];
 }
 
 /** reset: `den.reset()`. On window.postMessage (source checked). */

@@ -967,12 +967,16 @@ function removeTree(path) {
 /**
  * @param {PutFile[]} put
  * @param {string[]} del
+ * @param {string[]} readOnly the den's read-only paths (normalized by the host)
  */
-function applySync(put, del) {
+function applySync(put, del, readOnly) {
   // The host's own files are not changes of the run: not marked.
   tracking = false;
   try {
-    asOwner(() => applySyncUntracked(put, del));
+    asOwner(() => {
+      applySyncUntracked(put, del);
+      markReadOnly(put, readOnly);
+    });
   } finally {
     tracking = true;
   }
@@ -1008,6 +1012,36 @@ function errorText(e) {
   } catch {
     return "an error that could not be described"; // e.g. a getter of the code's that throws
   }
+}
+
+/**
+ * The den's read-only paths: each file placed now that one covers gets mode 0444, and its
+ * folders inside a covered folder (and every covered folder that exists) 0555, so an ordinary
+ * write, a new file or a deletion there fails at once with PermissionError. Code that changes
+ * the mode back gets no further: the host drops its changes to covered paths and puts its own
+ * version back before the next run (foxden_core::readonly).
+ * @param {PutFile[]} put
+ * @param {string[]} readOnly
+ */
+function markReadOnly(put, readOnly) {
+  if (!Array.isArray(readOnly) || readOnly.length === 0) return;
+  const FS = /** @type {PyodideAPI} */ (py).FS;
+  /** @param {string} p */
+  const covered = (p) => readOnly.some((r) => p === r || p.startsWith(r + "/"));
+  /** @param {string} dir */
+  const lockDir = (dir) => {
+    const st = lstatOrNull(dir);
+    if (st && FS.isDir(st.mode) && (st.mode & 0o777) !== 0o555) FS.chmod(dir, 0o555);
+  };
+  for (const { path } of put) {
+    if (!covered(path)) continue;
+    FS.chmod(path, 0o444);
+    known.set(path, fsStat(path));
+    for (let dir = path.slice(0, path.lastIndexOf("/")); dir && covered(dir); dir = dir.slice(0, dir.lastIndexOf("/"))) {
+      lockDir(dir);
+    }
+  }
+  for (const r of readOnly) lockDir(r);
 }
 
 /**
@@ -1967,7 +2001,7 @@ async function run(msg) {
     return;
   }
   try {
-    applySync(msg.put, msg.del);
+    applySync(msg.put, msg.del, msg.readOnly);
   } catch (e) {
     reply.error = { kind: "storage", type: "SyncError", message: `could not place files in the sandbox: ${errorText(e)}`, traceback: "" };
     reply.leftover = true; // the worker's files are unknown now: restart it

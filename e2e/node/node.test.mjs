@@ -240,6 +240,24 @@ test("an adapter answer that names one file twice (/work/a, /work//a) counts it 
   await den.close();
 });
 
+test("an adapter answer that changes a read-only path is not kept there, with a note; other changes are", { timeout: 120000 }, async () => {
+  let reply;
+  const den = await m.openDen({ name: "guarded", readOnlyPaths: ["/work/data"], runtime: { start() {}, close() {}, run: () => reply } });
+  await den.writeFile("/work/data/a.csv", "1,2");
+  reply = { files: { "/work/data/a.csv": "spoiled", "/work/data/new.csv": "n", "/work/out.txt": "kept" } };
+  let r = await den.run("go");
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(r.files, { created: ["/work/out.txt"], changed: [], deleted: [] });
+  assert.match(r.stderr, /foxden: "\/work\/data\/a\.csv" was not kept: it is read-only \(readOnlyPaths\)/);
+  assert.match(r.stderr, /foxden: "\/work\/data\/new\.csv" was not kept: it is read-only/);
+  reply = { files: { "/work/data/a.csv": null } };
+  r = await den.run("go");
+  assert.match(r.stderr, /"\/work\/data\/a\.csv" was not kept: it is read-only/);
+  assert.equal(await den.readText("/work/data/a.csv"), "1,2");
+  assert.deepEqual((await den.list()).map((f) => f.path), ["/work/data/a.csv", "/work/out.txt"]);
+  await den.close();
+});
+
 test("an adapter den's run is stopped by den.stop() or its signal (the adapter's signal aborts); an aborted signal keeps a run from starting", { timeout: 120000 }, async () => {
   const calls = [];
   const adapter = {

@@ -761,3 +761,118 @@ test(`${B}: close() during a run ends the run at once and removes the iframe`, a
   assert.ok(r.took < 1000, `run ended ${r.took} ms after close()`);
   assert.equal(r.after, r.before);
 });
+
+test(`${B}: readOnlyPaths: the code reads them but cannot change them (not even by changing their mode); the host can; forks and the element keep them`, async () => {
+  await open(page, "guarded", null, { readOnlyPaths: ["/work/data", "/drop/config.json"] });
+  const r = await page.evaluate(async () => {
+    const den = window.dens.guarded;
+    await den.writeFile("/work/data/a.csv", "x,y\n1,2\n");
+    await den.writeFile("/work/data/sub/b.txt", "b");
+    await den.writeFile("/drop/config.json", '{"k": 1}');
+    await den.writeFile("/work/free.txt", "free");
+    const ATTEMPT = `
+import os, json
+out = {}
+def attempt(name, fn):
+    try:
+        fn()
+        out[name] = "ok"
+    except Exception as e:
+        out[name] = type(e).__name__
+`;
+    const tries = await den.run(`${ATTEMPT}
+attempt("read", lambda: open('/work/data/a.csv').read())
+attempt("list", lambda: os.listdir('/work/data'))
+attempt("write", lambda: open('/work/data/a.csv', 'w').write('gone'))
+attempt("append", lambda: open('/work/data/sub/b.txt', 'a').write('more'))
+attempt("create", lambda: open('/work/data/new.csv', 'w').write('n'))
+attempt("mkdir", lambda: os.mkdir('/work/data/d'))
+attempt("delete", lambda: os.remove('/work/data/a.csv'))
+attempt("config", lambda: open('/drop/config.json', 'w').write('{}'))
+attempt("free", lambda: open('/work/free.txt', 'w').write('changed'))
+attempt("other", lambda: open('/drop/other.txt', 'w').write('o'))
+print(json.dumps(out, sort_keys=True))`);
+    // Code that makes them writable again changes its sandbox, not the den.
+    const forced = await den.run(`
+import os
+os.chmod('/work/data/a.csv', 0o644)
+open('/work/data/a.csv', 'w').write('forced')
+os.chmod('/work/data', 0o755)
+open('/work/data/made.csv', 'w').write('m')
+os.chmod('/work/data/sub', 0o755)
+os.remove('/work/data/sub/b.txt')
+os.chmod('/drop', 0o755)
+os.remove('/drop/config.json')
+open('/work/data/a.csv').read()`);
+    const after = await den.run("import os\n(open('/work/data/a.csv').read(), os.path.exists('/work/data/made.csv'), open('/work/data/sub/b.txt').read(), open('/drop/config.json').read())");
+    const again = await den.run(`${ATTEMPT}
+attempt("write", lambda: open('/work/data/a.csv', 'w').write('gone'))
+print(json.dumps(out))`);
+    // The host owns the files: its writes go through, and the code sees them read-only.
+    await den.writeFile("/work/data/a.csv", "host update");
+    const hostWrite = await den.run("open('/work/data/a.csv').read()");
+    const list = (await den.list()).map((f) => f.path);
+    // A fork keeps them.
+    const fork = await den.fork({ name: "guarded-fork" });
+    const forkTry = await fork.run("try:\n    open('/work/data/a.csv', 'w').write('f')\n    r = 'written'\nexcept PermissionError:\n    r = 'refused'\nr");
+    await fork.close();
+    // Bad lists are a DenError naming the option.
+    const bad = [];
+    for (const readOnlyPaths of [["/etc"], "/work/data", [1], Array.from({ length: 257 }, (_, i) => `/work/${i}`)]) {
+      try {
+        await window.foxden.openDen({ name: "guarded-bad", runtime: window.foxden.iframeRuntime(), readOnlyPaths });
+        bad.push("opened");
+      } catch (e) {
+        bad.push(`${e.name}:${e.code}:${e.option}:${e.message}`);
+      }
+    }
+    // The element's attribute.
+    const el = document.createElement("foxden-den");
+    el.name = "guarded-el";
+    el.setAttribute("read-only-paths", "/work/in  /drop/x.txt");
+    document.body.append(el);
+    await el.ready;
+    await el.writeFile("/work/in/a.txt", "a");
+    const elTry = await el.run("try:\n    open('/work/in/a.txt', 'w').write('e')\n    r = 'written'\nexcept PermissionError:\n    r = 'refused'\nr");
+    const elProp = el.readOnlyPaths;
+    el.remove();
+    await den.close();
+    return JSON.stringify({ tries, forced, after, again, hostWrite, list, forkTry, bad, elTry, elProp });
+  }).then(JSON.parse);
+  assert.equal(r.tries.error, null, JSON.stringify(r.tries));
+  assert.deepEqual(JSON.parse(r.tries.stdout), {
+    read: "ok",
+    list: "ok",
+    write: "PermissionError",
+    append: "PermissionError",
+    create: "PermissionError",
+    mkdir: "PermissionError",
+    delete: "PermissionError",
+    config: "PermissionError",
+    free: "ok",
+    other: "ok",
+  });
+  assert.deepEqual(r.tries.files, { created: ["/drop/other.txt"], changed: ["/work/free.txt"], deleted: [] });
+  // Within its run the code sees what it did; none of it is kept, and stderr says so.
+  assert.equal(r.forced.error, null, JSON.stringify(r.forced));
+  assert.equal(r.forced.result, "'forced'");
+  assert.deepEqual(r.forced.files, { created: [], changed: [], deleted: [] });
+  for (const p of ["/work/data/a.csv", "/work/data/made.csv"]) {
+    assert.match(r.forced.stderr, new RegExp(`foxden: "${p}" was not kept: it is read-only \\(readOnlyPaths\\)`));
+  }
+  for (const p of ["/work/data/sub/b.txt", "/drop/config.json"]) {
+    assert.match(r.forced.stderr, new RegExp(`foxden: the deletion of "${p}" was not kept: it is read-only`));
+  }
+  // The den's versions are back before the next run; what the code made is gone; modes too.
+  assert.equal(r.after.result, `('x,y\\n1,2\\n', False, 'b', '{"k": 1}')`, JSON.stringify(r.after));
+  assert.deepEqual(JSON.parse(r.again.stdout), { write: "PermissionError" });
+  assert.equal(r.hostWrite.result, "'host update'");
+  assert.deepEqual(r.list, ["/drop/config.json", "/drop/other.txt", "/work/data/a.csv", "/work/data/sub/b.txt", "/work/free.txt"]);
+  assert.equal(r.forkTry.result, "'refused'", JSON.stringify(r.forkTry));
+  assert.equal(r.bad.length, 4);
+  for (const b of r.bad) assert.match(b, /^DenError:bad-option:readOnlyPaths:/);
+  assert.match(r.bad[0], /a read-only path must be a den path: invalid path "\/etc"/);
+  assert.match(r.bad[3], /257 read-only paths, more than 256/);
+  assert.equal(r.elTry.result, "'refused'", JSON.stringify(r.elTry));
+  assert.equal(r.elProp, "/work/in  /drop/x.txt");
+});

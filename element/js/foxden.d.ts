@@ -69,6 +69,12 @@ export interface OpenDenOptions {
    * method, rate and sizes (the sandbox itself can still reach nothing). Default: none (every
    * `foxden.fetch` is refused with `network-off`). */
   network?: NetworkOptions;
+  /** Files and folders (den paths, e.g. `["/work/data", "/drop/config.json"]`, at most 256) the
+   * code may read but not change: in the sandbox they are read-only (a write raises
+   * `PermissionError`), and a change that gets through anyway (the code changed the mode back)
+   * is not kept: the run's stderr names it and the den's version is back before the next run.
+   * The host's own `writeFile`, `deleteFile` and `restore` are not limited. Forks keep them. */
+  readOnlyPaths?: string[];
 }
 
 /** A wheel to install: fetched from `url` by the host page, or given as `bytes` with its file
@@ -424,7 +430,7 @@ export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "
 export type FoxdenDenAttribute =
   | "name" | "store" | "timeout" | "den-url" | "pyodide-url" | "isolation"
   | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "warm-start" | "standby"
-  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "packages" | "controls" | "autorun" | "loading" | "env" | "readonly"
+  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "packages" | "read-only-paths" | "controls" | "autorun" | "loading" | "env" | "readonly"
   | "network" | "network-methods" | "network-per-minute" | "network-max-response-bytes";
 
 /** The `<foxden-den>` element. Every attribute is reflected as the property of the same name in camelCase. */
@@ -459,6 +465,9 @@ export interface FoxdenDenElement extends HTMLElement, DenMethods {
   maxWritesPerMinute: number;
   /** Wheels to install, `url#sha256=<64 hex>` separated by spaces (attribute `packages`; see `OpenDenOptions.packages`). */
   packages: string;
+  /** Den paths the code may read but not change, separated by spaces (attribute
+   * `read-only-paths`; see `OpenDenOptions.readOnlyPaths`). */
+  readOnlyPaths: string;
   /** Render the Run button, live output, file list and drop zone (attribute `controls`). */
   controls: boolean;
   /** Run the `<script type="text/x-python">` child once the den is ready (attribute `autorun`). */

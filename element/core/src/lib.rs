@@ -32,6 +32,7 @@ pub mod packages;
 pub mod paths;
 pub mod phase;
 pub mod protocol;
+pub mod readonly;
 pub mod sha256;
 pub mod shell;
 pub mod snapshot;

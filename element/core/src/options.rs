@@ -296,6 +296,14 @@ pub const OPTIONS: &[Opt] = &[
         ..base()
     },
     Opt {
+        attribute: Some("read-only-paths"),
+        property: Some("readOnlyPaths"),
+        default: Default::Text(""),
+        values: doc("den paths (files or folders, e.g. `/work/data /drop/config.json`) separated by spaces, at most 256 (default none; library: `readOnlyPaths`): the code may read them but not change them"),
+        on_change: REOPEN,
+        ..base()
+    },
+    Opt {
         attribute: Some("controls"),
         property: Some("controls"),
         ty: Type::Flag,

@@ -7,7 +7,11 @@
 use crate::files::{FileEntry, FileMap, Op};
 use crate::paths::normalize_file_path;
 use crate::protocol::ChangedFile;
+use crate::readonly::ReadOnlyPaths;
 use std::collections::HashMap;
+
+/// Changes to read-only paths named one by one in a run's notes; the rest are counted.
+pub const MAX_READ_ONLY_NOTES: usize = 20;
 
 /// The host's view of the worker's files.
 #[derive(Debug, Clone, Default)]
@@ -43,15 +47,27 @@ pub struct Returned {
 impl SyncState {
     /// Turns a run's reported changes into store operations. Paths are normalized (one that breaks
     /// a rule is noted and not kept); content equal to the store's is dropped and recorded as
-    /// held by the worker, so it is not shipped back next run.
+    /// held by the worker, so it is not shipped back next run. A change to a read-only path is
+    /// not kept either: it is noted (the first [`MAX_READ_ONLY_NOTES`] by name), and the
+    /// worker's copy is marked unknown, so the den's version goes back before the next run.
     pub fn returned(
         &mut self,
         files: &FileMap,
         changed: Vec<ChangedFile>,
         deleted: Vec<String>,
         now_ms: f64,
+        read_only: &ReadOnlyPaths,
     ) -> Returned {
         let mut r = Returned::default();
+        let mut guarded = 0usize;
+        let mut guard = |r: &mut Returned, what: &str, path: &str| {
+            guarded += 1;
+            if guarded <= MAX_READ_ONLY_NOTES {
+                r.notes.push_str(&format!(
+                    "foxden: {what}{path:?} was not kept: it is read-only (readOnlyPaths); the den's version is back before the next run\n"
+                ));
+            }
+        };
         for f in changed {
             let path = match normalize_file_path(&f.path) {
                 Ok(p) => p,
@@ -66,11 +82,20 @@ impl SyncState {
                 self.set(&path, Some(entry.sha256));
                 continue;
             }
+            if read_only.covers(&path) {
+                guard(&mut r, "", &path);
+                self.set(&path, None);
+                continue;
+            }
             r.held.push((path.clone(), Some(entry.sha256)));
             r.ops.push(Op::Put { path, entry });
         }
         for p in deleted {
             match normalize_file_path(&p) {
+                Ok(path) if read_only.covers(&path) => {
+                    guard(&mut r, "the deletion of ", &path);
+                    self.set(&path, None);
+                }
                 Ok(path) => {
                     r.held.push((path.clone(), None));
                     r.ops.push(Op::Delete { path });
@@ -79,6 +104,12 @@ impl SyncState {
                     .notes
                     .push_str(&format!("foxden: the deletion of {p:?} was ignored: {e}\n")),
             }
+        }
+        if guarded > MAX_READ_ONLY_NOTES {
+            r.notes.push_str(&format!(
+                "foxden: {} more changes to read-only paths were not kept\n",
+                guarded - MAX_READ_ONLY_NOTES
+            ));
         }
         r
     }
@@ -256,7 +287,7 @@ mod tests {
             },
         ];
         let deleted = vec!["/work/gone".into(), "relative".into()];
-        let r = sync.returned(&files, changed, deleted, 1.0);
+        let r = sync.returned(&files, changed, deleted, 1.0, &ReadOnlyPaths::default());
         assert_eq!(r.ops.len(), 2, "{:?}", r.ops);
         assert!(matches!(&r.ops[0], Op::Put { path, .. } if path == "/work/new"));
         assert!(matches!(&r.ops[1], Op::Delete { path } if path == "/work/gone"));
@@ -271,6 +302,77 @@ mod tests {
         sync.committed(&r);
         assert_eq!(sync.get("/work/new"), Some(Some(crate::sha256(b"b"))));
         assert_eq!(sync.get("/work/gone"), None);
+    }
+
+    #[test]
+    fn changes_to_read_only_paths_are_not_kept_and_go_back() {
+        let mut files = FileMap::new();
+        let put = |p: &str, d: &[u8]| Op::Put {
+            path: p.into(),
+            entry: FileEntry::new(d.to_vec(), 0.0),
+        };
+        files
+            .apply(
+                vec![put("/work/data/a.csv", b"1,2"), put("/work/free.txt", b"x")],
+                1 << 20,
+            )
+            .unwrap();
+        let ro = ReadOnlyPaths::parse(&["/work/data"]).unwrap();
+        let mut sync = SyncState::new();
+        let plan = sync.plan(&files);
+        sync.delivered(&plan, &files);
+        let file = |p: &str, d: &[u8]| ChangedFile {
+            path: p.into(),
+            data: d.to_vec().into(),
+        };
+        let changed = vec![
+            file("/work/data/a.csv", b"changed"),
+            file("/work/data/new.csv", b"made"),
+            file("/work/data/a.csv.bak", b"copy"),
+            file("/work/free.txt", b"y"),
+            file("/work/datafile", b"z"),
+        ];
+        let deleted = vec!["/work/data/a.csv".into()];
+        let r = sync.returned(&files, changed, deleted, 1.0, &ro);
+        let kept: Vec<&str> = r
+            .ops
+            .iter()
+            .map(|o| match o {
+                Op::Put { path, .. } | Op::Delete { path } => path.as_str(),
+            })
+            .collect();
+        assert_eq!(kept, ["/work/free.txt", "/work/datafile"]);
+        assert_eq!(r.notes.lines().count(), 4, "{}", r.notes);
+        assert!(r.notes.contains(
+            "foxden: \"/work/data/a.csv\" was not kept: it is read-only (readOnlyPaths)"
+        ));
+        assert!(r
+            .notes
+            .contains("foxden: the deletion of \"/work/data/a.csv\" was not kept"));
+        files.apply(r.ops.clone(), 1 << 20).unwrap();
+        sync.committed(&r);
+        // Before the next run, the den's version goes back and what the code made goes away.
+        let next = sync.plan(&files);
+        assert_eq!(next.put, ["/work/data/a.csv"]);
+        assert_eq!(next.delete, ["/work/data/a.csv.bak", "/work/data/new.csv"]);
+        // Rewriting a read-only file with its own content is no change and no note.
+        let r = sync.returned(
+            &files,
+            vec![file("/work/data/a.csv", b"1,2")],
+            vec![],
+            1.0,
+            &ro,
+        );
+        assert!(r.ops.is_empty() && r.notes.is_empty());
+        // Many changes: the first ones are named, the rest counted.
+        let many = (0..30)
+            .map(|i| file(&format!("/work/data/{i}"), b"n"))
+            .collect();
+        let r = sync.returned(&files, many, vec![], 1.0, &ro);
+        assert_eq!(r.notes.lines().count(), MAX_READ_ONLY_NOTES + 1);
+        assert!(r
+            .notes
+            .ends_with("foxden: 10 more changes to read-only paths were not kept\n"));
     }
 
     #[test]

@@ -550,6 +550,16 @@ fn read_reply(
                 format!("{shown:?} was not kept: {e}")
             })
         };
+        // A read-only path is the den's to change, not the code's (foxden_core::readonly).
+        let path = path.and_then(|p| {
+            if inner.opts.read_only.covers(&p) {
+                Err(format!(
+                    "{p:?} was not kept: it is read-only (readOnlyPaths)"
+                ))
+            } else {
+                Ok(p)
+            }
+        });
         let path = match path {
             Ok(p) => p,
             Err(why) => {
@@ -617,7 +627,7 @@ fn read_reply(
     }
     if unkept > 0 {
         notes.push(format!(
-            "foxden: {unkept} more changed files were not kept (bad paths)\n"
+            "foxden: {unkept} more changed files were not kept (bad or read-only paths)\n"
         ));
     }
     Ok(answer)

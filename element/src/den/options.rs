@@ -8,6 +8,7 @@ use foxden_core::files::WriteLimits;
 use foxden_core::limits;
 use foxden_core::net::NetworkConfig;
 use foxden_core::options::{self, Api};
+use foxden_core::readonly::{ReadOnlyPaths, MAX_READ_ONLY_PATHS};
 use js_sys::Function;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -32,6 +33,8 @@ pub struct DenOptions {
     pub network: Option<NetworkConfig>,
     /// A runtime adapter (`runtime: { start, run, close }`) instead of the iframe runtime.
     pub adapter: Option<Rc<super::adapter::Adapter>>,
+    /// `readOnlyPaths`: files and folders the den's code may read but not change.
+    pub read_only: ReadOnlyPaths,
 }
 
 impl DenOptions {
@@ -110,6 +113,7 @@ impl DenOptions {
             packages: crate::runtime::packages::from_js(&opt(v, "packages")?)?,
             network: network_options(&opt(v, "network")?)?,
             adapter,
+            read_only: read_only_paths(&opt(v, "readOnlyPaths")?)?,
         })
         .and_then(|o: DenOptions| {
             // The wheels and the network broker work through the den page and its worker.
@@ -151,6 +155,35 @@ fn string_list(v: &JsValue, key: &'static str) -> Result<Option<Vec<String>>, Js
         .map(|s| s.as_string().ok_or_else(bad))
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
+}
+
+/// `openDen`'s `readOnlyPaths`: a list of den paths (files or folders); absent or null: none.
+pub(crate) fn read_only_paths(v: &JsValue) -> Result<ReadOnlyPaths, JsValue> {
+    if is_absent(v) {
+        return Ok(ReadOnlyPaths::default());
+    }
+    let bad = || {
+        option_error(
+            "readOnlyPaths",
+            "readOnlyPaths must be a list of den paths, e.g. [\"/work/data\", \"/drop/config.json\"]",
+        )
+    };
+    let list = v.clone().dyn_into::<js_sys::Array>().map_err(|_| bad())?;
+    let n = list.length() as usize;
+    if n > MAX_READ_ONLY_PATHS {
+        let e = foxden_core::readonly::ReadOnlyError::TooMany(n);
+        return Err(option_error(
+            "readOnlyPaths",
+            &format!("readOnlyPaths: {e}"),
+        ));
+    }
+    let mut paths = Vec::with_capacity(n);
+    for i in 0..n as u32 {
+        let item = js_sys::Reflect::get_u32(&list, i)?;
+        paths.push(item.as_string().ok_or_else(bad)?);
+    }
+    ReadOnlyPaths::parse(&paths)
+        .map_err(|e| option_error("readOnlyPaths", &format!("readOnlyPaths: {e}")))
 }
 
 /// `openDen`'s `network` option: absent, null or false is off.

@@ -166,6 +166,7 @@ impl Den {
             ("interactive", on_input.is_some().into()),
             ("lang", ro.lang().into()),
             ("js", js),
+            ("readOnly", str_array(inner.opts.read_only.entries()).into()),
         ]);
         let output = Rc::new(RefCell::new(OutputBuffer::new(
             ro.max_output_bytes as usize,
@@ -294,6 +295,7 @@ impl Den {
             std::mem::take(&mut done.changed),
             std::mem::take(&mut done.deleted),
             js::wall_ms(),
+            &inner.opts.read_only,
         );
         out.note(&returned.notes, ro.max_output_bytes as usize);
         if inner.closed.get() && !returned.ops.is_empty() {

@@ -206,6 +206,13 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         errors.push(attr_error("packages", &e.to_string()));
         Vec::new()
     });
+    let read_only_attr = attr(el, "read-only-paths").unwrap_or_default();
+    let read_only_list: Vec<&str> = read_only_attr.split_whitespace().collect();
+    let read_only =
+        foxden_core::readonly::ReadOnlyPaths::parse(&read_only_list).unwrap_or_else(|e| {
+            errors.push(attr_error("read-only-paths", &e.to_string()));
+            Default::default()
+        });
     let network = network_attrs(el).unwrap_or_else(|e| {
         errors.extend(e);
         None
@@ -249,7 +256,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         return Err(errors);
     };
     let key = format!(
-        "{env:?}\n{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}\n{packages_attr}\n{}",
+        "{env:?}\n{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}\n{packages_attr}\n{}\n{}",
         runtime.den_url,
         runtime.pyodide_url,
         runtime.isolation.as_str(),
@@ -258,7 +265,8 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         // The network attributes as written (a change reopens the den).
         ["network", "network-methods", "network-per-minute", "network-max-response-bytes"]
             .map(|a| attr(el, a).unwrap_or_default())
-            .join("\n")
+            .join("\n"),
+        read_only.entries().join(" ")
     );
     Ok(Config {
         key,
@@ -274,6 +282,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             packages,
             network,
             adapter: None,
+            read_only,
         },
         timeout_ms,
         max_output_bytes,

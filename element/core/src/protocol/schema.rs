@@ -297,6 +297,12 @@ const RUN_FIELDS: &[Field] = &[
         Ty::OrNull(&Ty::Shape(&JS_CODE)),
         "For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null.",
     ),
+    f(
+        "readOnly",
+        Ty::List(&Ty::Str),
+        "The den's read-only paths, normalized (`foxden_core::readonly`): the worker marks the \
+         files and folders they cover read-only as it places them (the host keeps them either way).",
+    ),
 ];
 
 /// `input` from the worker to the den page and from the den page to the host.

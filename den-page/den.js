@@ -30,7 +30,7 @@
  */
 /**
  * The run the worker is executing.
- * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, interactive?: boolean, stopping?: boolean}} Inflight
+ * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, interactive?: boolean, stopping?: boolean, stoppedEarly?: boolean}} Inflight
  */
 /** A `done` for the host, before the den page acts on the worker's `leftover`. @typedef {DenToHostDone & {leftover?: boolean}} CheckedDone */
 (() => {
@@ -137,6 +137,7 @@
   /** @type {string | null} */
   let lostBetweenRuns = null; // why the worker was replaced since the last run (see bootWorker)
   const queuedRuns = new Set(); // ids of the runs said to be `queued`, until they start or end
+  const stoppedEarly = new Set(); // ids of queued runs the host stopped: they never start
   // When this page is cross-origin isolated (host page with COOP + COEP, iframe allowed
   // "cross-origin-isolated"), a SharedArrayBuffer lets a timeout interrupt Python (SIGINT ->
   // KeyboardInterrupt) without killing the worker, so Python variables survive. The worker is
@@ -475,6 +476,7 @@
     const done = /** @type {Inflight} */ (inflight);
     inflight = null;
     queuedRuns.delete(reply.id);
+    stoppedEarly.delete(reply.id);
     clearTimeout(done.timer);
     // What this page cut (output over the cap, displays dropped) counts too; and for a run
     // ended without the worker's own reply (timeout, Stop, crash), output that reached the cap.
@@ -694,6 +696,10 @@
         };
         reply.result = null;
       }
+      if (inflight.stoppedEarly) {
+        reply.error = { kind: "crashed", type: "Stopped", message: "the run was stopped before it started: none of its code ran (files and variables kept)", traceback: "" };
+        reply.result = null;
+      }
       if (reply.leftover) {
         restartWorker();
         reply.restarted = true;
@@ -754,7 +760,13 @@
    */
   function onStop(msg) {
     const run = inflight;
-    if (!run || !run.started || run.id !== msg.id || run.stopping || run.interrupted) return;
+    if (!(run && run.started && run.id === msg.id)) {
+      // Not started yet (waiting for its worker, or behind another run): it never starts
+      // (see pump).
+      if ((run && run.id === msg.id) || queue.some((m) => m.id === msg.id)) stoppedEarly.add(msg.id);
+      return;
+    }
+    if (run.stopping || run.interrupted) return;
     run.stopping = true;
     const restart = () => {
       if (inflight !== run) return;
@@ -814,7 +826,15 @@
     };
     inflight.deadline = performance.now() + msg.timeoutMs;
     inflight.timer = setTimeout(inflight.onTimeout, msg.timeoutMs);
-    /** @type {RunWorker} */ (worker).w.postMessage(msg, msg.put.map((f) => f.data.buffer));
+    let sent = msg;
+    if (stoppedEarly.delete(msg.id)) {
+      // Stopped before it started: none of its code runs, but its files still go to the worker
+      // (the host counts them as delivered), which places them and answers at once.
+      sent = { ...msg, code: "", lang: "python", js: null, vars: null, stdin: null, interactive: false };
+      inflight.stopping = true;
+      inflight.stoppedEarly = true;
+    }
+    /** @type {RunWorker} */ (worker).w.postMessage(sent, sent.put.map((f) => f.data.buffer));
     // A queued run's clock on the host starts now: it has timeoutMs (+ the host's grace).
     if (queuedRuns.delete(msg.id)) send({ t: "started", id: msg.id });
   }

@@ -252,26 +252,43 @@ test(`${B}: den.stop() and a run's signal stop a run in flight; an aborted signa
   });
 });
 
-test(`${B}: a run stopped while its worker boots (queued after a timeout) is stopped once it starts`, async () => {
+test(`${B}: a run stopped while its worker boots (queued after a timeout) never starts: none of its code runs, its files arrive, variables are kept`, async () => {
   const r = await page.evaluate(async () => {
     const { openDen, iframeRuntime } = window.foxden;
     // No standby: after the timeout the next run waits for a new worker to boot.
     const den = await openDen({ name: "stop-queued", runtime: iframeRuntime({ denUrl: "/den/den.html", pyodideUrl: "/pyodide/", standby: false }) });
     try {
       const t = await den.run("while True: pass", { timeoutMs: 300 });
+      // Queued behind the booting worker, with a file the host wrote meanwhile.
+      await den.writeFile("/work/in.txt", "from the host");
+      const next = den.run("open('/work/ran.txt', 'w').write('1')\nimport time; time.sleep(4); 'slept'");
+      const stopped = await new Promise((r) => setTimeout(() => r(den.stop()), 0));
+      const end = await next;
+      const after = await den.run("import os\n(open('/work/in.txt').read(), os.path.exists('/work/ran.txt'))");
+      // With a signal, aborted the same way.
+      await den.run("while True: pass", { timeoutMs: 300 });
       const c = new AbortController();
-      const next = den.run("import time; time.sleep(4); 'slept'", { signal: c.signal });
+      const viaSignal = den.run("import time; time.sleep(4); 'slept'", { signal: c.signal });
       setTimeout(() => c.abort(), 0);
-      const end = await next.then((x) => ({ result: x.result, type: x.error && x.error.type }), (e) => ({ rejected: e.name }));
-      return { timeout: t.error.kind, end, after: (await den.run("1 + 1")).result };
+      const sig = await viaSignal.then((x) => ({ result: x.result, type: x.error && x.error.type }), (e) => ({ rejected: e.name }));
+      return { timeout: t.error.kind, stopped, end: { result: end.result, error: end.error, restarted: end.restarted, files: end.files, ms: end.durationMs }, after: after.result, sig, last: (await den.run("1 + 1")).result };
     } finally {
       await den.close();
     }
   });
   assert.equal(r.timeout, "timeout");
-  // Stopped once it started, or never started if the abort came first: never slept to the end.
-  assert.ok(r.end.type === "Stopped" || r.end.rejected === "AbortError", JSON.stringify(r.end));
-  assert.equal(r.after, "2");
+  assert.equal(r.stopped, true);
+  assert.equal(r.end.result, null);
+  assert.equal(r.end.error && r.end.error.type, "Stopped", JSON.stringify(r.end));
+  assert.equal(r.end.error.kind, "crashed");
+  assert.match(r.end.error.message, /stopped before it started: none of its code ran/);
+  assert.equal(r.end.restarted, false);
+  assert.deepEqual(r.end.files, { created: [], changed: [], deleted: [] });
+  assert.ok(r.end.ms < 2000, `it did not wait for the code: ${r.end.ms} ms`);
+  // Its files reached the worker (the host counted them as delivered); its code never ran.
+  assert.equal(r.after, "('from the host', False)");
+  assert.ok(r.sig.type === "Stopped" || r.sig.rejected === "AbortError", JSON.stringify(r.sig));
+  assert.equal(r.last, "2");
 });
 
 test(`${B}: a leftover asyncio task restarts the worker after the grace period`, async () => {

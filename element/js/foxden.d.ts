@@ -310,7 +310,8 @@ export interface DenMethods {
   /** Stops the run in flight (the element's Stop button): a cross-origin isolated den interrupts
    * Python (`KeyboardInterrupt`, variables kept; restarted if it goes on 1 s later), otherwise
    * the worker is restarted (`error.kind` "crashed", type "Stopped", `restarted`, files kept); a
-   * run still waiting for its worker is stopped once it starts; an adapter's run ends at once
+   * run still waiting for its worker never starts (none of its code runs, variables kept;
+   * "crashed", "Stopped"); an adapter's run ends at once
    * ("crashed", "Stopped") with its signal aborted. Resolves true if a run was in flight. */
   stop(): Promise<boolean>;
   /** Ends a run in flight and removes the iframe; resolves once an IndexedDB write in flight

@@ -70,9 +70,6 @@ struct RunSlot {
     queued: bool,
     /// An `input` request is being answered (one at a time; more are ignored).
     asking: bool,
-    /// `stop()` was asked before the den page started the run (it was `queued`): the stop is
-    /// sent again when it says `started` (the den page stops started runs only).
-    stop_wanted: bool,
     watchdog: Watchdog,
     on_fetch: crate::den::FetchHandler,
 }
@@ -310,7 +307,6 @@ impl Connection {
                 posted_at: now,
                 queued: false,
                 asking: false,
-                stop_wanted: req.stop,
                 watchdog: req.watchdog,
                 on_fetch: req.on_fetch,
             },
@@ -328,7 +324,7 @@ impl Connection {
             t.start();
         }
         if req.stop {
-            // (A run the den page queues ignores it, and gets it again once it starts.)
+            // (A run the den page queues is then never started: see `stop_runs`.)
             post_stop(&self.link, id);
         }
         // The slot ends with the reply, or by the watchdog: its clock stops while an `input()`
@@ -351,23 +347,13 @@ impl Connection {
     }
 
     /// Asks the den page to stop the runs in flight (interrupt, or restart the worker); a run
-    /// still `queued` (its worker booting) is stopped once it starts. `false` when no run is
-    /// in flight.
+    /// still `queued` (its worker booting, or another run ahead) is not started: the den page
+    /// hands its files to the worker without its code and ends it as `Stopped`. `false` when no
+    /// run is in flight.
     pub fn stop_runs(&self) -> bool {
-        let ids: Vec<(u32, bool)> = self
-            .shared
-            .borrow_mut()
-            .runs
-            .iter_mut()
-            .map(|(id, s)| {
-                s.stop_wanted = true;
-                (*id, s.clock.is_some())
-            })
-            .collect();
-        for (id, started) in &ids {
-            if *started {
-                post_stop(&self.link, *id);
-            }
+        let ids: Vec<u32> = self.shared.borrow().runs.keys().copied().collect();
+        for id in &ids {
+            post_stop(&self.link, *id);
         }
         !ids.is_empty()
     }
@@ -459,19 +445,12 @@ fn on_den_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             });
         }
         DenToHost::Started => {
-            // A queued run's clock starts here (an `input` may follow at once), and a stop asked
-            // while it waited is sent now.
-            let stop = with_slot(shared, &msg, |s| {
+            // A queued run's clock starts here (an `input` may follow at once).
+            with_slot(shared, &msg, |s| {
                 if s.queued && s.clock.is_none() {
                     s.clock = Some(RunClock::start(&s.watchdog, js::now_ms()));
-                    return s.stop_wanted;
                 }
-                false
             });
-            let link = shared.borrow().link.clone();
-            if let (Some(true), Some(id), Some(link)) = (stop, msg_id(&msg), link) {
-                post_stop(&link, id);
-            }
         }
         DenToHost::Out => {
             let slot = with_slot(shared, &msg, |s| (s.output.clone(), s.on_output.clone()));

@@ -210,15 +210,21 @@ test(`${B}: den.stop() and a run's signal stop a run in flight; an aborted signa
     const out = { idle: await den.stop() };
     // stop() while a run loops: the worker is restarted (this page is not cross-origin isolated).
     await den.run("kept = 1");
-    const looping = den.run("while True: pass", { timeoutMs: 20000 });
-    await new Promise((r) => setTimeout(r, 500));
+    // Stopped once it runs (its first output says so): a run still queued would not start at all.
+    let started;
+    const running = () => new Promise((r) => (started = r));
+    const LOOP = "print('looping', flush=True)\nwhile True: pass";
+    let go = running();
+    const looping = den.run(LOOP, { timeoutMs: 20000, onOutput: () => started() });
+    await go;
     out.stopped = await den.stop();
     const a = await looping;
     out.a = { kind: a.error.kind, type: a.error.type, restarted: a.restarted };
     // A signal aborted during the run does the same.
     const c = new AbortController();
-    const looping2 = den.run("while True: pass", { timeoutMs: 20000, signal: c.signal });
-    setTimeout(() => c.abort(), 500);
+    go = running();
+    const looping2 = den.run(LOOP, { timeoutMs: 20000, signal: c.signal, onOutput: () => started() });
+    go.then(() => c.abort());
     const b = await looping2;
     out.b = { kind: b.error.kind, type: b.error.type, restarted: b.restarted };
     // Aborted before: the run does not start and rejects with the reason.

@@ -1838,7 +1838,7 @@ class FsError extends Error {
     this.code = code;
   }
 }
-const ERRNO = /** @type {Record<number, [string, string]>} */ ({ 20: ["EEXIST", "it exists"], 31: ["EISDIR", "it is a folder"], 44: ["ENOENT", "no such file or folder"], 54: ["ENOTDIR", "not a folder"], 55: ["ENOTEMPTY", "the folder is not empty"] });
+const ERRNO = /** @type {Record<number, [string, string]>} */ ({ 2: ["EACCES", "permission denied (read-only)"], 63: ["EPERM", "operation not permitted"], 20: ["EEXIST", "it exists"], 31: ["EISDIR", "it is a folder"], 44: ["ENOENT", "no such file or folder"], 54: ["ENOTDIR", "not a folder"], 55: ["ENOTEMPTY", "the folder is not empty"] });
 /**
  * The absolute den path of `p`, or an FsError.
  * @param {string} op @param {unknown} p
@@ -1951,7 +1951,10 @@ function installFoxdenJs() {
      * @param {string} url
      * @param {{method?: string, headers?: Record<string, string> | [string, string][], body?: string | Uint8Array | ArrayBuffer | null}} [init]
      */
-    async fetch(url, init = {}) {
+    async fetch(url, init) {
+      // As the web's fetch(): an absent or null init is no options; anything else must be an object.
+      if (init == null) init = {};
+      else if (typeof init !== "object") throw new TypeError("foxden.fetch: the second argument must be an object { method, headers, body }");
       const given = init.headers == null ? [] : Array.isArray(init.headers) ? init.headers : Object.entries(init.headers);
       const headers = JSON.stringify(given.map((h) => [String(h[0]), String(h[1])]));
       const raw = init.body;

@@ -253,6 +253,11 @@ test("an adapter answer that changes a read-only path is not kept there, with a 
   reply = { files: { "/work/data/a.csv": null } };
   r = await den.run("go");
   assert.match(r.stderr, /"\/work\/data\/a\.csv" was not kept: it is read-only/);
+  // Sending a covered file back unchanged, or deleting one the den does not have, is no change.
+  reply = { files: { "/work/data/a.csv": "1,2", "/work/data/none.csv": null } };
+  r = await den.run("go");
+  assert.equal(r.stderr, "");
+  assert.deepEqual(r.files, { created: [], changed: [], deleted: [] });
   assert.equal(await den.readText("/work/data/a.csv"), "1,2");
   assert.deepEqual((await den.list()).map((f) => f.path), ["/work/data/a.csv", "/work/out.txt"]);
   await den.close();

@@ -114,6 +114,15 @@ console.log(r.status, r.ok, JSON.stringify(r.json()), r.headers["content-type"])
 const body = new Uint8Array([0, 1, 2, 255]);
 const e = await foxden.fetch("${BASE}/api/echo?m=${m}-post", { method: "POST", headers: { "Content-Type": "application/octet-stream" }, body });
 console.log(e.status, e.bytes().join(","));
+const n = await foxden.fetch("${BASE}/api/json?m=${m}-null", null);
+console.log(n.status);
+let bad;
+try {
+  await foxden.fetch("${BASE}/api/json?m=${m}-bad", "POST");
+} catch (err) {
+  bad = err.name;
+}
+console.log(bad);
 let reason;
 try {
   await foxden.fetch("${BASE}/den/${m}-outside");
@@ -125,11 +134,11 @@ reason
     { lang: "javascript" },
   );
   assert.equal(r.error, null, JSON.stringify(r.error));
-  assert.equal(r.stdout, `200 true {"ok":true,"method":"GET","path":"/api/json"} application/json\n200 0,1,2,255\n`);
+  assert.equal(r.stdout, `200 true {"ok":true,"method":"GET","path":"/api/json"} application/json\n200 0,1,2,255\n200\nTypeError\n`);
   assert.equal(r.result, '["FetchError", "not-allowed", true, true]');
   assert.deepEqual(
     r.requests.map((q) => [q.method, q.status, q.refusedBecause]),
-    [["GET", 200, null], ["POST", 200, null], ["GET", null, "not-allowed"]],
+    [["GET", 200, null], ["POST", 200, null], ["GET", 200, null], ["GET", null, "not-allowed"]],
   );
   await sleep(300);
   const log = readLog("server");

@@ -1032,6 +1032,39 @@ test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a
     const runEvent = new Promise((r) => clicked.addEventListener("run", (e) => e.detail.phase === "end" && r(e.detail.result.stdout)));
     clicked.shadowRoot.querySelector("#run").click();
     const clickedOut = await Promise.race([runEvent, new Promise((r) => setTimeout(() => r("no run event"), 60000))]);
+    // Lazy elements of one shared environment open together when the first is needed: the
+    // setup code of one that was never seen runs before the code of the one that is used.
+    const lesson = [0, 1, 2].map((i) => {
+      const el = document.createElement("foxden-den");
+      el.setAttribute("env", "lazy-lesson");
+      el.loading = "lazy";
+      if (i === 0) el.innerHTML = '<script type="text/x-python" setup>from_setup = 41<\/script>';
+      document.body.append(el);
+      return el;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const lessonWaited = await settled(lesson[0].ready);
+    const lessonRun = await lesson[2].run("from_setup + 1");
+    const lessonAll = (await Promise.all(lesson.map((el) => el.ready))).length;
+    // autorun and a Run click while waiting: the code runs once.
+    const once = make("lazy-once", { controls: "", autorun: "" }, "print('ran')");
+    let runs = 0;
+    const oneRun = new Promise((r) => once.addEventListener("run", (e) => e.detail.phase === "end" && (runs++, r())));
+    await new Promise((r) => setTimeout(r, 100));
+    once.shadowRoot.querySelector("#run").click();
+    await oneRun;
+    await new Promise((r) => setTimeout(r, 1500));
+    // Closed while waiting, a method does not make it eager: it stays closed, and re-inserting
+    // it waits again.
+    const shut = make("lazy-shut");
+    await new Promise((r) => setTimeout(r, 100));
+    await shut.close();
+    const shutRun = await shut.run("1").then(() => "ran", (e) => e.code);
+    shut.remove();
+    document.body.append(shut);
+    await new Promise((r) => setTimeout(r, 500));
+    const shutAgain = { ready: await settled(shut.ready), iframes: iframes() - framesBefore };
+    for (const el of [...lesson, once, shut]) el.remove();
     // Made eager while waiting: opens at once.
     const eager = make("lazy-eager");
     await new Promise((r) => setTimeout(r, 300));
@@ -1041,7 +1074,7 @@ test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a
     for (const el of [seen, used, clicked, eager]) el.remove();
     spacer.remove();
     await new Promise((r) => setTimeout(r, 50));
-    return JSON.stringify({ waiting, badErrors, seenInfo, seenRun, usedRun, usedInfo, clickedOut, eagerWaited, eagerOpened: eagerInfo.isolation, base, end: liveCounts(), framesLeft: iframes() - framesBefore });
+    return JSON.stringify({ waiting, badErrors, seenInfo, seenRun, usedRun, usedInfo, clickedOut, lessonWaited, lessonRun: lessonRun.result, lessonAll, runs, shutRun, shutAgain, eagerWaited, eagerOpened: eagerInfo.isolation, base, end: liveCounts(), framesLeft: iframes() - framesBefore });
   }).then(JSON.parse);
   assert.deepEqual(r.waiting, {
     iframes: 0,
@@ -1060,6 +1093,12 @@ test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a
   assert.equal(r.usedRun, "42");
   assert.equal(r.usedInfo, "iframe-sandbox");
   assert.equal(r.clickedOut, "clicked\n");
+  assert.equal(r.lessonWaited, "pending");
+  assert.equal(r.lessonRun, "42");
+  assert.equal(r.lessonAll, 3);
+  assert.equal(r.runs, 1, "autorun and the Run click ran the code once");
+  assert.equal(r.shutRun, "closed");
+  assert.equal(r.shutAgain.ready, "pending");
   assert.equal(r.eagerWaited, "pending");
   assert.equal(r.eagerOpened, "iframe-sandbox");
   assert.deepEqual(r.end, r.base, "no listener, observer or connection left");

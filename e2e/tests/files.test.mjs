@@ -805,6 +805,14 @@ os.chmod('/drop', 0o755)
 os.remove('/drop/config.json')
 open('/work/data/a.csv').read()`);
     const after = await den.run("import os\n(open('/work/data/a.csv').read(), os.path.exists('/work/data/made.csv'), open('/work/data/sub/b.txt').read(), open('/drop/config.json').read())");
+    const js = await den.run(`
+let code;
+try {
+  await fs.writeFile("/work/data/a.csv", "js");
+} catch (e) {
+  code = [e.name, e.code, e.message];
+}
+code`, { lang: "javascript" });
     const again = await den.run(`${ATTEMPT}
 attempt("write", lambda: open('/work/data/a.csv', 'w').write('gone'))
 print(json.dumps(out))`);
@@ -837,7 +845,7 @@ print(json.dumps(out))`);
     const elProp = el.readOnlyPaths;
     el.remove();
     await den.close();
-    return JSON.stringify({ tries, forced, after, again, hostWrite, list, forkTry, bad, elTry, elProp });
+    return JSON.stringify({ tries, forced, after, js, again, hostWrite, list, forkTry, bad, elTry, elProp });
   }).then(JSON.parse);
   assert.equal(r.tries.error, null, JSON.stringify(r.tries));
   assert.deepEqual(JSON.parse(r.tries.stdout), {
@@ -866,6 +874,8 @@ print(json.dumps(out))`);
   // The den's versions are back before the next run; what the code made is gone; modes too.
   assert.equal(r.after.result, `('x,y\\n1,2\\n', False, 'b', '{"k": 1}')`, JSON.stringify(r.after));
   assert.deepEqual(JSON.parse(r.again.stdout), { write: "PermissionError" });
+  assert.equal(r.js.error, null, JSON.stringify(r.js));
+  assert.equal(r.js.result, '["FsError", "EACCES", "fs.writeFile: /work/data/a.csv: permission denied (read-only)"]');
   assert.equal(r.hostWrite.result, "'host update'");
   assert.deepEqual(r.list, ["/drop/config.json", "/drop/other.txt", "/work/data/a.csv", "/work/data/sub/b.txt", "/work/free.txt"]);
   assert.equal(r.forkTry.result, "'refused'", JSON.stringify(r.forkTry));

@@ -550,16 +550,6 @@ fn read_reply(
                 format!("{shown:?} was not kept: {e}")
             })
         };
-        // A read-only path is the den's to change, not the code's (foxden_core::readonly).
-        let path = path.and_then(|p| {
-            if inner.opts.read_only.covers(&p) {
-                Err(format!(
-                    "{p:?} was not kept: it is read-only (readOnlyPaths)"
-                ))
-            } else {
-                Ok(p)
-            }
-        });
         let path = match path {
             Ok(p) => p,
             Err(why) => {
@@ -572,6 +562,43 @@ fn read_reply(
             }
         };
         let v = js_sys::Reflect::get(&files, &key).unwrap_or(JsValue::UNDEFINED);
+        // A read-only path is the den's to change, not the code's (foxden_core::readonly): a
+        // change to it is noted and not kept; the same content, or deleting what the den does
+        // not have, is no change and says nothing.
+        let read_only = inner.opts.read_only.covers(&path);
+        let guarded = |notes: &mut Vec<String>, unkept: &mut usize| {
+            if notes.len() < MAX_NOTES {
+                notes.push(format!(
+                    "foxden: {path:?} was not kept: it is read-only (readOnlyPaths)\n"
+                ));
+            } else {
+                *unkept += 1;
+            }
+        };
+        if read_only && v.is_null() {
+            if inner.files.borrow().get(&path).is_some() {
+                guarded(notes, &mut unkept);
+            }
+            continue;
+        }
+        if read_only {
+            // Compared with the den's file without counting against the caps: it is not kept.
+            let held = inner
+                .files
+                .borrow()
+                .get(&path)
+                .map(|e| (e.data.len() as u64, e.sha256));
+            let same = match (held, js::sized_view(&v, max_file)) {
+                (Some((size, sha)), Ok((view, n))) if n as u64 == size => {
+                    js::shared_bytes(&view).is_ok_and(|b| foxden_core::sha256(&b) == sha)
+                }
+                _ => false,
+            };
+            if !same {
+                guarded(notes, &mut unkept);
+            }
+            continue;
+        }
         if v.is_null() {
             let written = sizes.remove(&path);
             total -= written.unwrap_or(0.0);

@@ -8,6 +8,7 @@
 
 use super::lifecycle::{schedule, State};
 use js_sys::Array;
+use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -64,5 +65,46 @@ pub(crate) fn watch(state: &Rc<State>, host: &web_sys::Element) -> Option<Watch>
 pub(crate) fn wake(state: &Rc<State>) {
     if !state.woken.replace(true) {
         schedule(state, false);
+    }
+}
+
+thread_local! {
+    /// Lazy elements of shared environments that wait, by environment.
+    static WAITING: RefCell<Vec<(String, Weak<State>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A lazy element of the shared environment `env` waits: it is woken with the first of them.
+pub(crate) fn wait_in_env(env: &str, state: &Rc<State>) {
+    WAITING.with(|w| {
+        let mut w = w.borrow_mut();
+        w.retain(|(_, s)| s.strong_count() > 0);
+        if !w
+            .iter()
+            .any(|(e, s)| e == env && std::ptr::eq(s.as_ptr(), Rc::as_ptr(state)))
+        {
+            w.push((env.to_owned(), Rc::downgrade(state)));
+        }
+    });
+}
+
+/// The shared environment `env` opens: every element of it that waits joins now, so the
+/// environment has all its elements' setup code, as an eager lesson does.
+pub(crate) fn wake_env(env: &str) {
+    let waiting: Vec<Rc<State>> = WAITING.with(|w| {
+        let mut w = w.borrow_mut();
+        let mut woken = Vec::new();
+        w.retain(|(e, s)| {
+            if e != env {
+                return s.strong_count() > 0;
+            }
+            woken.extend(s.upgrade());
+            false
+        });
+        woken
+    });
+    for s in waiting {
+        if s.phase.borrow().name() == foxden_core::phase::PhaseName::Waiting {
+            wake(&s);
+        }
     }
 }

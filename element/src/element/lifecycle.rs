@@ -341,6 +341,9 @@ fn reconcile_step(
                     *state.watch.borrow_mut() = super::lazy::watch(state, h);
                 }
             }
+            if let Some(env) = &config.env {
+                super::lazy::wait_in_env(env, state);
+            }
             show_waiting(state);
         }
     }
@@ -399,6 +402,8 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
     let weak = Rc::downgrade(state);
     let key = config.key;
     if let Some(env) = env {
+        // Lazy elements of this environment that wait join it now.
+        super::lazy::wake_env(&env);
         // A shared environment: the first element opens the den, the others wait for it.
         let (lease, wait) = super::lesson::join_env(&env, config.den, state);
         *state.lease.borrow_mut() = Some(lease);
@@ -595,8 +600,19 @@ pub(crate) fn run_script(state: &Rc<State>) {
         state.ui_status("Nothing to run: add a <script type=\"text/x-python\"> (or type=\"text/x-foxden-javascript\") child");
         return;
     }
-    // A lazy element that waits opens its den for this run (lesson_run asks for it).
-    if state.den().is_none() && state.phase.borrow().name() != PhaseName::Waiting {
+    // A lazy element that waits opens its den for this run (lesson_run asks for it); with
+    // `autorun`, opening runs the code, so waking it is all.
+    let waiting = state.phase.borrow().name() == PhaseName::Waiting;
+    if state.den().is_none() && !waiting {
+        return;
+    }
+    let autorun = state
+        .host
+        .borrow()
+        .as_ref()
+        .is_some_and(|h| h.has_attribute("autorun"));
+    if waiting && autorun {
+        super::lazy::wake(state);
         return;
     }
     let generation = state.generation.get();

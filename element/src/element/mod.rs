@@ -92,9 +92,10 @@ pub(crate) fn stop_run(state: &State) -> bool {
 }
 
 async fn live_den(state: Rc<State>) -> Result<Den, JsValue> {
-    // The den is needed now: a lazy element that waits (or is about to) opens it, in the
-    // reconcile this schedules, which the branches below wait for.
-    if state.connected.get() && !state.woken.get() {
+    // The den is needed now: a lazy element that waits (or may, after the reconcile already
+    // scheduled) opens it, in the reconcile this schedules, which the branches below wait for.
+    let waiting = state.phase.borrow().name() == foxden_core::phase::PhaseName::Waiting;
+    if state.connected.get() && (waiting || state.scheduled.get()) {
         lazy::wake(&state);
     }
     // Attributes changed in this task and not reconciled yet (`el.name = "b"; el.run(…)`): the

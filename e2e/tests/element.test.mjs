@@ -986,15 +986,21 @@ test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a
     const iframes = () => document.querySelectorAll("iframe[data-foxden-den]").length;
     const framesBefore = iframes();
     const settled = (p) => Promise.race([p.then(() => "resolved", (e) => `rejected: ${e.message}`), new Promise((r) => setTimeout(() => r("pending"), 0))]);
-    const spacer = document.createElement("div");
-    spacer.style.height = "5000px";
-    document.body.append(spacer);
+    // Each lazy element below a spacer of its own: far from the viewport and from each other.
+    const spacers = [];
+    const space = () => {
+      const spacer = document.createElement("div");
+      spacer.style.height = "5000px";
+      document.body.append(spacer);
+      spacers.push(spacer);
+    };
     const make = (name, attrs = {}, code = null) => {
       const el = document.createElement("foxden-den");
       el.name = name;
       el.loading = "lazy";
       for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
       if (code) el.innerHTML = `<script type="text/x-python">${code}<\/script>`;
+      space();
       document.body.append(el);
       return el;
     };
@@ -1039,6 +1045,7 @@ test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a
       el.setAttribute("env", "lazy-lesson");
       el.loading = "lazy";
       if (i === 0) el.innerHTML = '<script type="text/x-python" setup>from_setup = 41<\/script>';
+      space();
       document.body.append(el);
       return el;
     });
@@ -1061,6 +1068,7 @@ test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a
     await shut.close();
     const shutRun = await shut.run("1").then(() => "ran", (e) => e.code);
     shut.remove();
+    await new Promise((r) => setTimeout(r, 0)); // (in the same task it would be a move)
     document.body.append(shut);
     await new Promise((r) => setTimeout(r, 500));
     const shutAgain = { ready: await settled(shut.ready), iframes: iframes() - framesBefore };
@@ -1072,7 +1080,7 @@ test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a
     eager.loading = "eager";
     const eagerInfo = await eager.ready;
     for (const el of [seen, used, clicked, eager]) el.remove();
-    spacer.remove();
+    for (const spacer of spacers) spacer.remove();
     await new Promise((r) => setTimeout(r, 50));
     return JSON.stringify({ waiting, badErrors, seenInfo, seenRun, usedRun, usedInfo, clickedOut, lessonWaited, lessonRun: lessonRun.result, lessonAll, runs, shutRun, shutAgain, eagerWaited, eagerOpened: eagerInfo.isolation, base, end: liveCounts(), framesLeft: iframes() - framesBefore });
   }).then(JSON.parse);

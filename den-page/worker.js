@@ -1979,6 +1979,51 @@ function installFoxdenJs() {
     FetchError: JsFetchError,
   };
   Object.defineProperty(self, "foxden", { value: Object.freeze(foxden), writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(self, "fetch", { value: brokeredFetch, writable: true, configurable: true, enumerable: false });
+  // Pyodide's pyodide.http.pyfetch calls the `fetch` it imported from `js`: if it was imported
+  // before this (it is not, in a fresh interpreter), it gets this one too.
+  /** @type {PyodideAPI} */ (py).runPython("_m = __import__('sys').modules.get('pyodide.http._pyfetch')\nif _m is not None:\n    _m._jsfetch = __import__('js').fetch\ndel _m", { filename: "<foxden>" });
+}
+
+const RealRequest = self.Request;
+const RealResponse = self.Response;
+
+/**
+ * The worker's `fetch`: the host-made request of `foxden.fetch` (allowlist, methods, rate,
+ * sizes, `run.requests`), answered as a web Response, so that code written for fetch(), and
+ * Pyodide's `pyodide.http.pyfetch`, which calls it, work on the den's allowed URLs. The den
+ * page's CSP (connect-src 'none') blocks the browser's own fetch either way. A refusal is a
+ * TypeError, as a network error is, with `.reason` (the request's refusedBecause).
+ * @param {RequestInfo | URL} input
+ * @param {RequestInit} [init]
+ * @returns {Promise<Response>}
+ */
+async function brokeredFetch(input, init) {
+  // The browser's Request parses the arguments as fetch() does (method, headers, any body).
+  const req = new RealRequest(input, init ?? undefined);
+  const signal = req.signal;
+  if (signal.aborted) throw signal.reason;
+  const body = req.method === "GET" || req.method === "HEAD" ? undefined : new Uint8Array(await req.arrayBuffer());
+  const asked = fetchViaHost(req.url, req.method, JSON.stringify([...req.headers]), body);
+  const r = await new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    asked.then((a) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(a);
+    });
+  });
+  if (r.refused !== undefined) {
+    const e = new TypeError(`fetch refused by foxden (${r.refused}): ${r.message}`);
+    /** @type {any} */ (e).reason = r.refused;
+    throw e;
+  }
+  const status = /** @type {number} */ (r.status);
+  if (!(status >= 200 && status <= 599)) throw new TypeError(`fetch: the answer's status ${status} cannot be a Response`);
+  const empty = req.method === "HEAD" || status === 204 || status === 205 || status === 304;
+  const res = new RealResponse(empty ? null : r.body, { status, headers: r.headers });
+  Object.defineProperty(res, "url", { value: r.url });
+  return res;
 }
 
 // --- run ---

@@ -147,6 +147,66 @@ reason
   await close("net-js");
 });
 
+test(`${B}: the worker's fetch() and Pyodide's pyfetch go through the same broker: allowed URLs answer as Responses, refused ones reach no server`, async () => {
+  await open("net-web", { network: { allow: ALLOW, methods: ["GET", "POST"], perMinute: 30 } });
+  const m = marker("web");
+  const py = await run(
+    "net-web",
+    `
+from pyodide.http import pyfetch
+r = await pyfetch("${BASE}/api/json?m=${m}-py")
+print(r.status, r.ok, await r.json())
+e = await pyfetch("${BASE}/api/echo?m=${m}-py-post", method="POST", body="hello", headers={"Content-Type": "text/plain"})
+print(e.status, await e.string())
+try:
+    await pyfetch("${BASE}/den/${m}-py-outside")
+    print("fetched")
+except Exception as err:
+    print(type(err).__name__, "not-allowed" in str(err))
+`,
+  );
+  assert.equal(py.error, null, JSON.stringify(py.error));
+  assert.equal(py.stdout, `200 True {'ok': True, 'method': 'GET', 'path': '/api/json'}\n200 hello\nAbortError True\n`);
+  const js = await run(
+    "net-web",
+    `
+const r = await fetch("${BASE}/api/json?m=${m}-js");
+console.log(r.status, r.ok, r.url.endsWith("${m}-js"), r.headers.get("content-type"), JSON.stringify(await r.json()));
+const req = new Request("${BASE}/api/echo?m=${m}-js-post", { method: "POST", body: new Blob([new Uint8Array([1, 2, 3])]) });
+const e = await fetch(req);
+console.log(e.status, new Uint8Array(await e.arrayBuffer()).join(","));
+let refused;
+try {
+  await fetch("${BASE}/den/${m}-js-outside");
+} catch (err) {
+  refused = [err.name, err.reason];
+}
+const c = new AbortController();
+c.abort();
+let aborted;
+try {
+  await fetch("${BASE}/api/json?m=${m}-js-aborted", { signal: c.signal });
+} catch (err) {
+  aborted = err.name;
+}
+[refused, aborted]
+`,
+    { lang: "javascript" },
+  );
+  assert.equal(js.error, null, JSON.stringify(js.error));
+  assert.equal(js.stdout, `200 true true application/json {"ok":true,"method":"GET","path":"/api/json"}\n200 1,2,3\n`);
+  assert.equal(js.result, '[["TypeError", "not-allowed"], "AbortError"]');
+  assert.deepEqual(
+    [...py.requests, ...js.requests].map((q) => [q.method, q.status, q.refusedBecause]),
+    [["GET", 200, null], ["POST", 200, null], ["GET", null, "not-allowed"], ["GET", 200, null], ["POST", 200, null], ["GET", null, "not-allowed"]],
+  );
+  await sleep(300);
+  const log = readLog("server");
+  for (const ok of [`${m}-py `, `${m}-py-post `, `${m}-js `, `${m}-js-post `]) assert.ok(log.includes(`?m=${ok}`), `${ok} reached the server`);
+  for (const no of ["py-outside", "js-outside", "js-aborted"]) assert.ok(!log.includes(`${m}-${no}`), `${no} reached no server`);
+  await close("net-web");
+});
+
 test(`${B}: refused URLs and methods never reach a server; a clear FetchError names the reason`, async () => {
   await open("net-refuse", { network: { allow: ALLOW, perMinute: 100 } });
   const m = marker("refused");
@@ -341,7 +401,7 @@ test(`${B}: a request still pending when the run times out is aborted and record
   await close("net-abort");
 });
 
-test(`${B}: without the network option foxden.fetch is refused (network-off); js.fetch and XHR from Python stay blocked by the CSP`, async () => {
+test(`${B}: without the network option foxden.fetch and the worker's fetch are refused (network-off); XHR stays blocked by the CSP, with network or without`, async () => {
   await open("net-off", {});
   const m = marker("off");
   const r = await run(
@@ -353,7 +413,7 @@ try:
     await js.fetch("${BASE}/api/json?m=${m}-jsfetch")
     print("js.fetch WORKED")
 except Exception as e:
-    print("js.fetch blocked")
+    print("js.fetch refused", "network-off" in str(e))
 try:
     x = js.XMLHttpRequest.new(); x.open("GET", "${BASE}/api/json?m=${m}-xhr", False); x.send()
     print("xhr WORKED", x.status)
@@ -364,14 +424,14 @@ except Exception as e:
   assert.equal(r.error, null, JSON.stringify(r.error));
   const lines = r.stdout.trim().split("\n");
   assert.match(lines[0], /^refused network-off \| foxden\.fetch refused \(network-off\): this den has no network: open it with openDen\(\{ network: \{ allow: \[\.\.\.\] \} \}\)/);
-  assert.deepEqual(lines.slice(1), ["js.fetch blocked", "xhr blocked"]);
+  assert.deepEqual(lines.slice(1), ["js.fetch refused True", "xhr blocked"]);
   assert.deepEqual(
     r.requests.map((q) => q.refusedBecause),
-    ["network-off"],
+    ["network-off", "network-off"],
   );
-  // A den with network keeps the CSP too.
+  // A den with network keeps the CSP too: only the broker's requests get out.
   await open("net-csp", { network: { allow: ALLOW } });
-  const r2 = await run("net-csp", `import js\ntry:\n    await js.fetch("${BASE}/api/json?m=${m}-csp")\n    print("WORKED")\nexcept Exception:\n    print("blocked")`);
+  const r2 = await run("net-csp", `import js\ntry:\n    x = js.XMLHttpRequest.new(); x.open("GET", "${BASE}/api/json?m=${m}-csp", False); x.send()\n    print("WORKED")\nexcept Exception:\n    print("blocked")`);
   assert.equal(r2.stdout, "blocked\n");
   await sleep(500);
   const leaked = (readLog("server") + readLog("proxy")).split("\n").filter((l) => l.includes(m));

@@ -696,7 +696,8 @@
         };
         reply.result = null;
       }
-      if (inflight.stoppedEarly) {
+      if (inflight.stoppedEarly && reply.error === null) {
+        // (An error placing its files, which restarts the worker, is said as it is.)
         reply.error = { kind: "crashed", type: "Stopped", message: "the run was stopped before it started: none of its code ran (files and variables kept)", traceback: "" };
         reply.result = null;
       }
@@ -947,6 +948,8 @@
         queuedRuns.add(msg.id);
         send({ t: "queued", id: msg.id });
       }
+      // A run stopped as it was posted (from its own start listener) never starts either.
+      if (msg.stopped === true) stoppedEarly.add(msg.id);
       queue.push(msg);
       pump();
     } else if (msg.t === "input-reply") {

@@ -162,6 +162,8 @@ export interface HostToDenRun {
   lang: "python" | "javascript";
   /** For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null. */
   js: JsCode | null;
+  /** Stopped as it was posted (`stop()` from the run's own start listener): the den page never starts it; it hands the worker the files without the code and answers `Stopped`. */
+  stopped: boolean;
   /** The den's read-only paths, normalized (`foxden_core::readonly`): the worker marks the files and folders they cover read-only as it places them (the host keeps them either way). */
   readOnly: string[];
 }

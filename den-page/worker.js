@@ -2001,9 +2001,13 @@ const RealResponse = self.Response;
 async function brokeredFetch(input, init) {
   // The browser's Request parses the arguments as fetch() does (method, headers, any body).
   const req = new RealRequest(input, init ?? undefined);
+  // The host checks no Subresource Integrity: a request that asks for it is refused, not
+  // answered unchecked.
+  if (req.integrity) throw new TypeError("fetch: integrity is not supported in a den (the host does not check it)");
   const signal = req.signal;
   if (signal.aborted) throw signal.reason;
   const body = req.method === "GET" || req.method === "HEAD" ? undefined : new Uint8Array(await req.arrayBuffer());
+  if (signal.aborted) throw signal.reason;
   const asked = fetchViaHost(req.url, req.method, JSON.stringify([...req.headers]), body);
   const r = await new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
@@ -2021,8 +2025,14 @@ async function brokeredFetch(input, init) {
   const status = /** @type {number} */ (r.status);
   if (!(status >= 200 && status <= 599)) throw new TypeError(`fetch: the answer's status ${status} cannot be a Response`);
   const empty = req.method === "HEAD" || status === 204 || status === 205 || status === 304;
-  const res = new RealResponse(empty ? null : r.body, { status, headers: r.headers });
-  Object.defineProperty(res, "url", { value: r.url });
+  return withUrl(new RealResponse(empty ? null : r.body, { status, headers: r.headers }), r.url);
+}
+
+/** A constructed Response has no url of its own: this one's, kept by its clones. @param {Response} res @param {string} url @returns {Response} */
+function withUrl(res, url) {
+  const clone = res.clone;
+  Object.defineProperty(res, "url", { value: url });
+  Object.defineProperty(res, "clone", { value: () => withUrl(apply(clone, res, []), url) });
   return res;
 }
 

@@ -224,7 +224,7 @@ test(`${B}: a run's signal and stop() on the element: aborted in a run listener,
     const c = new AbortController();
     el.addEventListener("run", (e) => e.detail.phase === "start" && c.abort(), { once: true });
     const a = await el.run("import time\ntime.sleep(3)\nopen('/out/slept.txt', 'w').write('z')\n'slept'", { signal: c.signal });
-    out.listener = { type: a.error && a.error.type, result: a.result };
+    out.listener = { type: a.error && a.error.type, result: a.result, restarted: a.restarted, early: /stopped before it started/.test(a.error && a.error.message) };
     out.slept = (await el.list("/out")).map((f) => f.path).includes("/out/slept.txt");
     // stop() called from the start listener does the same.
     el.addEventListener("run", (e) => e.detail.phase === "start" && el.stop().then((v) => (out.stopInListener = v)), { once: true });
@@ -243,7 +243,7 @@ test(`${B}: a run's signal and stop() on the element: aborted in a run listener,
     return out;
   });
   assert.deepEqual(r, {
-    listener: { type: "Stopped", result: null },
+    listener: { type: "Stopped", result: null, restarted: false, early: true },
     slept: false,
     stopInListener: true,
     stopped: "Stopped",
@@ -1053,6 +1053,17 @@ test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a
     const lessonWaited = await settled(lesson[0].ready);
     const lessonRun = await lesson[2].run("from_setup + 1");
     const lessonAll = (await Promise.all(lesson.map((el) => el.ready))).length;
+    // A lazy element of an environment that is open already joins at once (its setup code too).
+    const late = document.createElement("foxden-den");
+    late.setAttribute("env", "lazy-lesson");
+    late.loading = "lazy";
+    late.innerHTML = '<script type="text/x-python" setup>from_late = 1<\/script>';
+    space();
+    document.body.append(late);
+    lesson.push(late);
+    await late.ready;
+    await lesson[0].reset();
+    const lateRun = (await lesson[1].run("from_setup + from_late")).result;
     // autorun and a Run click while waiting: the code runs once.
     const once = make("lazy-once", { controls: "", autorun: "" }, "print('ran')");
     let runs = 0;
@@ -1082,7 +1093,7 @@ test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a
     for (const el of [seen, used, clicked, eager]) el.remove();
     for (const spacer of spacers) spacer.remove();
     await new Promise((r) => setTimeout(r, 50));
-    return JSON.stringify({ waiting, badErrors, seenInfo, seenRun, usedRun, usedInfo, clickedOut, lessonWaited, lessonRun: lessonRun.result, lessonAll, runs, shutRun, shutAgain, eagerWaited, eagerOpened: eagerInfo.isolation, base, end: liveCounts(), framesLeft: iframes() - framesBefore });
+    return JSON.stringify({ waiting, badErrors, seenInfo, seenRun, usedRun, usedInfo, clickedOut, lessonWaited, lessonRun: lessonRun.result, lessonAll, lateRun, runs, shutRun, shutAgain, eagerWaited, eagerOpened: eagerInfo.isolation, base, end: liveCounts(), framesLeft: iframes() - framesBefore });
   }).then(JSON.parse);
   assert.deepEqual(r.waiting, {
     iframes: 0,
@@ -1104,6 +1115,7 @@ test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a
   assert.equal(r.lessonWaited, "pending");
   assert.equal(r.lessonRun, "42");
   assert.equal(r.lessonAll, 3);
+  assert.equal(r.lateRun, "42");
   assert.equal(r.runs, 1, "autorun and the Run click ran the code once");
   assert.equal(r.shutRun, "closed");
   assert.equal(r.shutAgain.ready, "pending");

@@ -619,8 +619,8 @@ impl Den {
     /// cross-origin isolated den Python gets `KeyboardInterrupt` and keeps its variables (the
     /// worker is restarted if the run goes on 1 s later); otherwise the worker is restarted: the
     /// run ends with `error.kind` "crashed", type "Stopped" and `restarted`, files kept. A run
-    /// still waiting for its worker is stopped once it starts; an adapter den's run ends at once
-    /// (its signal aborted). `false` when no run is in flight.
+    /// still waiting for its worker never starts (none of its code runs; variables kept); an
+    /// adapter den's run ends at once (its signal aborted). `false` when no run is in flight.
     pub(crate) fn stop_impl(&self) -> bool {
         self.inner.stop_run()
     }

@@ -103,7 +103,13 @@ pub(crate) fn wake_env(env: &str) {
         woken
     });
     for s in waiting {
-        if s.phase.borrow().name() == foxden_core::phase::PhaseName::Waiting {
+        // Still waiting, and still of this environment (its `env` may have changed since).
+        let same_env = s
+            .host
+            .borrow()
+            .as_ref()
+            .is_some_and(|h| h.get_attribute("env").as_deref() == Some(env));
+        if same_env && s.phase.borrow().name() == foxden_core::phase::PhaseName::Waiting {
             wake(&s);
         }
     }

@@ -187,6 +187,11 @@ fn share(r: &Result<Den, JsValue>) -> Result<Den, JsValue> {
     r.as_ref().map(Den::share).map_err(Clone::clone)
 }
 
+/// The shared environment `env` is open or opening (an element of it has joined).
+pub(crate) fn env_exists(env: &str) -> bool {
+    ENVS.with(|m| m.borrow().iter().any(|x| x.0 == env))
+}
+
 /// Joins the environment `env` (opening its den with `opts` if this is the first element):
 /// the lease, and the den once it is open.
 pub(crate) fn join_env(

@@ -246,7 +246,14 @@ fn reconcile_phase(state: &Rc<State>) {
         Some(Ok(c)) => Some(c.key.as_str()),
         _ => None,
     };
-    let wait = matches!(&config, Some(Ok(c)) if c.lazy) && !state.woken.get();
+    // A lazy element waits, unless something asked for its den already, or its shared
+    // environment is open (or opening): then it joins at once, with its setup code.
+    let wait = match &config {
+        Some(Ok(c)) => {
+            c.lazy && !state.woken.get() && !c.env.as_deref().is_some_and(super::lesson::env_exists)
+        }
+        _ => false,
+    };
     let step = phase::reconcile(&state.phase.borrow(), connected, key, wait);
     reconcile_step(state, step, host, config);
     // The viewport is watched only while the element waits (dropped here, in a microtask, never

@@ -311,7 +311,9 @@ impl Connection {
                 on_fetch: req.on_fetch,
             },
         );
-        // The den page forwards the run to its worker and times it.
+        // The den page forwards the run to its worker and times it; one stopped while it was
+        // being posted (`stop`) it never starts.
+        let _ = js_sys::Reflect::set(&req.msg, &"stopped".into(), &req.stop.into());
         if self
             .link
             .post_message_with_transferable(&req.msg, &req.transfer)
@@ -322,10 +324,6 @@ impl Connection {
         }
         if let Some(t) = self.shared.borrow_mut().watchdog.as_mut() {
             t.start();
-        }
-        if req.stop {
-            // (A run the den page queues is then never started: see `stop_runs`.)
-            post_stop(&self.link, id);
         }
         // The slot ends with the reply, or by the watchdog: its clock stops while an `input()`
         // waits for a person, so that time is never counted.

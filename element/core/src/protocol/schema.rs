@@ -298,6 +298,12 @@ const RUN_FIELDS: &[Field] = &[
         "For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null.",
     ),
     f(
+        "stopped",
+        Ty::Bool,
+        "Stopped as it was posted (`stop()` from the run's own start listener): the den page \
+         never starts it; it hands the worker the files without the code and answers `Stopped`.",
+    ),
+    f(
         "readOnly",
         Ty::List(&Ty::Str),
         "The den's read-only paths, normalized (`foxden_core::readonly`): the worker marks the \

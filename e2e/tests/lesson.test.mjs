@@ -298,15 +298,23 @@ test(`${B}: Stop ends a run that would not end: the interpreter restarts (variab
     const methodStop = await el.stop();
     const res2 = await again;
     const status2 = root.querySelector('[part~="status"]').textContent;
-    // A run's signal stops it the same way, and the status says so too.
+    // A run's signal stops it the same way once it runs (its first output), and the status
+    // says so too.
     const c = new AbortController();
-    const third = el.run("while True: pass", { signal: c.signal });
-    setTimeout(() => c.abort(), 300);
+    const third = el.run("print('looping', flush=True)\nwhile True: pass", { signal: c.signal, onOutput: () => c.abort() });
     const res3 = await third;
     const status3 = root.querySelector('[part~="status"]').textContent;
+    // Stopped from its own start event (the interpreter's setup done first): it never starts,
+    // and the status says that.
+    await el.run("1");
+    el.addEventListener("run", (e) => e.detail.phase === "start" && el.stop(), { once: true });
+    const res4 = await el.run("never_ran = 1");
+    const status4 = root.querySelector('[part~="status"]').textContent;
+    const neverRan = (await el.run("'never_ran' in globals()")).result;
     return {
       idle, kind: res.error && res.error.kind, restarted: res.restarted, status, after: after.result, file, stopDisabled: stop.disabled,
       idleStop, otherStop, methodStop, type2: res2.error && res2.error.type, status2, type3: res3.error && res3.error.type, status3,
+      res4: res4.error && res4.error.type, restarted4: res4.restarted, status4, neverRan,
     };
   });
   assert.deepEqual(r, {
@@ -324,6 +332,10 @@ test(`${B}: Stop ends a run that would not end: the interpreter restarts (variab
     status2: "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)",
     type3: "Stopped",
     status3: "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)",
+    res4: "Stopped",
+    restarted4: false,
+    status4: "Stopped before it started: none of its code ran; variables are kept",
+    neverRan: "False",
   });
 });
 

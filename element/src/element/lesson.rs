@@ -376,6 +376,12 @@ pub(crate) async fn lesson_run(
             };
             if let Some(e) = run_error(&r) {
                 router.setup.borrow_mut().undo(setup);
+                if den.run_stopped() {
+                    // Stopped (Stop, stop(), the signal) while the setup ran: not its failure.
+                    let restarted = crate::js::get(&r, "restarted").as_bool() == Some(true);
+                    state.ui_status(super::lifecycle::stopped_status(restarted, &e.ty));
+                    return Ok(r);
+                }
                 state.ui_status(&format!("The setup code failed: {}: {}", e.ty, e.message));
                 if let Some(ui) = state.ui() {
                     ui.clear_output();

@@ -576,11 +576,7 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
                     ui.append_output(&text, "stderr");
                     // Stopped by Stop, `stop()` or the run's signal (this run of the den's).
                     if state.den().is_some_and(|d| d.run_stopped()) {
-                        state.ui_status(if outcome.restarted {
-                            "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)"
-                        } else {
-                            "Stopped: Python was interrupted (KeyboardInterrupt); variables are kept"
-                        });
+                        state.ui_status(stopped_status(outcome.restarted, &err.ty));
                     } else {
                         state.ui_status(&format!("Failed ({}): {}", err.kind.as_str(), err.ty));
                     }
@@ -591,6 +587,18 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
         DenEvent::FileChange { .. } => refresh_files(state, &ui),
         // Reported as the `request` event only; the output shows what Python prints of it.
         DenEvent::Request { .. } => {}
+    }
+}
+
+/// The status line of a run that Stop, `stop()` or its signal ended: the worker restarted,
+/// Python interrupted, or (type `Stopped` without a restart) the run never started.
+pub(crate) fn stopped_status(restarted: bool, ty: &str) -> &'static str {
+    if restarted {
+        "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)"
+    } else if ty == "Stopped" {
+        "Stopped before it started: none of its code ran; variables are kept"
+    } else {
+        "Stopped: Python was interrupted (KeyboardInterrupt); variables are kept"
     }
 }
 

@@ -1980,9 +1980,9 @@ function installFoxdenJs() {
   };
   Object.defineProperty(self, "foxden", { value: Object.freeze(foxden), writable: true, configurable: true, enumerable: false });
   Object.defineProperty(self, "fetch", { value: brokeredFetch, writable: true, configurable: true, enumerable: false });
-  // Pyodide's pyodide.http.pyfetch calls the `fetch` it imported from `js`: if it was imported
-  // before this (it is not, in a fresh interpreter), it gets this one too.
-  /** @type {PyodideAPI} */ (py).runPython("_m = __import__('sys').modules.get('pyodide.http._pyfetch')\nif _m is not None:\n    _m._jsfetch = __import__('js').fetch\ndel _m", { filename: "<foxden>" });
+  // Pyodide's pyodide.http.pyfetch takes `fetch` from `js` when it is first imported, which is
+  // after this: boot imports nothing of pyodide.http (neither does the wheel installer), and no
+  // user code has run yet.
 }
 
 const RealRequest = self.Request;

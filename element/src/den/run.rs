@@ -167,7 +167,7 @@ impl Den {
             ("lang", ro.lang().into()),
             ("js", js),
             ("readOnly", str_array(inner.opts.read_only.entries()).into()),
-            ("stopped", false.into()),
+            // (`stopped` is set by the runtime as it posts the run: see RunRequest::stop.)
         ]);
         let output = Rc::new(RefCell::new(OutputBuffer::new(
             ro.max_output_bytes as usize,

@@ -145,7 +145,6 @@ pub(crate) fn attr(el: &Element, name: &str) -> Option<String> {
 /// Parses every attribute; on failure, one error per bad attribute (in attribute order).
 pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
     let mut errors = Vec::new();
-    let mut errors_early = Vec::new();
     let mut keep = |r: Result<f64, JsValue>, default: f64| -> f64 {
         r.unwrap_or_else(|e| {
             errors.push(e);
@@ -175,17 +174,6 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             .map(|e| attr_error("name", &e.to_string())),
     };
     let store = parse_store(attr(el, "store").as_deref());
-    let lazy = match attr(el, "loading").as_deref().map(str::trim) {
-        None | Some("") | Some("eager") => false,
-        Some("lazy") => true,
-        Some(other) => {
-            errors_early.push(attr_error(
-                "loading",
-                &format!("{other:?} is not a loading mode: use \"eager\" or \"lazy\""),
-            ));
-            false
-        }
-    };
     let timeout_ms = keep(number_attr(el, "timeout"), 0.0);
     let max_output_bytes = keep(number_attr(el, "max-output-bytes"), 0.0);
     let max_den_bytes = keep(number_attr(el, "max-den-bytes"), 0.0);
@@ -199,7 +187,17 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         number_attr(el, "load-timeout"),
         limits::DEFAULT_LOAD_TIMEOUT_MS as f64,
     );
-    errors.extend(errors_early);
+    let lazy = match attr(el, "loading").as_deref().map(str::trim) {
+        None | Some("") | Some("eager") => false,
+        Some("lazy") => true,
+        Some(other) => {
+            errors.push(attr_error(
+                "loading",
+                &format!("{other:?} is not a loading mode: use \"eager\" or \"lazy\""),
+            ));
+            false
+        }
+    };
     errors.extend(name_error);
     errors.extend(env_error);
     let packages = packages.unwrap_or_else(|e| {

@@ -254,6 +254,49 @@ test(`${B}: a run's signal and stop() on the element: aborted in a run listener,
   });
 });
 
+test(`${B}: the run event's start is cancelable: preventDefault() keeps the code from running, and keeps the variables`, async () => {
+  const r = await page.evaluate(async () => {
+    const el = document.querySelector('foxden-den[name="events"]');
+    await el.run("kept_before_cancel = 7");
+    const seen = [];
+    const veto = (e) => {
+      seen.push({ phase: e.detail.phase, cancelable: e.cancelable });
+      if (e.detail.phase === "start" && /forbidden/.test(e.detail.code)) e.preventDefault();
+    };
+    el.addEventListener("run", veto);
+    const t0 = performance.now();
+    const res = await el.run("import time\nopen('/out/forbidden.txt', 'w').write('x')\ntime.sleep(3)\nkept_before_cancel = 0");
+    const ms = performance.now() - t0;
+    const after = await el.run("kept_before_cancel");
+    el.removeEventListener("run", veto);
+    return {
+      seen,
+      ms,
+      type: res.error && res.error.type,
+      kind: res.error && res.error.kind,
+      early: /stopped before it started/.test(res.error && res.error.message),
+      restarted: res.restarted,
+      files: res.files,
+      wrote: (await el.list("/out")).some((f) => f.path === "/out/forbidden.txt"),
+      after: after.result,
+    };
+  });
+  assert.deepEqual(r.seen, [
+    { phase: "start", cancelable: true },
+    { phase: "end", cancelable: false },
+    { phase: "start", cancelable: true },
+    { phase: "end", cancelable: false },
+  ]);
+  assert.equal(r.type, "Stopped");
+  assert.equal(r.kind, "crashed");
+  assert.ok(r.early, "the run says it was stopped before it started");
+  assert.equal(r.restarted, false);
+  assert.deepEqual(r.files, { created: [], changed: [], deleted: [] });
+  assert.equal(r.wrote, false);
+  assert.ok(r.ms < 2500, `it did not wait for the code: ${r.ms} ms`);
+  assert.equal(r.after, "7", "the variables are kept");
+});
+
 test(`${B}: a bad attribute raises an error event naming it; fixing it makes the element usable`, async () => {
   const r = await page.evaluate(async () => {
     const errorsSeen = [];

@@ -371,7 +371,9 @@ export declare class DenLoadError extends FoxdenError {
 // ---------------------------------------------------------------------------------------------
 // <foxden-den>: defined when foxden.js is imported. See docs/element.md.
 
-/** `detail` of the `run` event: once when a run starts, once when it ends. */
+/** `detail` of the `run` event: once when a run starts, once when it ends. The start event is
+ * cancelable: `preventDefault()` keeps the code from running (the run ends at once, `Stopped`
+ * before it started; files and variables kept). */
 export type FoxdenRunEventDetail =
   | { id: number; phase: "start"; code: string }
   | { id: number; phase: "end"; code: string; result: RunResult };

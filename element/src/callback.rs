@@ -72,10 +72,11 @@ pub fn sleep(ms: f64) -> Sleep {
             let _ = tx.send(());
         }
     });
-    let id = set_timeout(
-        closure.as_ref().unchecked_ref(),
-        ms.clamp(0.0, 2_147_483_647.0) as i32,
-    );
+    // Not f64::clamp: its panic message formats floats, which would bring Rust's float
+    // formatting into the wasm module (`as` saturates, and NaN becomes 0).
+    #[allow(clippy::manual_clamp)]
+    let delay = ms.max(0.0).min(2_147_483_647.0) as i32;
+    let id = set_timeout(closure.as_ref().unchecked_ref(), delay);
     Sleep {
         id,
         _closure: closure,

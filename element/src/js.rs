@@ -120,7 +120,10 @@ pub fn pieces_to_js(pieces: &[foxden_core::snapshot::Piece<'_>]) -> Result<Uint8
     if total > f64::from(u32::MAX) {
         return Err(crate::errors::den_error(
             crate::errors::DenErrorCode::Storage,
-            &format!("the snapshot would be {total} bytes; a snapshot holds less than 4 GiB"),
+            &format!(
+                "the snapshot would be {} bytes; a snapshot holds less than 4 GiB",
+                foxden_core::decimal::show(total)
+            ),
         ));
     }
     let class = get(&js_sys::global(), "Uint8Array");
@@ -131,7 +134,7 @@ pub fn pieces_to_js(pieces: &[foxden_core::snapshot::Piece<'_>]) -> Result<Uint8
         .ok_or_else(|| {
             crate::errors::den_error(
                 crate::errors::DenErrorCode::Storage,
-                &format!("the browser could not allocate {total} bytes for the snapshot (the page is out of memory)"),
+                &format!("the browser could not allocate {} bytes for the snapshot (the page is out of memory)", foxden_core::decimal::show(total)),
             )
         })?;
     let mut at = 0u32;

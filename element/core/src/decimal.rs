@@ -78,6 +78,128 @@ pub fn parse_f64(text: &str) -> Option<f64> {
     Some(if negative { -magnitude } else { magnitude })
 }
 
+/// `v` as the standard library's `{}` writes it: the fewest significant digits that read back
+/// as `v` ([`parse_f64`]), written out without an exponent (`1700000000999.5`, `0.001`, `-0`,
+/// `1e300` as `1` and 300 zeros); `NaN`, `inf`, `-inf`. Like [`parse_f64`], it spares the
+/// wasm module the standard library's float formatting (Grisu with a Dragon4 fallback, about
+/// 6 KB gzipped): the exact decimal expansion of `v` is rounded to 1, 2, … digits until one
+/// reads back. When two numbers of that length read back (only next to a power of two), this
+/// takes the one nearer to `v`; the standard library may take the other; both are exact.
+pub fn show(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    let sign = if v.is_sign_negative() { "-" } else { "" };
+    let a = v.abs();
+    if a.is_infinite() {
+        return format!("{sign}inf");
+    }
+    if a.fract() == 0.0 && a < 9_007_199_254_740_992.0 {
+        // Below 2^53 every whole number is a double and its neighbours are at most 1 away.
+        return format!("{sign}{}", a as u64);
+    }
+    let (digits, exp) = exact_decimal(a);
+    let mut n = 1;
+    let (kept, exp) = loop {
+        let (kept, e) = round_digits(&digits, exp, n);
+        let mut text: String = kept.iter().map(|&d| char::from(b'0' + d)).collect();
+        text.push('e');
+        text.push_str(&e.to_string());
+        if n >= digits.len() || parse_f64(&text).map(f64::to_bits) == Some(a.to_bits()) {
+            break (kept, e);
+        }
+        n += 1;
+    };
+    let mut out = String::from(sign);
+    positional(&mut out, &kept, exp);
+    out
+}
+
+/// The exact decimal of a finite, non-negative double: its digits (no leading zeros; `[]` for
+/// zero) and the power of ten they are scaled by.
+fn exact_decimal(a: f64) -> (Vec<u8>, i64) {
+    let (m, e) = split(a);
+    let mut n = Big::from_u128(u128::from(m));
+    if e >= 0 {
+        n.shl(e as u32);
+    } else {
+        // m / 2^k = m × 5^k / 10^k
+        let mut k = e.unsigned_abs();
+        while k > 0 {
+            let step = k.min(13); // 5^13 < 2^32
+            n.mul_add(5u32.pow(step), 0);
+            k -= step;
+        }
+    }
+    let mut digits = Vec::new();
+    while !n.0.is_empty() {
+        let mut chunk = n.div_small(1_000_000_000);
+        for _ in 0..9 {
+            digits.push((chunk % 10) as u8);
+            chunk /= 10;
+        }
+    }
+    while digits.last() == Some(&0) {
+        digits.pop();
+    }
+    digits.reverse();
+    (digits, i64::from(e.min(0)))
+}
+
+/// `digits × 10^exp` rounded to `n` significant digits (ties away from zero, as the standard
+/// library's shortest form does), trailing zeros dropped.
+fn round_digits(digits: &[u8], exp: i64, n: usize) -> (Vec<u8>, i64) {
+    let mut kept: Vec<u8> = digits[..n.min(digits.len())].to_vec();
+    let mut exp = exp + (digits.len() - kept.len()) as i64;
+    if let Some(&next) = digits.get(n) {
+        if next >= 5 {
+            let mut i = kept.len();
+            loop {
+                if i == 0 {
+                    kept.insert(0, 1);
+                    kept.pop();
+                    exp += 1;
+                    break;
+                }
+                i -= 1;
+                if kept[i] == 9 {
+                    kept[i] = 0;
+                } else {
+                    kept[i] += 1;
+                    break;
+                }
+            }
+        }
+    }
+    while kept.last() == Some(&0) {
+        kept.pop();
+        exp += 1;
+    }
+    (kept, exp)
+}
+
+/// Writes `digits × 10^exp` without an exponent.
+fn positional(out: &mut String, digits: &[u8], exp: i64) {
+    let text = |d: &[u8]| d.iter().map(|&d| char::from(b'0' + d)).collect::<String>();
+    if digits.is_empty() {
+        out.push('0');
+    } else if exp >= 0 {
+        out.push_str(&text(digits));
+        out.extend(std::iter::repeat_n('0', exp as usize));
+    } else {
+        let point = digits.len() as i64 + exp;
+        if point > 0 {
+            out.push_str(&text(&digits[..point as usize]));
+            out.push('.');
+            out.push_str(&text(&digits[point as usize..]));
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', point.unsigned_abs() as usize));
+            out.push_str(&text(digits));
+        }
+    }
+}
+
 /// The nearest double to `digits × 10^exp` (digits without leading zeros), or `None` if it
 /// rounds to infinity.
 fn magnitude(digits: &mut Vec<u8>, mut exp: i64) -> Option<f64> {
@@ -261,6 +383,20 @@ impl Big {
         }
     }
 
+    /// `self = self / d`, returning the remainder.
+    fn div_small(&mut self, d: u32) -> u32 {
+        let mut rem = 0u64;
+        for limb in self.0.iter_mut().rev() {
+            let v = (rem << 32) | u64::from(*limb);
+            *limb = (v / u64::from(d)) as u32;
+            rem = v % u64::from(d);
+        }
+        while self.0.last() == Some(&0) {
+            self.0.pop();
+        }
+        rem as u32
+    }
+
     fn mul_pow10(&mut self, mut e: u32) {
         while e >= 9 {
             self.mul_add(1_000_000_000, 0);
@@ -341,6 +477,69 @@ mod tests {
         }
     }
 
+    /// `show` against the standard library's `{}`: the same text, or (only where two numbers
+    /// of the shortest length read back, next to a power of two) one as short that reads back.
+    fn shows_like_std(v: f64) {
+        let ours = show(v);
+        let theirs = format!("{v}");
+        if ours != theirs {
+            let (m, _) = split(v.abs());
+            assert!(
+                m == 1 << 52 && ours.len() == theirs.len(),
+                "{:e}: ours {ours}, std {theirs}",
+                v
+            );
+        }
+        if v.is_finite() {
+            assert_eq!(
+                parse_f64(&ours).map(f64::to_bits),
+                Some(v.to_bits()),
+                "{ours}"
+            );
+        }
+    }
+
+    #[test]
+    fn shows_numbers_as_the_standard_library_does() {
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            0.1,
+            0.3,
+            1.5,
+            1e-7,
+            123.456,
+            1700000000123.0,
+            1700000000999.5,
+            -1700000000123.25,
+            9007199254740992.0,
+            9007199254740993.0,
+            18446744073709551616.0,
+            1e21,
+            1e22,
+            1e23,
+            1e300,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::from_bits(0x000f_ffff_ffff_ffff), // the largest subnormal
+            0.1 + 0.2,
+            2.5,
+            1234.5e-10,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            shows_like_std(v);
+        }
+        assert_eq!(show(1700000000999.5), "1700000000999.5");
+        assert_eq!(show(-0.0), "-0");
+        assert_eq!(show(0.001), "0.001");
+    }
+
     #[test]
     fn refuses_what_is_not_a_decimal() {
         for s in [
@@ -362,6 +561,16 @@ mod tests {
                 same(&s);
             }
             prop_assert_eq!(parse_f64(&format!("{v}")).map(f64::to_bits), Some(bits));
+        }
+
+        #[test]
+        fn shows_every_double(bits in any::<u64>()) {
+            shows_like_std(f64::from_bits(bits));
+        }
+
+        #[test]
+        fn shows_short_decimals(int in 0u64..10_000_000_000_000, frac in 0u32..1000) {
+            shows_like_std(int as f64 + f64::from(frac) / 1000.0);
         }
 
         #[test]

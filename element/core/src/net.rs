@@ -632,7 +632,7 @@ fn server_names(raw: &str) -> ServerNames {
             out.push(s.to_owned());
             out.push(php(s));
         }
-        out.sort();
+        crate::order::sort(&mut out);
         out.dedup();
         out
     };
@@ -1092,12 +1092,15 @@ impl Broker {
             ));
         }
         if let Err(wait) = self.rate.admit(now_ms, cfg.per_minute) {
+            // Tenths of a second in integers: float formatting is heavy in the wasm module.
+            let tenths = (wait / 100.0).round() as u64;
             return Err(Refused::new(
                 Refusal::Rate,
                 format!(
-                    "{} requests were made in the last minute (network.perMinute); the next one is possible in {:.1} s",
+                    "{} requests were made in the last minute (network.perMinute); the next one is possible in {}.{} s",
                     cfg.per_minute,
-                    wait / 1000.0
+                    tenths / 10,
+                    tenths % 10
                 ),
             ));
         }

@@ -153,7 +153,8 @@ pub fn lost_den_error(how: LostDen, timeout_ms: f64, refused: &str) -> RunError 
             ErrorKind::Timeout,
             "TimeoutError",
             format!(
-                "the den page did not answer within {timeout_ms} ms (timeoutMs + {HOST_WATCHDOG_GRACE_MS} ms); {KEPT}"
+                "the den page did not answer within {} ms (timeoutMs + {HOST_WATCHDOG_GRACE_MS} ms); {KEPT}",
+                crate::decimal::show(timeout_ms)
             ),
         ),
         LostDen::Gone => RunError::new(

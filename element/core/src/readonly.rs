@@ -56,7 +56,9 @@ impl ReadOnlyPaths {
             entries.push(normalize_path(raw.as_ref()).map_err(ReadOnlyError::Path)?);
         }
         // Shortest first, so an entry inside an earlier one is seen as covered.
-        entries.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+        crate::order::sort_by(&mut entries, &|a, b| {
+            a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+        });
         let mut kept: Vec<String> = Vec::with_capacity(entries.len());
         for e in entries {
             if !kept.iter().any(|k| is_within(&e, k)) {

@@ -338,7 +338,7 @@ fn manifest_body(files: &[ManifestFile<'_>]) -> Vec<u8> {
             s,
             "\",\"size\":{},\"mtime_ms\":{},\"sha256\":\"{}\"}}",
             f.size,
-            f.mtime_ms,
+            crate::decimal::show(f.mtime_ms),
             crate::hex(&f.sha256)
         );
         s.push_str(if i + 1 == files.len() { "\n" } else { ",\n" });

@@ -64,11 +64,17 @@ impl Adapter {
             Some(Ok(_)) => Ok(()),
             Some(Err(e)) => Err(load_error(
                 LoadStage::Runtime,
-                &format!("the runtime adapter's start() failed: {}", js::describe_bounded(&e)),
+                &format!(
+                    "the runtime adapter's start() failed: {}",
+                    js::describe_bounded(&e)
+                ),
             )),
             None => Err(load_error(
                 LoadStage::Timeout,
-                &format!("the runtime adapter's start() did not settle within {timeout_ms} ms (loadTimeoutMs)"),
+                &format!(
+                    "the runtime adapter's start() did not settle within {} ms (loadTimeoutMs)",
+                    foxden_core::decimal::show(timeout_ms)
+                ),
             )),
         }
     }
@@ -85,11 +91,17 @@ impl Adapter {
             Some(Ok(_)) => Ok(obj(&[("from", "adapter".into()), ("bootMs", 0.into())]).into()),
             Some(Err(e)) => Err(den_error(
                 crate::errors::DenErrorCode::Reset,
-                &format!("the runtime adapter's reset() failed: {}", js::describe_bounded(&e)),
+                &format!(
+                    "the runtime adapter's reset() failed: {}",
+                    js::describe_bounded(&e)
+                ),
             )),
             None => Err(den_error(
                 crate::errors::DenErrorCode::Reset,
-                &format!("the runtime adapter's reset() did not settle within {timeout_ms} ms (loadTimeoutMs)"),
+                &format!(
+                    "the runtime adapter's reset() did not settle within {} ms (loadTimeoutMs)",
+                    foxden_core::decimal::show(timeout_ms)
+                ),
             )),
         }
     }
@@ -267,7 +279,8 @@ impl Den {
                     ErrorKind::Timeout,
                     "TimeoutError",
                     format!(
-                        "the runtime adapter did not answer within {grace} ms (timeoutMs + {} ms); its signal was aborted",
+                        "the runtime adapter did not answer within {} ms (timeoutMs + {} ms); its signal was aborted",
+                        foxden_core::decimal::show(grace),
                         limits::HOST_WATCHDOG_GRACE_MS
                     ),
                 ));

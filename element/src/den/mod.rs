@@ -214,8 +214,9 @@ async fn open_claimed(
                     crate::errors::load_error(
                         crate::errors::LoadStage::Timeout,
                         &format!(
-                    "the den's packages were not fetched within {deadline} ms (loadTimeoutMs)"
-                ),
+                            "the den's packages were not fetched within {} ms (loadTimeoutMs)",
+                            foxden_core::decimal::show(deadline)
+                        ),
                     )
                 })??;
         opts.runtime.packages = Rc::new(wheels);

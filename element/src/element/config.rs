@@ -254,12 +254,18 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         return Err(errors);
     };
     let key = format!(
-        "{env:?}\n{name}\n{store:?}\n{}\n{}\n{}\n{max_den_bytes}\n{load_timeout}\n{}\n{}\n{max_file_bytes}\n{max_files}\n{max_writes}\n{packages_attr}\n{}\n{}",
+        "{env:?}\n{name}\n{store:?}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{packages_attr}\n{}\n{}",
         runtime.den_url,
         runtime.pyodide_url,
         runtime.isolation.as_str(),
+        // Whole numbers (checked above), written as such: float formatting is heavy in wasm.
+        max_den_bytes as u64,
+        load_timeout as u64,
         runtime.warm_start,
         runtime.standby,
+        max_file_bytes as u64,
+        max_files as u64,
+        max_writes as u64,
         // The network attributes as written (a change reopens the den).
         ["network", "network-methods", "network-per-minute", "network-max-response-bytes"]
             .map(|a| attr(el, a).unwrap_or_default())
@@ -383,7 +389,7 @@ pub(crate) fn set_prop_value(el: &Element, prop: &str, v: &JsValue) -> Result<()
         return el.remove_attribute(a);
     }
     let s = match v.as_f64() {
-        Some(n) => format!("{n}"),
+        Some(n) => foxden_core::decimal::show(n),
         None => js_sys::JsString::from(v.clone()).into(),
     };
     el.set_attribute(a, &s)

@@ -537,7 +537,17 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
         }
         state.input.run_ended(*id);
     }
-    state.emit(event.kind(), &event.detail());
+    if let DenEvent::RunStart { .. } = event {
+        // Cancelable: preventDefault() keeps the code from running. The run is posted stopped,
+        // and ends as a run stopped before it started (its files delivered, variables kept).
+        if state.dispatch(event.kind(), &event.detail(), true) {
+            if let Some(den) = state.den() {
+                den.stop_impl();
+            }
+        }
+    } else {
+        state.emit(event.kind(), &event.detail());
+    }
     // Counted with or without controls (they may come back during the run).
     match event {
         DenEvent::RunStart { .. } => state.runs_active.set(state.runs_active.get() + 1),
@@ -565,7 +575,10 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
                     if let Some(v) = outcome.result.as_deref().filter(|v| *v != "None") {
                         ui.append_output(&format!("→ {v}\n"), "result");
                     }
-                    state.ui_status(&format!("Done in {:.0} ms", outcome.duration_ms));
+                    state.ui_status(&format!(
+                        "Done in {} ms",
+                        foxden_core::decimal::show(outcome.duration_ms.round())
+                    ));
                 }
                 Some(err) => {
                     let text = if err.traceback.is_empty() {

@@ -234,8 +234,11 @@ impl Ui {
     pub(crate) fn show_progress(&self, loaded: f64, total: f64) {
         let p = &self.progress;
         p.set_hidden(false);
-        let _ = p.set_attribute("max", &format!("{}", total.max(1.0)));
-        let _ = p.set_attribute("value", &format!("{}", loaded.min(total.max(1.0))));
+        let _ = p.set_attribute("max", &foxden_core::decimal::show(total.max(1.0)));
+        let _ = p.set_attribute(
+            "value",
+            &foxden_core::decimal::show(loaded.min(total.max(1.0))),
+        );
         let pct = if total > 0.0 {
             (loaded / total * 100.0).floor()
         } else {
@@ -243,7 +246,10 @@ impl Ui {
         };
         let _ = p.set_attribute(
             "aria-valuetext",
-            &format!("{pct}% of the Python runtime loaded"),
+            &format!(
+                "{}% of the Python runtime loaded",
+                foxden_core::decimal::show(pct)
+            ),
         );
     }
 

@@ -110,7 +110,11 @@ async fn fetch_bytes_teed(
     let too_big = |n: f64| {
         load_error(
             crate::errors::LoadStage::Assets,
-            &format!("{url} is larger than {max} bytes ({n} bytes or more)"),
+            &format!(
+                "{url} is larger than {} bytes ({} bytes or more)",
+                foxden_core::decimal::show(max),
+                foxden_core::decimal::show(n)
+            ),
         )
     };
     let window = web_sys::window()

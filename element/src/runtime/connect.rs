@@ -125,7 +125,10 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
             let msg = if !hello_seen.get() {
                 diagnose_den_page(&opts.den_url).await
             } else {
-                format!("the den did not become ready within {deadline} ms (loadTimeoutMs)")
+                format!(
+                    "the den did not become ready within {} ms (loadTimeoutMs)",
+                    foxden_core::decimal::show(deadline)
+                )
             };
             return Err(load_error(crate::errors::LoadStage::Timeout, &msg));
         }
@@ -198,7 +201,7 @@ pub(super) fn check_protocol(hello: &JsValue) -> Result<(), JsValue> {
     Err(load_error(crate::errors::LoadStage::Protocol,
         &format!(
             "the den page speaks protocol {}, this foxden.js speaks {PROTOCOL_VERSION}: serve the den/ folder of the same foxden build",
-            got.map_or("(none)".to_owned(), |v| v.to_string())
+            got.map_or("(none)".to_owned(), foxden_core::decimal::show)
         ),
     ))
 }

@@ -73,8 +73,9 @@ pub fn from_js(v: &JsValue) -> Result<Vec<PackageSource>, JsValue> {
         return Err(option_error(
             "packages",
             &format!(
-                "a den takes at most {} wheels; {length} were given",
-                core::MAX_PACKAGES
+                "a den takes at most {} wheels; {} were given",
+                core::MAX_PACKAGES,
+                foxden_core::decimal::show(length)
             ),
         ));
     }

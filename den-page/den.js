@@ -30,7 +30,7 @@
  */
 /**
  * The run the worker is executing.
- * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, interactive?: boolean, stopping?: boolean, stoppedEarly?: boolean}} Inflight
+ * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, paused?: boolean, pausedAt?: number, rate?: number, interactive?: boolean, stopping?: boolean, stoppedEarly?: boolean}} Inflight
  */
 /** A `done` for the host, before the den page acts on the worker's `leftover`. @typedef {DenToHostDone & {leftover?: boolean}} CheckedDone */
 (() => {
@@ -152,6 +152,9 @@
   // (0 waiting, 1 text, 2 end of input, 3 failed), [1] byte length, then up to 1 MiB of UTF-8.
   const INPUT_HEADER_BYTES = 8;
   const MAX_ANSWER_BYTES = 1 << 20;
+  // Without isolation (no input buffer), a worker waits for input() through JSPI, WebAssembly
+  // stack switching, where the browser has it: the answer then goes to it as a message.
+  const jspi = typeof WebAssembly === "object" && typeof (/** @type {any} */ (WebAssembly)).Suspending === "function";
 
   /**
    * Posts to the host (only after it connected).
@@ -625,6 +628,10 @@
   function fromWorker(msg) {
     if (!inflight || !inflight.started) return; // a run that ended (its late messages)
     if (/** @type {{id?: unknown}} */ (msg).id !== inflight.id) return;
+    // A worker that waits for input() through JSPI is suspended only in Python: JavaScript the
+    // code left running may still work, uncounted. Output, a display or a request shows that it
+    // does: the clock goes on (the answer is still awaited).
+    if (inflight.paused && !(worker && worker.input) && msg.t !== "input") resumeClock(inflight);
     if (msg.t === "out") {
       // Output is capped here too: a worker that ignores the cap cannot flood the host. The
       // parts (one per change of stream, in print order) are checked whole: a malformed
@@ -664,7 +671,7 @@
       // One question at a time, from a run that may ask (not while being interrupted or
       // stopped: such a run waits, unanswered, until the kill; a question would pause the clock).
       const buf = /** @type {RunWorker} */ (worker).input;
-      if (!buf || !inflight.interactive || inflight.asking || inflight.interrupted || inflight.stopping || typeof msg.prompt !== "string") return;
+      if ((!buf && !jspi) || !inflight.interactive || inflight.asking || inflight.interrupted || inflight.stopping || typeof msg.prompt !== "string") return;
       inflight.asking = true;
       pauseClock(inflight);
       send({ t: "input", id: inflight.id, prompt: msg.prompt.slice(0, 4096) });
@@ -711,28 +718,52 @@
   }
 
   // The run's timeout counts Python's time only: it stops while input() waits for a person.
+  // Without an input buffer (JSPI), only Python is suspended: JavaScript the code left running
+  // could work meanwhile, unseen. There the wait counts at JSPI_WAIT_RATE, so that no run gets
+  // more than 1 / JSPI_WAIT_RATE times its timeout, however its questions are answered.
+  const JSPI_WAIT_RATE = 0.1;
   /** @param {Inflight} run */
   function pauseClock(run) {
     clearTimeout(run.timer);
-    run.left = Math.max(0, (run.deadline || 0) - performance.now());
+    const now = performance.now();
+    run.left = Math.max(0, (run.deadline || 0) - now);
+    run.paused = true;
+    run.pausedAt = now;
+    run.rate = worker && worker.input ? 0 : JSPI_WAIT_RATE;
+    if (run.rate > 0 && run.onTimeout) run.timer = setTimeout(run.onTimeout, run.left / run.rate);
   }
   /** @param {Inflight} run */
   function resumeClock(run) {
-    const left = run.left || 0;
-    run.deadline = performance.now() + left;
+    if (!run.paused) return;
+    run.paused = false;
+    clearTimeout(run.timer);
+    const now = performance.now();
+    const left = Math.max(0, (run.left || 0) - (now - (run.pausedAt || now)) * (run.rate || 0));
+    run.deadline = now + left;
     if (run.onTimeout) run.timer = setTimeout(run.onTimeout, left);
   }
 
   /**
    * The host's answer to the run's input() (checked: the host is trusted, but a late answer
-   * for an ended run is dropped). Written into the worker's buffer, then the worker is woken.
+   * for an ended run is dropped). Written into the worker's buffer, then the worker is woken;
+   * or, for a worker without one (JSPI), posted to it.
    * @param {import("./protocol").HostToDenInputReply} msg
    */
   function onInputReply(msg) {
     const run = inflight;
     const buf = worker && worker.input;
-    if (!run || !run.asking || msg.id !== run.id || !buf) return;
+    if (!run || !run.asking || msg.id !== run.id || !worker) return;
     run.asking = false;
+    if (!buf) {
+      const over = typeof msg.text === "string" && utf8.encode(msg.text).length > MAX_ANSWER_BYTES;
+      /** @type {import("./protocol").DenToWorkerInputReply} */
+      const reply = over
+        ? { t: "input-reply", id: run.id, text: null, error: `the answer to input() is over ${MAX_ANSWER_BYTES} bytes` }
+        : { t: "input-reply", id: run.id, text: typeof msg.text === "string" ? msg.text : null, error: typeof msg.error === "string" ? msg.error : null };
+      resumeClock(run);
+      worker.w.postMessage(reply);
+      return;
+    }
     let state = 2;
     let bytes = new Uint8Array(0);
     if (typeof msg.text === "string") {

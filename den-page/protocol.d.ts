@@ -289,7 +289,7 @@ export interface DenToHostDisplay {
   bundle: DisplayItem[];
 }
 
-/** input: `input()` on a cross-origin isolated den, in a run with `interactive`; the run's timeout stops until `input-reply`. On window.postMessage (source checked). */
+/** input: `input()` in a run with `interactive` (on a den without cross-origin isolation, through JSPI); the run's timeout stops until `input-reply`. On window.postMessage (source checked). */
 export interface DenToHostInput {
   t: "input";
   /** The run. */
@@ -397,6 +397,9 @@ export type DenToWorkerRun = HostToDenRun;
 /** fetch-reply: the host's `fetch-reply` for the run in flight, forwarded as it came. On the worker's global channel. The same message as `HostToDenFetchReply`. */
 export type DenToWorkerFetchReply = HostToDenFetchReply;
 
+/** input-reply: the host's `input-reply` for the run in flight, checked (at most 1 MiB), to a worker without an input buffer (no cross-origin isolation) that waits through JSPI. On the worker's global channel. The same message as `HostToDenInputReply`. */
+export type DenToWorkerInputReply = HostToDenInputReply;
+
 /** snapshot: once, to a worker booted with `snapshotBytes` and no snapshot, when the host's `warm` came. On the worker's global channel. */
 export interface DenToWorkerSnapshot {
   t: "snapshot";
@@ -407,7 +410,7 @@ export interface DenToWorkerSnapshot {
 }
 
 /** Every message den page → worker. */
-export type DenToWorker = DenToWorkerBoot | DenToWorkerRun | DenToWorkerFetchReply | DenToWorkerSnapshot;
+export type DenToWorker = DenToWorkerBoot | DenToWorkerRun | DenToWorkerFetchReply | DenToWorkerInputReply | DenToWorkerSnapshot;
 
 // --- worker → den page ---
 
@@ -448,7 +451,7 @@ export type WorkerToDenOut = DenToHostOut;
 /** display: `foxden.display(obj)`, after the output printed before it. On the worker's global channel, as `[key, message]`. The same message as `DenToHostDisplay`. */
 export type WorkerToDenDisplay = DenToHostDisplay;
 
-/** input: `input()` in an interactive run; then the worker waits on the input buffer. On the worker's global channel, as `[key, message]`. The same message as `DenToHostInput`. */
+/** input: `input()` in an interactive run; then the worker waits on the input buffer, or without one, Python is suspended (JSPI) until `input-reply`. On the worker's global channel, as `[key, message]`. The same message as `DenToHostInput`. */
 export type WorkerToDenInput = DenToHostInput;
 
 /** done: the run ended. On the worker's global channel, as `[key, message]`. */

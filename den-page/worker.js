@@ -22,6 +22,7 @@
 //   den page -> worker, once first:  DenToWorkerBoot  (boot: role, key, module, stdlib, lock, interrupt, maxMemoryBytes, snapshot)
 //   den page -> worker:              DenToWorkerRun   (run: the host's run as it came)
 //   den page -> worker:              DenToWorkerFetchReply (fetch-reply: the host's answer to a fetch)
+//   den page -> worker:              DenToWorkerInputReply (input-reply: the answer to input(), JSPI only)
 //   den page -> worker, once:        DenToWorkerSnapshot (snapshot: the warm cache's, after a boot with snapshotBytes and no snapshot)
 //   worker -> den page, keyed:       WorkerToDen      (booted, boot-error, snapshot, out, display, done, fetch)
 //
@@ -68,6 +69,9 @@ const eventData = /** @type {(this: MessageEvent) => any} */ (/** @type {Propert
 const atomicsWait = Atomics.wait;
 const atomicsLoad = Atomics.load;
 const atomicsStore = Atomics.store;
+// Without an input buffer (no cross-origin isolation), input() waits through JSPI (WebAssembly
+// stack switching: Python's run_sync suspends the interpreter until the answer's promise settles).
+const jspi = typeof WebAssembly === "object" && typeof (/** @type {any} */ (WebAssembly)).Suspending === "function";
 const decodeUtf8 = TextDecoder.prototype.decode;
 const inputDecoder = new TextDecoder();
 const sliceBytes = Uint8Array.prototype.slice;
@@ -432,15 +436,30 @@ def _foxden_module():
     sys.modules["foxden"] = m
 _foxden_module()
 
+# Taken before any user code runs (which could replace pyodide.ffi's).
+from pyodide.ffi import run_sync as _foxden_run_sync_jspi, can_run_sync as _foxden_can_run_sync
+
 class _FoxdenAskStdin(io.TextIOBase):
     """sys.stdin of an interactive run: each line is asked of the host (the worker blocks on a
-    SharedArrayBuffer until the person answers; the run's timeout stops meanwhile)."""
+    SharedArrayBuffer until the person answers, or without one, Python is suspended through
+    JSPI; the run's timeout stops meanwhile)."""
     def readable(self):
         return True
     def __init__(self):
         self._buf = ""  # the rest of a multi-line answer
     def _ask(self, prompt):
-        state, text = _foxden_ask_input(prompt)
+        if not _foxden_ask_buffer:
+            # JSPI: the run was entered with callPromising (and Pyodide runs asyncio's tasks so
+            # too); a Python function that JavaScript calls back (a timer's, an event's) was not,
+            # and cannot be suspended.
+            if not _foxden_can_run_sync():
+                raise EOFError("input() cannot wait for an answer here (in a function called from "
+                               "JavaScript) on a den without cross-origin isolation; call it from "
+                               "the run's own code, or pass the run's input as "
+                               "den.run(code, { stdin: '3\\\\n4\\\\n' })")
+            state, text = _foxden_run_sync_jspi(_foxden_ask_input(prompt))
+        else:
+            state, text = _foxden_ask_input(prompt)
         if state == 1:
             return text if text.endswith("\\n") else text + "\\n"
         if state == 2:
@@ -464,7 +483,8 @@ class _FoxdenAskStdin(io.TextIOBase):
             lines.append(line)
 
 class _FoxdenNotIsolated(_FoxdenNoStdin):
-    _why = ("interactive input() needs a cross-origin isolated den: serve the host page with "
+    _why = ("interactive input() needs a browser with WebAssembly JSPI (JavaScript Promise "
+            "Integration) or a cross-origin isolated den: serve the host page with "
             "'Cross-Origin-Opener-Policy: same-origin' and 'Cross-Origin-Embedder-Policy: require-corp', "
             "and den.html with 'Cross-Origin-Embedder-Policy: require-corp' and "
             "'Cross-Origin-Resource-Policy: cross-origin' (den.info.interruptible is then true); "
@@ -562,8 +582,10 @@ def _foxden_flush(ignored=BaseException):
     except ignored:
         pass
 
-# time.sleep blocks this worker: output held back for batching (up to 15 ms) would wait for
-# the whole sleep. What was printed goes first.
+# time.sleep blocks this worker (in a run entered with stack switching, an interactive run
+# without isolation, Pyodide's sleep suspends Python instead, and JS timers run meanwhile):
+# output held back for batching (up to 15 ms) would wait for the whole sleep. What was
+# printed goes first.
 import time as _foxden_time
 _foxden_real_sleep = _foxden_time.sleep
 def _foxden_sleep(secs, /):
@@ -806,14 +828,29 @@ let inputBuf = null;
 const INPUT_HEADER_BYTES = 8;
 
 /**
- * Asks the host for a line and blocks this worker until the den page writes the answer.
+ * The JSPI wait for an answer (no input buffer): the run that asked, and what settles it.
+ * @type {{id: number, resolve: (a: [number, string]) => void} | null}
+ */
+let inputWaiting = null;
+
+/**
+ * Asks the host for a line and blocks this worker until the den page writes the answer; or,
+ * without an input buffer, returns a promise of it that Python waits for with run_sync.
  * Called by Python's input()/sys.stdin of an interactive run.
  * @param {string} prompt
- * @returns {[number, string]} [state, text]
+ * @returns {[number, string] | Promise<[number, string]>} [state, text]
  */
 function askInput(prompt) {
-  if (!current || !inputBuf) return [3, "no run is in progress"];
+  if (!current) return [3, "no run is in progress"];
   flushOutput();
+  if (!inputBuf) {
+    if (inputWaiting) return [3, "input() is already waiting for an answer"];
+    const id = current.id;
+    return new Promise((resolve) => {
+      inputWaiting = { id, resolve };
+      post({ t: "input", id, prompt: String(prompt).slice(0, 4096) });
+    });
+  }
   apply(atomicsStore, Atomics, [inputBuf, 0, 0]);
   post({ t: "input", id: current.id, prompt: String(prompt).slice(0, 4096) });
   apply(atomicsWait, Atomics, [inputBuf, 0, 0]);
@@ -880,6 +917,21 @@ function onFetchReply(m) {
   }
   const headers = Array.isArray(m.headers) ? m.headers.map((h) => [String(h.name), String(h.value)]) : [];
   p.resolve({ url: p.url, status: Number(m.status), headers, body: m.body instanceof Uint8Array ? m.body : new Uint8Array(0), refused: undefined, message: "" });
+}
+
+/**
+ * The host's answer to input(), forwarded by the den page (which checked its size), for a
+ * worker that waits through JSPI.
+ * @param {import("./protocol").DenToWorkerInputReply} m
+ */
+function onInputReply(m) {
+  const w = inputWaiting;
+  if (!w || !current || m.id !== w.id) return;
+  inputWaiting = null;
+  current.last = performance.now();
+  if (typeof m.text === "string") w.resolve([1, m.text]);
+  else if (typeof m.error === "string") w.resolve([3, m.error]);
+  else w.resolve([2, ""]);
 }
 
 /** Resolves the requests still pending at the end of a run as aborted. */
@@ -1501,7 +1553,8 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, co
   py.setStderr({ write: (b) => capture("stderr", b) });
   py.globals.set("_foxden_post_display", postDisplay);
   py.globals.set("_foxden_ask_input", askInput);
-  py.globals.set("_foxden_can_ask", inputBuf !== null);
+  py.globals.set("_foxden_can_ask", inputBuf !== null || jspi);
+  py.globals.set("_foxden_ask_buffer", inputBuf !== null);
   py.globals.set("_foxden_fetch_js", fetchViaHost);
   py.globals.set("_foxden_send_output", flushOutput);
   py.globals.set("_foxden_last_timer", takeLastTimer);
@@ -2084,7 +2137,10 @@ async function run(msg) {
     const stdin = typeof msg.stdin === "string" ? msg.stdin : undefined;
     const interactive = msg.interactive === true;
     const vars = typeof msg.vars === "string" ? msg.vars : undefined;
-    const out = pyRunSync(msg.code, stdin, interactive, vars) ?? (await pyRun(msg.code, stdin, interactive));
+    // An interactive run without an input buffer is entered with stack switching, so that
+    // input() can suspend it (JSPI) until the answer comes.
+    const first = interactive && !inputBuf && jspi ? await pyRunSync.callPromising(msg.code, stdin, interactive, vars) : pyRunSync(msg.code, stdin, interactive, vars);
+    const out = first ?? (await pyRun(msg.code, stdin, interactive));
     const [result, err] = out.toJs();
     out.destroy();
     reply.result = clipText(result ?? null, msg.maxOutputBytes);
@@ -2120,6 +2176,10 @@ async function run(msg) {
     }
   }
   endFetches();
+  if (inputWaiting) {
+    inputWaiting.resolve([3, "the run ended"]);
+    inputWaiting = null;
+  }
   /** @type {ReturnType<typeof scanChanges> | null} */
   let scan = null;
   if (!fatal) {
@@ -2177,7 +2237,7 @@ self.addEventListener(
   "message",
   (event) => {
     if (!event.isTrusted) return;
-    /** @type {DenToWorkerBoot | DenToWorkerRun | import("./protocol").DenToWorkerFetchReply | import("./protocol").DenToWorkerSnapshot} */
+    /** @type {import("./protocol").DenToWorker} */
     const m = apply(eventData, event, []);
     if (!m || typeof m !== "object") return;
     if (!key) {
@@ -2186,6 +2246,7 @@ self.addEventListener(
     }
     // Answers to foxden.fetch are handled at once (the run that asked is waiting for them).
     if (m.t === "fetch-reply") return onFetchReply(m);
+    if (m.t === "input-reply") return onInputReply(m);
     if (m.t === "snapshot") return onSnapshot(m);
     if (m.t === "run") enqueue(m);
   },

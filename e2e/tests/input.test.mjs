@@ -182,18 +182,79 @@ test(`${BROWSER}: input() does not take the focus from a field elsewhere on the 
   assert.equal(r.field, "typed elsewhere");
 });
 
-test(`${BROWSER}: without cross-origin isolation, input() says how to enable it and onInput is never called`, async () => {
+test(`${BROWSER}: without cross-origin isolation, input() waits for onInput through JSPI: the clock stops, variables are kept`, async () => {
   const { page: plain } = await openPage(ctx.browser);
   const info = await openQuickDen(plain, "plain");
   assert.equal(info.interruptible, false);
   const r = await plain.evaluate(async () => {
-    let asked = 0;
-    const r = await window.dens.plain.run("input('x? ')", { onInput: () => { asked++; return "no"; } });
-    return { error: r.error, asked };
+    const den = window.dens.plain;
+    const asked = [];
+    const answers = ["6", "7"];
+    const slow = await den.run("x = int(input('a? '))\ny = int(input('b? '))\nx * y", {
+      // Each answer takes 1 s: 2 s of waiting, more than the run's timeout.
+      timeoutMs: 1500,
+      onInput: async (req) => {
+        asked.push(req.prompt);
+        await new Promise((res) => setTimeout(res, 1000));
+        return answers.shift();
+      },
+    });
+    const kept = await den.run("x + y");
+    const eof = await den.run("try:\n    input('c? ')\nexcept EOFError as e:\n    print('eof', e)", { onInput: () => null });
+    const failed = await den.run("input('d? ')", { onInput: () => { throw new Error("no keyboard"); } });
+    const awaiting = await den.run("import asyncio\nawait asyncio.sleep(0)\ninput('e? ')", { onInput: () => "from async" });
+    const none = await den.run("input('f? ')");
+    return {
+      slow: { result: slow.result, stdout: slow.stdout, error: slow.error, restarted: slow.restarted },
+      asked,
+      kept: kept.result,
+      eof: eof.stdout,
+      failed: failed.error,
+      awaiting: { result: awaiting.result, error: awaiting.error },
+      none: none.error,
+    };
   });
-  assert.equal(r.asked, 0);
-  assert.equal(r.error?.type, "EOFError");
-  assert.match(r.error.message, /interactive input\(\) needs a cross-origin isolated den/);
+  assert.deepEqual(r.slow, { result: "42", stdout: "a? 6\nb? 7\n", error: null, restarted: false });
+  assert.deepEqual(r.asked, ["a? ", "b? "]);
+  assert.equal(r.kept, "13");
+  assert.equal(r.eof, "c? eof EOF when reading a line\n");
+  assert.equal(r.failed?.type, "EOFError");
+  assert.match(r.failed.message, /no keyboard/);
+  // Code with top-level await runs on asyncio's loop, whose tasks Pyodide runs with stack
+  // switching too.
+  assert.deepEqual(r.awaiting, { result: "'from async'", error: null });
+  assert.equal(r.none?.type, "EOFError");
+  assert.match(r.none.message, /this run has no stdin/);
+  await plain.close();
+});
+
+test(`${BROWSER}: without isolation, code that asks without waiting, or works in JavaScript while input() waits, cannot stop its clock`, async () => {
+  const { page: plain } = await openPage(ctx.browser);
+  await openQuickDen(plain, "plain2");
+  const r = await plain.evaluate(async () => {
+    const den = window.dens.plain2;
+    // The answers never come (a person who went away). Asking without waiting, then working
+    // silently: while a question is open without isolation the clock runs at a tenth, so the
+    // run's 1 s timeout ends it after 10 s.
+    const t1 = performance.now();
+    const asker = await den.run(
+      "ask = __import__('__main__').__dict__['_foxden_ask_input']\nask('q? ')\nn = 0\nwhile True:\n    n += 1",
+      { timeoutMs: 1000, onInput: () => new Promise(() => {}) },
+    );
+    const askerMs = performance.now() - t1;
+    // Printing (here from a JS timer while input() waits) shows the worker is not waiting:
+    // the clock runs in full again.
+    const t2 = performance.now();
+    const timer = await den.run(
+      "import js\nfrom pyodide.ffi import create_proxy\ndef tick():\n    print('tick')\njs.setInterval(create_proxy(tick), 50)\ninput('q? ')",
+      { timeoutMs: 1000, onInput: () => new Promise(() => {}) },
+    );
+    return { asker: asker.error, askerMs, timer: timer.error, timerMs: performance.now() - t2 };
+  });
+  assert.equal(r.asker?.kind, "timeout", JSON.stringify(r.asker));
+  assert.ok(r.askerMs > 5000 && r.askerMs < 25000, `the silent asker ran ${r.askerMs} ms`);
+  assert.equal(r.timer?.kind, "timeout", JSON.stringify(r.timer));
+  assert.ok(r.timerMs < 8000, `the printing run ran ${r.timerMs} ms`);
   await plain.close();
 });
 

@@ -540,8 +540,11 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
     if let DenEvent::RunStart { .. } = event {
         // Cancelable: preventDefault() keeps the code from running. The run is posted stopped,
         // and ends as a run stopped before it started (its files delivered, variables kept).
+        // The den is taken first: a listener may also close the element (a shared den stays open
+        // for the others, and the run must still not start).
+        let den = state.den();
         if state.dispatch(event.kind(), &event.detail(), true) {
-            if let Some(den) = state.den() {
+            if let Some(den) = den {
                 den.stop_impl();
             }
         }

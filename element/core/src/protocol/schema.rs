@@ -427,6 +427,22 @@ const FETCH_FIELDS: &[Field] = &[
     moved("body", Ty::OrNull(&Ty::Bytes), "The request body, or null."),
 ];
 
+/// The answer to a run's `input()`: from the host to the den page, and (on a den without
+/// cross-origin isolation, whose worker waits through JSPI) on to the worker.
+const INPUT_REPLY_FIELDS: &[Field] = &[
+    run_id("The run that asked."),
+    f(
+        "text",
+        Ty::OrNull(&Ty::Str),
+        "The line typed (≤ 1 MiB UTF-8), or null: end of input.",
+    ),
+    f(
+        "error",
+        Ty::OrNull(&Ty::Str),
+        "Why there is no answer (`input()` raises EOFError with it), or null.",
+    ),
+];
+
 /// The host's answer to a `fetch`: host → den page → worker, forwarded as it came.
 const FETCH_REPLY_FIELDS: &[Field] = &[
     run_id("The run."),
@@ -624,19 +640,7 @@ pub static HOST_TO_DEN: Hop = Hop {
             t: Some(HostToDen::InputReply.as_str()),
             channel: Channel::Connected,
             when: "the answer to an `input` request",
-            fields: &[
-                run_id("The run that asked."),
-                f(
-                    "text",
-                    Ty::OrNull(&Ty::Str),
-                    "The line typed (≤ 1 MiB UTF-8), or null: end of input.",
-                ),
-                f(
-                    "error",
-                    Ty::OrNull(&Ty::Str),
-                    "Why there is no answer (`input()` raises EOFError with it), or null.",
-                ),
-            ],
+            fields: INPUT_REPLY_FIELDS,
         },
         Message {
             name: "FetchReply",
@@ -752,8 +756,8 @@ pub static DEN_TO_HOST: Hop = Hop {
             t: Some(DenToHost::Input.as_str()),
             channel: Channel::Connected,
             when:
-                "`input()` on a cross-origin isolated den, in a run with `interactive`; the run's \
-                   timeout stops until `input-reply`",
+                "`input()` in a run with `interactive` (on a den without cross-origin isolation, \
+                 through JSPI); the run's timeout stops until `input-reply`",
             fields: INPUT_FIELDS,
         },
         Message {
@@ -892,6 +896,15 @@ pub static DEN_TO_WORKER: Hop = Hop {
             fields: FETCH_REPLY_FIELDS,
         },
         Message {
+            name: "InputReply",
+            t: Some("input-reply"),
+            channel: Channel::WorkerGlobal,
+            when: "the host's `input-reply` for the run in flight, checked (at most 1 MiB), to a \
+                   worker without an input buffer (no cross-origin isolation) that waits through \
+                   JSPI",
+            fields: INPUT_REPLY_FIELDS,
+        },
+        Message {
             name: "Snapshot",
             t: Some("snapshot"),
             channel: Channel::WorkerGlobal,
@@ -983,7 +996,8 @@ pub static WORKER_TO_DEN: Hop = Hop {
             name: "Input",
             t: Some("input"),
             channel: Channel::Keyed,
-            when: "`input()` in an interactive run; then the worker waits on the input buffer",
+            when: "`input()` in an interactive run; then the worker waits on the input buffer, or \
+                   without one, Python is suspended (JSPI) until `input-reply`",
             fields: INPUT_FIELDS,
         },
         Message {

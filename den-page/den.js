@@ -631,7 +631,7 @@
     // A worker that waits for input() through JSPI is suspended only in Python: JavaScript the
     // code left running may still work, uncounted. Output, a display or a request shows that it
     // does: the clock goes on (the answer is still awaited).
-    if (inflight.paused && !(worker && worker.input) && msg.t !== "input") resumeClock(inflight);
+    if (inflight.paused && inflight.rate && msg.t !== "input") resumeClock(inflight);
     if (msg.t === "out") {
       // Output is capped here too: a worker that ignores the cap cannot flood the host. The
       // parts (one per change of stream, in print order) are checked whole: a malformed

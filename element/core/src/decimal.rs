@@ -83,8 +83,8 @@ pub fn parse_f64(text: &str) -> Option<f64> {
 /// `1e300` as `1` and 300 zeros); `NaN`, `inf`, `-inf`. Like [`parse_f64`], it spares the
 /// wasm module the standard library's float formatting (Grisu with a Dragon4 fallback, about
 /// 6 KB gzipped): the exact decimal expansion of `v` is rounded to 1, 2, … digits until one
-/// reads back. When two numbers of that length read back (only next to a power of two), this
-/// takes the one nearer to `v`; the standard library may take the other; both are exact.
+/// reads back; of the two numbers of that length around `v`, the nearer is tried first, as the
+/// standard library chooses (the tests compare the two).
 pub fn show(v: f64) -> String {
     if v.is_nan() {
         return "NaN".into();
@@ -100,7 +100,7 @@ pub fn show(v: f64) -> String {
     }
     let (digits, exp) = exact_decimal(a);
     let reads_back = |(kept, e): &(Vec<u8>, i64)| {
-        let mut text: String = kept.iter().map(|&d| char::from(b'0' + d)).collect();
+        let mut text = digit_text(kept);
         text.push('e');
         text.push_str(&e.to_string());
         parse_f64(&text).map(f64::to_bits) == Some(a.to_bits())
@@ -165,23 +165,21 @@ fn exact_decimal(a: f64) -> (Vec<u8>, i64) {
 fn round_digits(digits: &[u8], exp: i64, n: usize, up: bool) -> (Vec<u8>, i64) {
     let mut kept: Vec<u8> = digits[..n.min(digits.len())].to_vec();
     let mut exp = exp + (digits.len() - kept.len()) as i64;
-    {
-        if up {
-            let mut i = kept.len();
-            loop {
-                if i == 0 {
-                    kept.insert(0, 1);
-                    kept.pop();
-                    exp += 1;
-                    break;
-                }
-                i -= 1;
-                if kept[i] == 9 {
-                    kept[i] = 0;
-                } else {
-                    kept[i] += 1;
-                    break;
-                }
+    if up {
+        let mut i = kept.len();
+        loop {
+            if i == 0 {
+                kept.insert(0, 1);
+                kept.pop();
+                exp += 1;
+                break;
+            }
+            i -= 1;
+            if kept[i] == 9 {
+                kept[i] = 0;
+            } else {
+                kept[i] += 1;
+                break;
             }
         }
     }
@@ -192,24 +190,28 @@ fn round_digits(digits: &[u8], exp: i64, n: usize, up: bool) -> (Vec<u8>, i64) {
     (kept, exp)
 }
 
+/// Decimal digits (0..=9) as text.
+fn digit_text(digits: &[u8]) -> String {
+    digits.iter().map(|&d| char::from(b'0' + d)).collect()
+}
+
 /// Writes `digits × 10^exp` without an exponent.
 fn positional(out: &mut String, digits: &[u8], exp: i64) {
-    let text = |d: &[u8]| d.iter().map(|&d| char::from(b'0' + d)).collect::<String>();
     if digits.is_empty() {
         out.push('0');
     } else if exp >= 0 {
-        out.push_str(&text(digits));
+        out.push_str(&digit_text(digits));
         out.extend(std::iter::repeat_n('0', exp as usize));
     } else {
         let point = digits.len() as i64 + exp;
         if point > 0 {
-            out.push_str(&text(&digits[..point as usize]));
+            out.push_str(&digit_text(&digits[..point as usize]));
             out.push('.');
-            out.push_str(&text(&digits[point as usize..]));
+            out.push_str(&digit_text(&digits[point as usize..]));
         } else {
             out.push_str("0.");
             out.extend(std::iter::repeat_n('0', point.unsigned_abs() as usize));
-            out.push_str(&text(digits));
+            out.push_str(&digit_text(digits));
         }
     }
 }

@@ -30,7 +30,7 @@
  */
 /**
  * The run the worker is executing.
- * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, paused?: boolean, pausedAt?: number, rate?: number, interactive?: boolean, stopping?: boolean, stoppedEarly?: boolean}} Inflight
+ * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, paused?: boolean, pausedAt?: number, rate?: number, interactive?: boolean, network?: boolean, stopping?: boolean, stoppedEarly?: boolean, fetches?: number}} Inflight
  */
 /** A `done` for the host, before the den page acts on the worker's `leftover`. @typedef {DenToHostDone & {leftover?: boolean}} CheckedDone */
 (() => {
@@ -684,6 +684,7 @@
         /** @type {RunWorker} */ (worker).w.postMessage(no);
         return;
       }
+      inflight.fetches = (inflight.fetches || 0) + 1;
       send(req, req.body ? [req.body.buffer] : []);
     } else if (msg.t === "done") {
       const reply = checkDone(msg);
@@ -785,9 +786,67 @@
   }
 
   /**
-   * Stop (the element's Stop button). An isolated den interrupts Python (KeyboardInterrupt,
-   * variables kept) and restarts the worker only if the run still goes on 1 s later; otherwise
-   * (and while the run waits for input(), which a signal cannot wake) the worker is restarted.
+   * Whether a stop or timeout can interrupt the run's Python (KeyboardInterrupt, variables
+   * kept) rather than restart its worker at once: on an isolated den (the interrupt signal),
+   * while the run waits for the host (an answer to input(), a request), and in a run entered
+   * through JSPI (a den with network, or an interactive run without an input buffer), whose
+   * time.sleep the worker ends on `interrupt`.
+   * @param {Inflight} run
+   */
+  const canInterrupt = (run) => !!(worker && worker.interrupt) || run.asking === true || (run.fetches || 0) > 0 || suspends(run);
+
+  /**
+   * Whether the worker enters the run through JSPI (see worker.js), so that it can be
+   * suspended: its time.sleep, for one, lets the worker read messages.
+   * @param {Inflight} run
+   */
+  const suspends = (run) => jspi && (run.network === true || (run.interactive === true && !(worker && worker.input)));
+
+  // In a run entered through JSPI, the interrupt signal must not land while Python is
+  // suspended: Pyodide's event loop would raise it in one of its own callbacks, and the
+  // suspended code would never resume. Such a run gets `interrupt` first (which ends its
+  // waits and sleeps) and the signal only if it still runs this much later (busy code).
+  const SIGNAL_DELAY_MS = 200;
+
+  /**
+   * Interrupts the run's Python: the signal on an isolated den (not while input() waits on
+   * the buffer: state 4 there is its KeyboardInterrupt), and `interrupt` to the worker, which
+   * ends what the run waits for from the host (input() through JSPI, its requests) and its
+   * time.sleep with KeyboardInterrupt. The host's answers, if they still come, are dropped.
+   * @param {Inflight} run
+   */
+  function interruptRun(run) {
+    const buf = worker && worker.input;
+    const signal = worker && worker.interrupt;
+    if (signal && !run.asking) {
+      const sigint = () => {
+        if (inflight === run) Atomics.store(signal, 0, 2); // SIGINT
+      };
+      if (suspends(run)) setTimeout(sigint, SIGNAL_DELAY_MS);
+      else sigint();
+    }
+    if (run.asking) {
+      run.asking = false;
+      resumeClock(run);
+      clearTimeout(run.timer);
+      if (buf) {
+        Atomics.store(buf, 1, 0);
+        Atomics.store(buf, 0, 4);
+        Atomics.notify(buf, 0);
+      }
+    }
+    if (worker) {
+      /** @type {import("./protocol").DenToWorkerInterrupt} */
+      const stop = { t: "interrupt", id: run.id };
+      worker.w.postMessage(stop);
+    }
+  }
+
+  /**
+   * Stop (the element's Stop button). Python is interrupted (KeyboardInterrupt, variables
+   * kept) where it can be (see canInterrupt); the worker is restarted if the run still goes
+   * on 1 s later, and at once where Python cannot be interrupted (a den without isolation
+   * whose run was not entered through JSPI, nor waits for the host).
    * @param {import("./protocol").HostToDenStop} msg
    */
   function onStop(msg) {
@@ -806,9 +865,8 @@
       finish(failedReply(run.id, "crashed", "Stopped", "the run was stopped; the worker was restarted (files kept, Python and JavaScript variables lost)"));
     };
     clearTimeout(run.timer);
-    const interrupt = worker && worker.interrupt;
-    if (interrupt && !run.asking) {
-      Atomics.store(interrupt, 0, 2); // SIGINT
+    if (canInterrupt(run)) {
+      interruptRun(run);
       run.timer = setTimeout(restart, INTERRUPT_GRACE_MS);
     } else {
       restart();
@@ -818,7 +876,7 @@
   async function pump() {
     if (inflight || queue.length === 0) return;
     const msg = /** @type {HostToDenRun} */ (queue.shift());
-    inflight = { id: msg.id, timer: 0, timeoutMs: msg.timeoutMs, cap: msg.maxOutputBytes, used: 0, truncated: false, started: false, interactive: msg.interactive === true };
+    inflight = { id: msg.id, timer: 0, timeoutMs: msg.timeoutMs, cap: msg.maxOutputBytes, used: 0, truncated: false, started: false, interactive: msg.interactive === true, network: msg.network === true };
     if (lostBetweenRuns !== null) {
       const why = lostBetweenRuns;
       lostBetweenRuns = null;
@@ -848,9 +906,12 @@
     };
     inflight.onTimeout = () => {
       if (!inflight || inflight.id !== msg.id) return;
-      if (interrupt) {
+      if (canInterrupt(inflight)) {
+        // Python is interrupted (KeyboardInterrupt) where it can be: the signal, and what it
+        // waits for (input() through JSPI counts at a tenth, a request in full). A worker that
+        // does not end the run within the grace (busy, or catching it) is restarted.
         inflight.interrupted = true;
-        Atomics.store(interrupt, 0, 2); // SIGINT
+        interruptRun(inflight);
         inflight.timer = setTimeout(kill, INTERRUPT_GRACE_MS);
       } else {
         kill();
@@ -990,7 +1051,10 @@
     } else if (msg.t === "fetch-reply") {
       // The host's answer to a fetch of the run in flight goes to its worker; a late one (the
       // run ended, or its worker was replaced) is dropped.
-      if (inflight && inflight.started && msg.id === inflight.id && worker) worker.w.postMessage(msg, msg.body instanceof Uint8Array ? [msg.body.buffer] : []);
+      if (inflight && inflight.started && msg.id === inflight.id && worker) {
+        inflight.fetches = Math.max(0, (inflight.fetches || 0) - 1);
+        worker.w.postMessage(msg, msg.body instanceof Uint8Array ? [msg.body.buffer] : []);
+      }
     } else if (msg.t === "reset") {
       // New interpreter, files gone from the worker (the host re-sends them on the next run).
       // A run in flight is ended as crashed first.

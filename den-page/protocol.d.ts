@@ -158,6 +158,8 @@ export interface HostToDenRun {
   vars: string | null;
   /** Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); only a cross-origin isolated den can ask. */
   interactive: boolean;
+  /** The den has `network` options (the host makes its requests): a worker with JSPI enters the run through it, so that `urllib.request` can wait for the host's answer. */
+  network: boolean;
   /** The language of `code`. */
   lang: "python" | "javascript";
   /** For JavaScript: what `foxden_core::javascript::prepare` found in the code; else null. */
@@ -400,6 +402,13 @@ export type DenToWorkerFetchReply = HostToDenFetchReply;
 /** input-reply: the host's `input-reply` for the run in flight, checked (at most 1 MiB), to a worker without an input buffer (no cross-origin isolation) that waits through JSPI. On the worker's global channel. The same message as `HostToDenInputReply`. */
 export type DenToWorkerInputReply = HostToDenInputReply;
 
+/** interrupt: the run in flight was stopped, or timed out, where Python can be interrupted: what it waits for from the host (`input()` through JSPI; an isolated worker reads state 4 from its input buffer instead; requests) and its `time.sleep` end, raising KeyboardInterrupt in Python. On the worker's global channel. */
+export interface DenToWorkerInterrupt {
+  t: "interrupt";
+  /** The run stopped. */
+  id: number;
+}
+
 /** snapshot: once, to a worker booted with `snapshotBytes` and no snapshot, when the host's `warm` came. On the worker's global channel. */
 export interface DenToWorkerSnapshot {
   t: "snapshot";
@@ -410,7 +419,7 @@ export interface DenToWorkerSnapshot {
 }
 
 /** Every message den page → worker. */
-export type DenToWorker = DenToWorkerBoot | DenToWorkerRun | DenToWorkerFetchReply | DenToWorkerInputReply | DenToWorkerSnapshot;
+export type DenToWorker = DenToWorkerBoot | DenToWorkerRun | DenToWorkerFetchReply | DenToWorkerInputReply | DenToWorkerInterrupt | DenToWorkerSnapshot;
 
 // --- worker → den page ---
 

@@ -406,10 +406,8 @@ class FetchResponse:
     def __repr__(self):
         return "<FetchResponse %d %s>" % (self.status, self.url)
 
-async def fetch(url, method="GET", headers=None, body=None):
-    """Asks the host page to make an HTTP request (the sandbox itself can reach nothing). The
-    host checks the den's network allowlist, method, rate and sizes; a refusal raises FetchError.
-    headers: a dict or a list of (name, value); body: bytes or str (UTF-8). Use with await."""
+def _foxden_fetch_start(url, method, headers, body):
+    # The host's answer to come (a JS promise): shared by foxden.fetch and urllib.request.
     import json
     from pyodide.ffi import to_js
     if isinstance(headers, dict):
@@ -418,13 +416,96 @@ async def fetch(url, method="GET", headers=None, body=None):
     if isinstance(body, str):
         body = body.encode("utf-8")
     data = None if body is None else to_js(bytes(body))
-    r = await _foxden_fetch_js(str(url), str(method), json.dumps(pairs), data)
+    return _foxden_fetch_js(str(url), str(method), json.dumps(pairs), data)
+
+def _foxden_fetch_answer(r):
+    if r.refused == "interrupted":
+        # The host stopped the run (or its time ran out) while it waited for this request.
+        raise KeyboardInterrupt
     if r.refused is not None:
         raise FetchError(r.refused, r.message)
     hdrs = {}
     for name, value in r.headers.to_py():
         hdrs[name.lower()] = value
     return FetchResponse(r.url, int(r.status), hdrs, r.body.to_bytes())
+
+async def fetch(url, method="GET", headers=None, body=None):
+    """Asks the host page to make an HTTP request (the sandbox itself can reach nothing). The
+    host checks the den's network allowlist, method, rate and sizes; a refusal raises FetchError.
+    headers: a dict or a list of (name, value); body: bytes or str (UTF-8). Use with await."""
+    return _foxden_fetch_answer(await _foxden_fetch_start(url, method, headers, body))
+
+def _foxden_urllib_open(self, req):
+    # http_open and https_open of urllib.request's HTTPHandler (so urlopen and openers built
+    # with build_opener both use it): the host makes the request, as for foxden.fetch, while
+    # Python waits through JSPI (a run on a den with network is entered so). Redirects are
+    # refused by the host; other statuses come back as they are (urllib raises HTTPError).
+    import email.message, http.client, io, urllib.error, urllib.response
+    if not _foxden_can_run_sync():
+        if not _foxden_run_network():
+            why = ("this den has no network: the host page opens it with network: { allow: "
+                   "[url patterns] } (openDen's option, or the element's network attribute)")
+        elif not _foxden_jspi:
+            why = ("urllib needs WebAssembly JSPI (JavaScript Promise Integration) to wait for "
+                   "the host; use await foxden.fetch(url)")
+        else:
+            why = ("urllib cannot wait for the host here (in a function called from "
+                   "JavaScript); call it from the run's own code, or use await foxden.fetch(url)")
+        raise urllib.error.URLError(why)
+    data = req.data
+    if data is not None and not isinstance(data, (bytes, bytearray, memoryview)):
+        data = data.read() if hasattr(data, "read") else b"".join(bytes(c) for c in data)
+    # Host, Content-Length and Connection are the browser's (urllib adds them itself).
+    own = {"host", "content-length", "connection"}
+    headers = [(k, v) for k, v in req.header_items() if k.lower() not in own]
+    try:
+        r = _foxden_fetch_answer(_foxden_run_sync_jspi(
+            _foxden_fetch_start(req.full_url, req.get_method(), headers, data)))
+    except FetchError as e:
+        raise urllib.error.URLError(e) from None
+    msg = email.message.Message()
+    for name, value in r.headers.items():
+        msg[name] = value
+    resp = urllib.response.addinfourl(io.BytesIO(r.bytes()), msg, r.url or req.full_url, r.status)
+    resp.msg = resp.reason = http.client.responses.get(r.status, "")
+    return resp
+
+def _foxden_patch_urllib(module):
+    module.HTTPHandler.http_open = _foxden_urllib_open
+    module.HTTPHandler.https_open = _foxden_urllib_open
+
+class _FoxdenUrllibLoader:
+    # Runs urllib.request's own loader, then patches the module (importing it at start-up
+    # would cost every den its boot time).
+    def __init__(self, inner):
+        self._inner = inner
+    def create_module(self, spec):
+        return self._inner.create_module(spec)
+    def exec_module(self, module):
+        self._inner.exec_module(module)
+        _foxden_patch_urllib(module)
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+class _FoxdenUrllibFinder:
+    _busy = False
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name != "urllib.request" or cls._busy:
+            return None
+        import importlib.machinery
+        cls._busy = True
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        finally:
+            cls._busy = False
+        if spec is not None and spec.loader is not None:
+            spec.loader = _FoxdenUrllibLoader(spec.loader)
+        return spec
+
+if "urllib.request" in sys.modules:
+    _foxden_patch_urllib(sys.modules["urllib.request"])
+sys.meta_path.insert(0, _FoxdenUrllibFinder)
 
 def _foxden_module():
     import types
@@ -464,6 +545,9 @@ class _FoxdenAskStdin(io.TextIOBase):
             return text if text.endswith("\\n") else text + "\\n"
         if state == 2:
             return ""
+        if state == 4:
+            # The host stopped the run (or its time ran out) while it waited for an answer.
+            raise KeyboardInterrupt
         raise EOFError(text)
     def _line(self, prompt):
         if not self._buf:
@@ -588,12 +672,27 @@ def _foxden_flush(ignored=BaseException):
 # printed goes first.
 import time as _foxden_time
 _foxden_real_sleep = _foxden_time.sleep
+_foxden_monotonic = _foxden_time.monotonic
+_FOXDEN_SLEEP_SLICE = 0.05
 def _foxden_sleep(secs, /):
     # Exceptions only: a timeout's KeyboardInterrupt can land in the flush and must reach the
     # user's code.
     _foxden_flush(Exception)
     _foxden_send_output()
-    _foxden_real_sleep(secs)
+    if type(secs) not in (int, float) or not _FOXDEN_SLEEP_SLICE < secs < 1e9:
+        _foxden_real_sleep(secs)  # its own checks and errors (a negative, a NaN, a str, too large)
+        return
+    # In slices, so that a stop or a timeout ends it within one: on an isolated den the
+    # interrupt signal lands between slices; in a run entered through JSPI (whose sleep lets
+    # the worker read messages), the den page's interrupt sets the flag read here.
+    end = _foxden_monotonic() + secs
+    while True:
+        left = end - _foxden_monotonic()
+        if left <= 0:
+            return
+        _foxden_real_sleep(min(left, _FOXDEN_SLEEP_SLICE))
+        if _foxden_run_stopped():
+            raise KeyboardInterrupt
 _foxden_sleep.__code__ = _foxden_sleep.__code__.replace(co_name="sleep", co_qualname="sleep")
 _foxden_sleep.__name__ = _foxden_sleep.__qualname__ = "sleep"
 _foxden_sleep.__module__ = "time"
@@ -753,8 +852,8 @@ let fatal = null; // set when Pyodide failed fatally: every later run reports "c
 const known = new Map();
 
 // --- output capture: batched, capped, streamed to the den page as it is printed ---
-/** @type {{id: number, used: number, cap: number, truncated: boolean, parts: import("./protocol").OutputPart[], held: number, last: number, displayed: number, displays: number, displayCut: boolean} | null} */
-let current = null; // {id, used, cap, truncated, parts (held output, in print order), held (its UTF-16 length), last}
+/** @type {{id: number, used: number, cap: number, truncated: boolean, parts: import("./protocol").OutputPart[], held: number, last: number, displayed: number, displays: number, displayCut: boolean, network: boolean, stopped?: boolean} | null} */
+let current = null; // {id, used, cap, truncated, parts (held output, in print order), held (its UTF-16 length), last, network (the den may fetch)}
 const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 const encoder = new TextEncoder();
 
@@ -822,9 +921,13 @@ const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
 const MAX_DISPLAYS_PER_RUN = 1000; // foxden_core::outcome::MAX_DISPLAYS_PER_RUN
 
 // Interactive input(): the den page's input buffer (cross-origin isolated dens only):
-// [0] state (0 waiting, 1 text, 2 end of input, 3 failed: text is why), [1] byte length, then UTF-8.
+// [0] state (0 waiting, 1 text, 2 end of input, 3 failed: text is why, 4 the run is stopped:
+// KeyboardInterrupt), [1] byte length, then UTF-8.
 /** @type {Int32Array | null} */
 let inputBuf = null;
+/** Pyodide's interrupt buffer (isolated dens): the den page writes 2 (SIGINT) to stop a run. */
+/** @type {Int32Array | null} */
+let interruptBuf = null;
 const INPUT_HEADER_BYTES = 8;
 
 /**
@@ -861,7 +964,7 @@ function askInput(prompt) {
   const text = apply(decodeUtf8, inputDecoder, [apply(sliceBytes, new Uint8Array(inputBuf.buffer, INPUT_HEADER_BYTES, len), [])]);
   apply(atomicsStore, Atomics, [inputBuf, 0, 0]);
   current.last = performance.now();
-  return [state === 1 || state === 2 ? state : 3, text];
+  return [state >= 1 && state <= 4 ? state : 3, text];
 }
 
 // --- network: foxden.fetch asks the host (this worker's CSP, connect-src 'none', blocks every
@@ -932,6 +1035,34 @@ function onInputReply(m) {
   if (typeof m.text === "string") w.resolve([1, m.text]);
   else if (typeof m.error === "string") w.resolve([3, m.error]);
   else w.resolve([2, ""]);
+}
+
+/**
+ * The run was stopped (or timed out): what it waits for from the host, input() through JSPI
+ * and each pending request, ends at once, raising KeyboardInterrupt in Python (in JavaScript,
+ * a refusal `interrupted`), and so does its time.sleep (see _foxden_sleep), so the run can end
+ * with its variables kept. The interrupt signal the den page may also have set (an isolated
+ * den) is taken back when a wait ended: KeyboardInterrupt is raised once, where the code
+ * waited. (A busy run reads this message only once it waits: the signal, or the restart after
+ * the grace, stops it.)
+ * @param {import("./protocol").DenToWorkerInterrupt} m
+ */
+function onInterrupt(m) {
+  if (!current || m.id !== current.id) return;
+  current.stopped = true;
+  let waited = false;
+  const w = inputWaiting;
+  if (w && w.id === m.id) {
+    inputWaiting = null;
+    w.resolve([4, ""]);
+    waited = true;
+  }
+  for (const [req, p] of fetchPending) {
+    fetchPending.delete(req);
+    p.resolve(refusedAnswer(p.url, "interrupted", "the run was stopped while it waited for this request"));
+    waited = true;
+  }
+  if (waited && interruptBuf) apply(atomicsStore, Atomics, [interruptBuf, 0, 0]);
 }
 
 /** Resolves the requests still pending at the end of a run as aborted. */
@@ -1549,6 +1680,7 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, co
   // __FOXDEN_PYODIDE_VERSION__: package.json's pin, defined by the build (esbuild --define).
   if (py.version !== __FOXDEN_PYODIDE_VERSION__) throw new Error(`Pyodide core is ${py.version}, expected ${__FOXDEN_PYODIDE_VERSION__}`);
   if (interrupt) py.setInterruptBuffer(interrupt);
+  interruptBuf = interrupt;
   py.setStdout({ write: (b) => capture("stdout", b) });
   py.setStderr({ write: (b) => capture("stderr", b) });
   py.globals.set("_foxden_post_display", postDisplay);
@@ -1556,6 +1688,19 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, co
   py.globals.set("_foxden_can_ask", inputBuf !== null || jspi);
   py.globals.set("_foxden_ask_buffer", inputBuf !== null);
   py.globals.set("_foxden_fetch_js", fetchViaHost);
+  py.globals.set("_foxden_jspi", jspi);
+  py.globals.set("_foxden_run_network", () => current !== null && current.network);
+  // Read by time.sleep between its slices: the den page's interrupt message (read while a
+  // JSPI sleep is suspended), or on an isolated den its signal, which Python itself checks only
+  // every so many steps; taken here, so that KeyboardInterrupt is raised once, at once.
+  py.globals.set("_foxden_run_stopped", () => {
+    if (current === null) return false;
+    if (interruptBuf && apply(atomicsLoad, Atomics, [interruptBuf, 0]) === 2) {
+      apply(atomicsStore, Atomics, [interruptBuf, 0, 0]);
+      current.stopped = true;
+    }
+    return current.stopped === true;
+  });
   py.globals.set("_foxden_send_output", flushOutput);
   py.globals.set("_foxden_last_timer", takeLastTimer);
   py.globals.set("_foxden_cancel_timer", cancelTimer);
@@ -2121,7 +2266,7 @@ async function run(msg) {
   }
   const runStart = Date.now();
   // last = 0: the first chunk of a run is sent at once; later ones at most every 15 ms or 8 KiB.
-  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, parts: [], held: 0, last: 0, displayed: 0, displays: 0, displayCut: false };
+  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, parts: [], held: 0, last: 0, displayed: 0, displays: 0, displayCut: false, network: msg.network === true };
   decoders.stdout = new TextDecoder();
   decoders.stderr = new TextDecoder();
   clipped = false;
@@ -2137,9 +2282,10 @@ async function run(msg) {
     const stdin = typeof msg.stdin === "string" ? msg.stdin : undefined;
     const interactive = msg.interactive === true;
     const vars = typeof msg.vars === "string" ? msg.vars : undefined;
-    // An interactive run without an input buffer is entered with stack switching, so that
-    // input() can suspend it (JSPI) until the answer comes.
-    const first = interactive && !inputBuf && jspi ? await pyRunSync.callPromising(msg.code, stdin, interactive, vars) : pyRunSync(msg.code, stdin, interactive, vars);
+    // An interactive run without an input buffer, and a run on a den with network, are
+    // entered with stack switching, so that input() and urllib.request can suspend them
+    // (JSPI) until the host's answer comes.
+    const first = ((interactive && !inputBuf) || msg.network === true) && jspi ? await pyRunSync.callPromising(msg.code, stdin, interactive, vars) : pyRunSync(msg.code, stdin, interactive, vars);
     const out = first ?? (await pyRun(msg.code, stdin, interactive));
     const [result, err] = out.toJs();
     out.destroy();
@@ -2247,6 +2393,7 @@ self.addEventListener(
     // Answers to foxden.fetch are handled at once (the run that asked is waiting for them).
     if (m.t === "fetch-reply") return onFetchReply(m);
     if (m.t === "input-reply") return onInputReply(m);
+    if (m.t === "interrupt") return onInterrupt(m);
     if (m.t === "snapshot") return onSnapshot(m);
     if (m.t === "run") enqueue(m);
   },

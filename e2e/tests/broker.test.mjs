@@ -6,7 +6,7 @@
 // reached a server: the host's allowed requests must show up, refused ones never.
 import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { launch, openPage, BROWSER, BASE, readLog, marker, sleep, logNewErrors } from "../lib.mjs";
+import { launch, openPage, BROWSER, BASE, COI_BASE, readLog, marker, sleep, logNewErrors } from "../lib.mjs";
 import { EXTERNAL } from "../probes.mjs";
 
 let ctx, page, errors;
@@ -101,6 +101,106 @@ r
   assert.ok(log.includes(`GET /api/json?m=${m} `), "the host's GET reached the server");
   assert.ok(log.includes(`POST /api/echo?m=${m}-post `), "the host's POST reached the server");
   await close("net-ok");
+});
+
+test(`${B}: urllib.request works on a den with network (JSPI): urlopen and build_opener wait for the host's answer; HTTP errors raise HTTPError, refusals URLError`, async () => {
+  await open("net-urllib", { network: { allow: ALLOW, methods: ["GET", "POST"], perMinute: 30 } });
+  const m = marker("urllib");
+  const r = await run(
+    "net-urllib",
+    `
+import json, urllib.request, urllib.error
+with urllib.request.urlopen("${BASE}/api/json?m=${m}") as f:
+    print(f.status, f.reason, f.headers["content-type"], f.headers["x-foxden-test"], json.load(f))
+req = urllib.request.Request("${BASE}/api/echo?m=${m}-post", data=b"hello", headers={"X-Trace": "1"}, method="POST")
+print(urllib.request.build_opener().open(req).read())
+try:
+    urllib.request.urlopen("${BASE}/api/nope?m=${m}-404")
+except urllib.error.HTTPError as e:
+    print("http", e.code, e.reason, e.read())
+try:
+    urllib.request.urlopen("https://example.com/?m=${m}-refused")
+except urllib.error.URLError as e:
+    print("url", e.reason.reason)
+kept = "yes"
+`,
+  );
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(
+    r.stdout,
+    "200 OK application/json yes {'ok': True, 'method': 'GET', 'path': '/api/json'}\nb'hello'\nhttp 404 Not Found b'no such endpoint'\nurl not-allowed\n",
+  );
+  assert.deepEqual(
+    r.requests.map((q) => [q.method, q.status, q.refusedBecause]),
+    [["GET", 200, null], ["POST", 200, null], ["GET", 404, null], ["GET", null, "not-allowed"]],
+  );
+  // The run's variables are kept as in any run; urllib keeps working in the next one.
+  const again = await run("net-urllib", `import urllib.request\nkept, urllib.request.urlopen("${BASE}/api/json?m=${m}-2").status`);
+  assert.equal(again.result, "('yes', 200)", JSON.stringify(again.error));
+  await sleep(300);
+  const log = readLog("server");
+  assert.ok(log.includes(`GET /api/json?m=${m} `) && log.includes(`POST /api/echo?m=${m}-post `) && log.includes(`GET /api/json?m=${m}-2 `));
+  assert.ok(!readLog("proxy").includes(`${m}-refused`), "the refused URL reached no server");
+  await close("net-urllib");
+  // Without the network option, urlopen says how to allow it.
+  await open("net-urllib-off", {});
+  const off = await run("net-urllib-off", "import urllib.request, urllib.error\ntry:\n    urllib.request.urlopen('http://127.0.0.1:1/api/json')\nexcept urllib.error.URLError as e:\n    print(e.reason)");
+  assert.match(off.stdout, /^this den has no network: the host page opens it with network: \{ allow: \[url patterns\] \}/);
+  await close("net-urllib-off");
+});
+
+test(`${B}: stopping a run, or its timeout, while it waits for a request (or sleeps) raises KeyboardInterrupt where it waits: variables kept, no restart`, async () => {
+  const m = marker("stop");
+  // On this page (no isolation: JSPI only) and on a cross-origin isolated one (the interrupt
+  // signal is set too; KeyboardInterrupt must still be raised once, where the code waits).
+  const { page: coi } = await openPage(ctx.browser, "/e2e/index.html", COI_BASE);
+  const check = (p, base, tag) =>
+    p.evaluate(
+      async (base, m) => {
+        const { openDen, iframeRuntime, memoryStore } = window.foxden;
+        const den = await openDen({ name: "net-stop", store: memoryStore(), runtime: iframeRuntime({ denUrl: "/den/den.html", pyodideUrl: "/pyodide/" }), network: { allow: ["http://127.0.0.1:*/api/*"], perMinute: 50 } });
+        const interruptible = den.info.interruptible;
+        await den.run("kept = 'yes'");
+        const stopWhileWaiting = async (code) => {
+          const running = den.run(code);
+          // The request (5 s on the server) is made by then.
+          await new Promise((res) => setTimeout(res, 1500));
+          const t0 = performance.now();
+          await den.stop();
+          const r = await running;
+          return { type: r.error && r.error.type, kind: r.error && r.error.kind, restarted: r.restarted, stdout: r.stdout, ms: performance.now() - t0 };
+        };
+        const sync = await stopWhileWaiting(`import urllib.request\ntry:\n    urllib.request.urlopen("${base}/api/slow?ms=5000&m=${m}-1")\nexcept KeyboardInterrupt:\n    print("interrupted")\n    raise`);
+        const awaiting = await stopWhileWaiting(`import foxden\nr = await foxden.fetch("${base}/api/slow?ms=5000&m=${m}-2")`);
+        // A run of a den with network is entered through JSPI: its time.sleep is stopped too.
+        const slept = await stopWhileWaiting("import time\ntime.sleep(30)");
+        // Busy code: the interrupt signal (isolated den, after the worker had its chance to
+        // end a wait), else a restart.
+        const busy = await stopWhileWaiting("while True: pass");
+        await den.run("kept = 'yes'");
+        const timed = await den.run(`import foxden\nv = 7\nawait foxden.fetch("${base}/api/slow?ms=5000&m=${m}-3")`, { timeoutMs: 1500 });
+        const after = (await den.run("kept, v")).result;
+        await den.close();
+        return { interruptible, sync, awaiting, slept, busy, timed: { kind: timed.error && timed.error.kind, message: timed.error && timed.error.message, restarted: timed.restarted }, after };
+      },
+      base,
+      m + tag,
+    );
+  for (const [p, base, tag, isolated] of [[page, BASE, "", false], [coi, COI_BASE, "-coi", true]]) {
+    const r = await check(p, base, tag);
+    assert.equal(r.interruptible, isolated);
+    for (const [name, x, stdout] of [["urlopen", r.sync, "interrupted\n"], ["await foxden.fetch", r.awaiting, ""], ["time.sleep", r.slept, ""]]) {
+      assert.deepEqual({ ...x, ms: undefined }, { type: "KeyboardInterrupt", kind: "python", restarted: false, stdout, ms: undefined }, `${name}${tag}: ${JSON.stringify(x)}`);
+      assert.ok(x.ms < 900, `${name}${tag}: the run ended ${x.ms} ms after stop()`);
+    }
+    const busy = isolated ? { type: "KeyboardInterrupt", restarted: false } : { type: "Stopped", restarted: true };
+    assert.deepEqual({ type: r.busy.type, restarted: r.busy.restarted }, busy, `busy${tag}: ${JSON.stringify(r.busy)}`);
+    assert.equal(r.timed.kind, "timeout", JSON.stringify(r.timed));
+    assert.match(r.timed.message, /interrupted \(KeyboardInterrupt\); Python variables were kept/);
+    assert.equal(r.timed.restarted, false, tag);
+    assert.equal(r.after, "('yes', 7)", tag);
+  }
+  await coi.close();
 });
 
 test(`${B}: JavaScript runs have foxden.fetch too: made by the host under the same options, refusals are FetchErrors`, async () => {

@@ -228,6 +228,59 @@ test(`${BROWSER}: without cross-origin isolation, input() waits for onInput thro
   await plain.close();
 });
 
+test(`${BROWSER}: stopping a run while input() waits raises KeyboardInterrupt there and keeps variables, with or without isolation; a JSPI wait that times out does too`, async () => {
+  const { page: plain } = await openPage(ctx.browser);
+  await openQuickDen(plain, "plain3");
+  // Runs in the page: stops a run once its question is asked (the answer never comes).
+  const check = (p, name) =>
+    p.evaluate(async (name) => {
+      const den = window.dens[name];
+      const never = () => new Promise(() => {});
+      const stopWhileAsking = async (code) => {
+        let asked;
+        const waiting = new Promise((res) => (asked = res));
+        const running = den.run(code, { onInput: () => (asked(), never()) });
+        await waiting;
+        const t0 = performance.now();
+        const stopped = await den.stop();
+        const r = await running;
+        return { stopped, type: r.error && r.error.type, kind: r.error && r.error.kind, restarted: r.restarted, stdout: r.stdout, ms: performance.now() - t0 };
+      };
+      await den.run("kept = 'yes'");
+      const soft = await stopWhileAsking("try:\n    input('q? ')\nexcept KeyboardInterrupt:\n    print('interrupted')\n    raise");
+      const after = (await den.run("kept")).result;
+      // Code that swallows the interrupt and goes on is restarted after the grace.
+      const hard = await stopWhileAsking("try:\n    input('q? ')\nexcept KeyboardInterrupt:\n    pass\nwhile True: pass");
+      const gone = (await den.run("'kept' in globals()")).result;
+      return { soft, after, hard, gone };
+    }, name);
+  for (const [p, name] of [[page, "ask"], [plain, "plain3"]]) {
+    const r = await check(p, name);
+    assert.deepEqual(
+      { ...r.soft, ms: undefined },
+      { stopped: true, type: "KeyboardInterrupt", kind: "python", restarted: false, stdout: "q? interrupted\n", ms: undefined },
+      `${name}: ${JSON.stringify(r.soft)}`,
+    );
+    assert.ok(r.soft.ms < 900, `${name}: the stopped run ended ${r.soft.ms} ms after stop()`);
+    assert.equal(r.after, "'yes'", name);
+    assert.deepEqual({ type: r.hard.type, kind: r.hard.kind, restarted: r.hard.restarted }, { type: "Stopped", kind: "crashed", restarted: true }, name);
+    assert.equal(r.gone, "False", name);
+  }
+  // Without isolation the wait counts at a tenth: a 300 ms timeout ends it after about 3 s,
+  // through input()'s KeyboardInterrupt, so the variables are kept.
+  const t = await plain.evaluate(async () => {
+    const den = window.dens.plain3;
+    const r = await den.run("v = 7\ninput('q? ')", { timeoutMs: 300, onInput: () => new Promise(() => {}) });
+    const v = (await den.run("v")).result;
+    return { kind: r.error && r.error.kind, message: r.error && r.error.message, restarted: r.restarted, v };
+  });
+  assert.equal(t.kind, "timeout", JSON.stringify(t));
+  assert.match(t.message, /interrupted \(KeyboardInterrupt\); Python variables were kept/);
+  assert.equal(t.restarted, false);
+  assert.equal(t.v, "7");
+  await plain.close();
+});
+
 test(`${BROWSER}: without isolation, code that asks without waiting, or works in JavaScript while input() waits, cannot stop its clock`, async () => {
   const { page: plain } = await openPage(ctx.browser);
   await openQuickDen(plain, "plain2");

@@ -39,6 +39,32 @@ test(`${BROWSER}: on a cross-origin isolated page a timeout interrupts Python an
   assert.equal(fresh.result, "False");
 });
 
+test(`${BROWSER}: a timeout or Stop interrupts one long time.sleep within a slice of it: KeyboardInterrupt, variables kept`, async () => {
+  const r = await page.evaluate(async () => {
+    const den = window.dens.coi;
+    await den.run("kept = 'here'");
+    const t0 = performance.now();
+    const timed = await den.run("import time\ntime.sleep(30)", { timeoutMs: 500 });
+    const timedMs = performance.now() - t0;
+    const running = den.run("import time\ntry:\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    print('stopped')\n    raise");
+    await new Promise((res) => setTimeout(res, 500));
+    const t1 = performance.now();
+    await den.stop();
+    const stopped = await running;
+    const stopMs = performance.now() - t1;
+    const after = await den.run("kept");
+    return { timed, timedMs, stopped, stopMs, after: after.result };
+  });
+  assert.equal(r.timed.error.kind, "timeout");
+  assert.equal(r.timed.restarted, false);
+  assert.ok(r.timedMs < 1400, `the timeout took ${r.timedMs} ms`);
+  assert.doesNotMatch(r.timed.error.traceback, /<foxden>|_foxden/);
+  assert.deepEqual([r.stopped.error.type, r.stopped.stdout, r.stopped.restarted], ["KeyboardInterrupt", "stopped\n", false]);
+  assert.ok(r.stopMs < 900, `Stop took ${r.stopMs} ms`);
+  assert.doesNotMatch(r.stopped.error.traceback, /<foxden>|_foxden/);
+  assert.equal(r.after, "'here'");
+});
+
 test(`${BROWSER}: a timeout interrupts a loop of time.sleep (foxden's flushing wrapper) and its traceback shows the user's code only`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.coi;

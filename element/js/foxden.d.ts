@@ -65,9 +65,9 @@ export interface OpenDenOptions {
    * one makes `openDen` reject with `DenLoadError` stage "package" naming it; nothing is
    * installed. At most 64 wheels, 64 MiB in all. See the README's "Packages". */
   packages?: PackageSpec[];
-  /** Network for Python's `foxden.fetch`, made by the host page after checking the allowlist,
-   * method, rate and sizes (the sandbox itself can still reach nothing). Default: none (every
-   * `foxden.fetch` is refused with `network-off`). */
+  /** Network for Python's `foxden.fetch` (and `urllib.request`, the sandbox's `fetch()`), made
+   * by the host page after checking the allowlist, method, rate and sizes (the sandbox itself can
+   * still reach nothing). Default: none (every `foxden.fetch` is refused with `network-off`). */
   network?: NetworkOptions;
   /** Files and folders (den paths, e.g. `["/work/data", "/drop/config.json"]`, at most 256) the
    * code may read but not change: in the sandbox they are read-only (a write raises
@@ -308,7 +308,9 @@ export interface DenMethods {
   /** `packagesMs`: how long the new interpreter took to install the den's packages (part of `bootMs`; absent without packages). */
   reset(): Promise<{ from: "snapshot" | "scratch" | "adapter"; bootMs: number; packagesMs?: number }>;
   /** Stops the run in flight (the element's Stop button): a cross-origin isolated den interrupts
-   * Python (`KeyboardInterrupt`, variables kept; restarted if it goes on 1 s later), otherwise
+   * Python (`KeyboardInterrupt`, variables kept; restarted if it goes on 1 s later), and so does
+   * any den while the run waits for the host (`input()`, a request) or sleeps in a run entered
+   * through JSPI (a den with `network`, an interactive run); otherwise
    * the worker is restarted (`error.kind` "crashed", type "Stopped", `restarted`, files kept); a
    * run still waiting for its worker never starts (none of its code runs, variables kept;
    * "crashed", "Stopped"); an adapter's run ends at once

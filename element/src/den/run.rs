@@ -164,6 +164,7 @@ impl Den {
                 ro.vars.as_deref().map_or(JsValue::NULL, JsValue::from),
             ),
             ("interactive", on_input.is_some().into()),
+            ("network", inner.broker.borrow().config.is_some().into()),
             ("lang", ro.lang().into()),
             ("js", js),
             ("readOnly", str_array(inner.opts.read_only.entries()).into()),

@@ -291,6 +291,12 @@ const RUN_FIELDS: &[Field] = &[
         "Without `stdin`, the host answers `input()` (`onInput` or the element's `input` event); \
          only a cross-origin isolated den can ask.",
     ),
+    f(
+        "network",
+        Ty::Bool,
+        "The den has `network` options (the host makes its requests): a worker with JSPI \
+         enters the run through it, so that `urllib.request` can wait for the host's answer.",
+    ),
     f("lang", Ty::OneOf(&LANGS), "The language of `code`."),
     f(
         "js",
@@ -903,6 +909,16 @@ pub static DEN_TO_WORKER: Hop = Hop {
                    worker without an input buffer (no cross-origin isolation) that waits through \
                    JSPI",
             fields: INPUT_REPLY_FIELDS,
+        },
+        Message {
+            name: "Interrupt",
+            t: Some("interrupt"),
+            channel: Channel::WorkerGlobal,
+            when: "the run in flight was stopped, or timed out, where Python can be \
+                   interrupted: what it waits for from the host (`input()` through JSPI; an \
+                   isolated worker reads state 4 from its input buffer instead; requests) and its \
+                   `time.sleep` end, raising KeyboardInterrupt in Python",
+            fields: &[run_id("The run stopped.")],
         },
         Message {
             name: "Snapshot",

@@ -30,7 +30,7 @@
  */
 /**
  * The run the worker is executing.
- * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, paused?: boolean, pausedAt?: number, rate?: number, interactive?: boolean, network?: boolean, stopping?: boolean, stoppedEarly?: boolean, fetches?: number}} Inflight
+ * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, paused?: boolean, pausedAt?: number, rate?: number, interactive?: boolean, network?: boolean, python?: boolean, onInterrupted?: () => void, sigint?: number, stopping?: boolean, stoppedEarly?: boolean, fetches?: number}} Inflight
  */
 /** A `done` for the host, before the den page acts on the worker's `leftover`. @typedef {DenToHostDone & {leftover?: boolean}} CheckedDone */
 (() => {
@@ -632,7 +632,15 @@
     // code left running may still work, uncounted. Output, a display or a request shows that it
     // does: the clock goes on (the answer is still awaited).
     if (inflight.paused && inflight.rate && msg.t !== "input") resumeClock(inflight);
-    if (msg.t === "out") {
+    if (msg.t === "interrupted") {
+      // The worker read the run's interrupt (once; a hostile worker gains at most the grace).
+      // If that ended a wait (where KeyboardInterrupt is now raised), the signal still to come
+      // is not sent: it would be a second one.
+      if (msg.waited === true) clearTimeout(inflight.sigint);
+      const then = inflight.onInterrupted;
+      inflight.onInterrupted = undefined;
+      if (then) then();
+    } else if (msg.t === "out") {
       // Output is capped here too: a worker that ignores the cap cannot flood the host. The
       // parts (one per change of stream, in print order) are checked whole: a malformed
       // message is dropped, not half forwarded.
@@ -699,7 +707,7 @@
         reply.error = {
           kind: "timeout",
           type: "TimeoutError",
-          message: `the run took longer than ${inflight.timeoutMs} ms and was interrupted (KeyboardInterrupt); ${reply.tooManyFiles ? "its file changes could not be kept, so the worker was restarted (the den's files kept, Python and JavaScript variables lost)" : reply.leftover ? "it left work running, so the worker was restarted (files kept, Python and JavaScript variables lost)" : "Python variables were kept"}`,
+          message: `the run took longer than ${inflight.timeoutMs} ms and was interrupted (${inflight.python ? "KeyboardInterrupt" : "its requests ended"}); ${reply.tooManyFiles ? "its file changes could not be kept, so the worker was restarted (the den's files kept, Python and JavaScript variables lost)" : reply.leftover ? "it left work running, so the worker was restarted (files kept, Python and JavaScript variables lost)" : inflight.python ? "Python variables were kept" : "JavaScript variables were kept"}`,
           traceback: (reply.error && reply.error.traceback) || "",
         };
         reply.result = null;
@@ -786,21 +794,47 @@
   }
 
   /**
-   * Whether a stop or timeout can interrupt the run's Python (KeyboardInterrupt, variables
-   * kept) rather than restart its worker at once: on an isolated den (the interrupt signal),
-   * while the run waits for the host (an answer to input(), a request), and in a run entered
-   * through JSPI (a den with network, or an interactive run without an input buffer), whose
-   * time.sleep the worker ends on `interrupt`.
+   * Whether a stop or timeout may interrupt the run (KeyboardInterrupt, variables kept) rather
+   * than restart its worker at once: on an isolated den (the interrupt signal), while the run
+   * waits for the host (an answer to input(), a request), and for any Python run: a worker
+   * that is not busy reads `interrupt` (and says so: see awaitInterrupted), which ends an
+   * await of code with top-level await, and the waits and time.sleep of a run entered through
+   * JSPI. (A JavaScript run has nothing to end but its requests.)
    * @param {Inflight} run
    */
-  const canInterrupt = (run) => !!(worker && worker.interrupt) || run.asking === true || (run.fetches || 0) > 0 || suspends(run);
+  const canInterrupt = (run) => !!(worker && worker.interrupt) || run.asking === true || (run.fetches || 0) > 0 || run.python === true;
 
   /**
-   * Whether the worker enters the run through JSPI (see worker.js), so that it can be
-   * suspended: its time.sleep, for one, lets the worker read messages.
+   * Whether the worker enters the run through JSPI (see worker.js: a den with network, an
+   * interactive run without an input buffer), so that it can be suspended: its time.sleep,
+   * for one, lets the worker read messages.
    * @param {Inflight} run
    */
-  const suspends = (run) => jspi && (run.network === true || (run.interactive === true && !(worker && worker.input)));
+  const suspends = (run) => jspi && run.python === true && (run.network === true || (run.interactive === true && !(worker && worker.input)));
+
+  // Without the signal, a run is stopped without a restart only if the worker reads
+  // `interrupt` (it waits or sleeps: it answers `interrupted`); busy code cannot be, so a worker
+  // that has not answered within this time is restarted.
+  const INTERRUPT_ACK_MS = 400;
+
+  /**
+   * After interruptRun: how long the run has to end before `restart` (of the worker): the grace
+   * on an isolated den, whose signal stops busy code too; elsewhere the grace once the worker
+   * answered `interrupted`, else INTERRUPT_ACK_MS.
+   * @param {Inflight} run
+   * @param {() => void} restart
+   */
+  function awaitInterrupted(run, restart) {
+    if (worker && worker.interrupt) {
+      run.timer = setTimeout(restart, INTERRUPT_GRACE_MS);
+      return;
+    }
+    run.timer = setTimeout(restart, INTERRUPT_ACK_MS);
+    run.onInterrupted = () => {
+      clearTimeout(run.timer);
+      run.timer = setTimeout(restart, INTERRUPT_GRACE_MS);
+    };
+  }
 
   // In a run entered through JSPI, the interrupt signal must not land while Python is
   // suspended: Pyodide's event loop would raise it in one of its own callbacks, and the
@@ -822,7 +856,7 @@
       const sigint = () => {
         if (inflight === run) Atomics.store(signal, 0, 2); // SIGINT
       };
-      if (suspends(run)) setTimeout(sigint, SIGNAL_DELAY_MS);
+      if (suspends(run)) run.sigint = setTimeout(sigint, SIGNAL_DELAY_MS);
       else sigint();
     }
     if (run.asking) {
@@ -867,7 +901,7 @@
     clearTimeout(run.timer);
     if (canInterrupt(run)) {
       interruptRun(run);
-      run.timer = setTimeout(restart, INTERRUPT_GRACE_MS);
+      awaitInterrupted(run, restart);
     } else {
       restart();
     }
@@ -876,7 +910,7 @@
   async function pump() {
     if (inflight || queue.length === 0) return;
     const msg = /** @type {HostToDenRun} */ (queue.shift());
-    inflight = { id: msg.id, timer: 0, timeoutMs: msg.timeoutMs, cap: msg.maxOutputBytes, used: 0, truncated: false, started: false, interactive: msg.interactive === true, network: msg.network === true };
+    inflight = { id: msg.id, timer: 0, timeoutMs: msg.timeoutMs, cap: msg.maxOutputBytes, used: 0, truncated: false, started: false, interactive: msg.interactive === true, network: msg.network === true, python: msg.lang !== "javascript" };
     if (lostBetweenRuns !== null) {
       const why = lostBetweenRuns;
       lostBetweenRuns = null;
@@ -912,7 +946,7 @@
         // does not end the run within the grace (busy, or catching it) is restarted.
         inflight.interrupted = true;
         interruptRun(inflight);
-        inflight.timer = setTimeout(kill, INTERRUPT_GRACE_MS);
+        awaitInterrupted(inflight, kill);
       } else {
         kill();
       }

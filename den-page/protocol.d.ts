@@ -177,7 +177,7 @@ export interface HostToDenReset {
   id: number;
 }
 
-/** stop: the element's Stop button: on an isolated den Python gets KeyboardInterrupt (the worker is killed if it is still running 1 s later), else the worker is restarted. On window.postMessage (source checked). */
+/** stop: the element's Stop button: Python gets KeyboardInterrupt where it can (an isolated den's signal; where it waits, sleeps or awaits: `interrupt`); the worker is killed if it is still running 1 s later, or 400 ms after a worker without the signal did not answer `interrupted` (busy). On window.postMessage (source checked). */
 export interface HostToDenStop {
   t: "stop";
   /** The run to stop (ignored unless it is the one running). */
@@ -489,5 +489,14 @@ export interface WorkerToDenDone {
 /** fetch: `foxden.fetch(url, …)` during a run. On the worker's global channel, as `[key, message]`. The same message as `DenToHostFetch`. */
 export type WorkerToDenFetch = DenToHostFetch;
 
+/** interrupted: the worker read `interrupt` (so it was not busy): the run's waits and its sleep end with KeyboardInterrupt; the den page gives it the grace to end before it restarts the worker (without this, it restarts it soon). On the worker's global channel, as `[key, message]`. */
+export interface WorkerToDenInterrupted {
+  t: "interrupted";
+  /** The run stopped. */
+  id: number;
+  /** It ended a wait (input, a request, an await), where KeyboardInterrupt is now raised: no interrupt signal follows. */
+  waited: boolean;
+}
+
 /** Every message worker → den page. */
-export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDisplay | WorkerToDenInput | WorkerToDenDone | WorkerToDenFetch;
+export type WorkerToDen = WorkerToDenBooted | WorkerToDenBootError | WorkerToDenSnapshot | WorkerToDenOut | WorkerToDenDisplay | WorkerToDenInput | WorkerToDenDone | WorkerToDenFetch | WorkerToDenInterrupted;

@@ -453,10 +453,15 @@ def _foxden_urllib_open(self, req):
                    "JavaScript); call it from the run's own code, or use await foxden.fetch(url)")
         raise urllib.error.URLError(why)
     data = req.data
-    if data is not None and not isinstance(data, (bytes, bytearray, memoryview)):
-        data = data.read() if hasattr(data, "read") else b"".join(bytes(c) for c in data)
-    # Host, Content-Length and Connection are the browser's (urllib adds them itself).
-    own = {"host", "content-length", "connection"}
+    if data is not None:
+        try:
+            data = memoryview(data).tobytes()
+        except TypeError:
+            # A file, or an iterable of bytes-like chunks (urllib sends those chunked).
+            data = data.read() if hasattr(data, "read") else b"".join(memoryview(c).tobytes() for c in data)
+    # Host, Content-Length, Connection and Transfer-Encoding are the browser's (urllib adds
+    # them itself).
+    own = {"host", "content-length", "connection", "transfer-encoding"}
     headers = [(k, v) for k, v in req.header_items() if k.lower() not in own]
     try:
         r = _foxden_fetch_answer(_foxden_run_sync_jspi(
@@ -468,6 +473,9 @@ def _foxden_urllib_open(self, req):
         msg[name] = value
     resp = urllib.response.addinfourl(io.BytesIO(r.bytes()), msg, r.url or req.full_url, r.status)
     resp.msg = resp.reason = http.client.responses.get(r.status, "")
+    # As http.client.HTTPResponse has them.
+    resp.getheader = lambda name, default=None: msg.get(name, default)
+    resp.getheaders = lambda: list(msg.items())
     return resp
 
 def _foxden_patch_urllib(module):
@@ -679,20 +687,20 @@ def _foxden_sleep(secs, /):
     # user's code.
     _foxden_flush(Exception)
     _foxden_send_output()
-    if type(secs) not in (int, float) or not _FOXDEN_SLEEP_SLICE < secs < 1e9:
+    if isinstance(secs, bool) or not isinstance(secs, (int, float)) or not 0 <= secs < 1e9:
         _foxden_real_sleep(secs)  # its own checks and errors (a negative, a NaN, a str, too large)
         return
-    # In slices, so that a stop or a timeout ends it within one: on an isolated den the
-    # interrupt signal lands between slices; in a run entered through JSPI (whose sleep lets
-    # the worker read messages), the den page's interrupt sets the flag read here.
+    # In slices, so that a stop or a timeout ends it within one (a short sleep is one slice):
+    # on an isolated den the interrupt signal is read between slices; in a run entered through
+    # JSPI (whose sleep lets the worker read messages), the flag the den page's interrupt sets.
     end = _foxden_monotonic() + secs
     while True:
-        left = end - _foxden_monotonic()
-        if left <= 0:
-            return
+        left = max(end - _foxden_monotonic(), 0)
         _foxden_real_sleep(min(left, _FOXDEN_SLEEP_SLICE))
         if _foxden_run_stopped():
             raise KeyboardInterrupt
+        if left <= _FOXDEN_SLEEP_SLICE:
+            return
 _foxden_sleep.__code__ = _foxden_sleep.__code__.replace(co_name="sleep", co_qualname="sleep")
 _foxden_sleep.__name__ = _foxden_sleep.__qualname__ = "sleep"
 _foxden_sleep.__module__ = "time"
@@ -727,8 +735,39 @@ def _foxden_run_sync(code, stdin=None, interactive=False, variables=None):
     finally:
         _foxden_flush()
 
+# The task of the run with top-level await in progress (see _foxden_interrupt_async).
+_foxden_main_task = None
+_foxden_interrupting = False
+
+def _foxden_interrupt_async():
+    # A stop while code with top-level await is suspended in an await: the future it waits
+    # for fails with KeyboardInterrupt, which is so raised where the code waits (as a signal
+    # would be; asyncio.sleep's own finally then cancels its timer). If what it awaited is
+    # already done (it is about to resume), the task is cancelled instead, at its next step,
+    # and _foxden_run reports that as the KeyboardInterrupt it stands for. False: no such run.
+    # (A task suspended inside a step, through JSPI in input(), urllib or time.sleep, is the
+    # loop's current task: those waits end by their own means, and cancelling it would undo the
+    # KeyboardInterrupt it then handles.)
+    global _foxden_interrupting
+    t = _foxden_main_task
+    if t is None or t.done() or asyncio.current_task(t.get_loop()) is t:
+        return False
+    w = getattr(t, "_fut_waiter", None)
+    if w is not None and not w.done() and not isinstance(w, asyncio.Task):
+        try:
+            w.set_exception(KeyboardInterrupt())
+            return True
+        except Exception:
+            pass
+    # Awaiting a task (which cancel() cancels too), or about to resume.
+    _foxden_interrupting = True
+    t.cancel()
+    return True
+
 async def _foxden_run(code, stdin=None, interactive=False):
-    global _foxden_async_compiled
+    global _foxden_async_compiled, _foxden_main_task, _foxden_interrupting
+    _foxden_main_task = asyncio.current_task()
+    _foxden_interrupting = False
     compiled, _foxden_async_compiled = _foxden_async_compiled, None
     _foxden_stdin(stdin, interactive)
     try:
@@ -744,9 +783,20 @@ async def _foxden_run(code, stdin=None, interactive=False):
             value = await value
         _foxden_auto_display(value, is_expr)
         return [repr(value) if is_expr else None, None]
+    except asyncio.CancelledError as e:
+        if _foxden_interrupting:
+            return _foxden_failed(KeyboardInterrupt().with_traceback(e.__traceback__))
+        return _foxden_failed(e)
     except BaseException as e:
         return _foxden_failed(e)
     finally:
+        if _foxden_interrupting:
+            # A cancel that found the task suspended inside a step (through JSPI) is still
+            # pending when the code, interrupted there, returns: taken back, or asyncio would
+            # turn the run's answer into a CancelledError.
+            asyncio.current_task().uncancel()
+        _foxden_main_task = None
+        _foxden_interrupting = False
         _foxden_flush()
 
 # Callbacks scheduled on the event loop (call_soon, call_later, call_at) that have not run:
@@ -830,6 +880,7 @@ let bootedFrom = ""; // "scratch" or "snapshot"
 // Python callables (PyProxy) of PY_HELPERS.
 /** @type {any} */ let pyRun;
 /** @type {any} */ let pyRunSync;
+/** @type {any} */ let pyInterruptAsync;
 /** @type {any} */ let pyPending;
 /**
  * Python tasks still pending after a run (`first`: cancel them). A timeout's or Stop's signal
@@ -945,6 +996,7 @@ let inputWaiting = null;
  */
 function askInput(prompt) {
   if (!current) return [3, "no run is in progress"];
+  if (current.stopped) return [4, ""]; // the run is being stopped: KeyboardInterrupt
   flushOutput();
   if (!inputBuf) {
     if (inputWaiting) return [3, "input() is already waiting for an answer"];
@@ -993,6 +1045,7 @@ const refusedAnswer = (url, refused, message) => ({ url, status: undefined, head
 function fetchViaHost(url, method, headersJson, body) {
   url = String(url);
   if (!current) return Promise.resolve(refusedAnswer(url, "aborted", "no run is in progress"));
+  if (current.stopped) return Promise.resolve(refusedAnswer(url, "interrupted", "the run is being stopped"));
   /** @type {{name: string, value: string}[]} */
   let headers;
   try {
@@ -1062,7 +1115,13 @@ function onInterrupt(m) {
     p.resolve(refusedAnswer(p.url, "interrupted", "the run was stopped while it waited for this request"));
     waited = true;
   }
+  try {
+    if (pyInterruptAsync && pyInterruptAsync() === true) waited = true;
+  } catch (_) {
+    /* the run's own machinery failed: the signal or the restart stops it */
+  }
   if (waited && interruptBuf) apply(atomicsStore, Atomics, [interruptBuf, 0, 0]);
+  post({ t: "interrupted", id: m.id, waited });
 }
 
 /** Resolves the requests still pending at the end of a run as aborted. */
@@ -1714,6 +1773,7 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, co
   py.runPython("import random\nrandom.seed()\ndel random", { filename: "<foxden>" });
   pyRun = py.globals.get("_foxden_run");
   pyRunSync = py.globals.get("_foxden_run_sync");
+  pyInterruptAsync = py.globals.get("_foxden_interrupt_async");
   pyPending = py.globals.get("_foxden_pending_tasks");
   // The den's wheels, before any user code (and before file tracking: they are not den files).
   let packagesMs;
@@ -2283,8 +2343,11 @@ async function run(msg) {
     const interactive = msg.interactive === true;
     const vars = typeof msg.vars === "string" ? msg.vars : undefined;
     // An interactive run without an input buffer, and a run on a den with network, are
-    // entered with stack switching, so that input() and urllib.request can suspend them
-    // (JSPI) until the host's answer comes.
+    // entered with stack switching (JSPI), so that input() and urllib.request can suspend
+    // them until the host's answer comes (and a stop can end their waits and their
+    // time.sleep: the worker reads messages while they are suspended). Other runs are plain:
+    // faster to enter, and independent of the scheduler Pyodide's JSPI machinery uses (which
+    // reads globals the code may replace).
     const first = ((interactive && !inputBuf) || msg.network === true) && jspi ? await pyRunSync.callPromising(msg.code, stdin, interactive, vars) : pyRunSync(msg.code, stdin, interactive, vars);
     const out = first ?? (await pyRun(msg.code, stdin, interactive));
     const [result, err] = out.toJs();

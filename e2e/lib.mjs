@@ -77,8 +77,9 @@ export async function openPage(browser, path = "/e2e/index.html", base = BASE) {
   page.on("pageerror", (e) => {
     const text = String(e && e.message ? e.message : e);
     // Firefox logs this (from the worker's realm, which WebDriver BiDi reports with the page's)
-    // when the den page terminates a worker in the middle of a JSPI call: the timeout or Stop of
-    // an interactive run on a den without cross-origin isolation. No page script sees it, and
+    // when the den page terminates a worker in the middle of a JSPI call: the restart after a
+    // timeout or Stop of a run entered through JSPI (an interactive run on a den without
+    // cross-origin isolation, a run on a den with network). No page script sees it, and
     // Chromium, which reports its workers' errors too, logs nothing then.
     if (BROWSER === "firefox" && text === "uncaught exception: undefined") {
       console.log("# firefox: a worker terminated inside a JSPI call logged 'uncaught exception: undefined'");

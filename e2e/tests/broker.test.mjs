@@ -109,11 +109,14 @@ test(`${B}: urllib.request works on a den with network (JSPI): urlopen and build
   const r = await run(
     "net-urllib",
     `
-import json, urllib.request, urllib.error
+import array, io, json, urllib.request, urllib.error
 with urllib.request.urlopen("${BASE}/api/json?m=${m}") as f:
-    print(f.status, f.reason, f.headers["content-type"], f.headers["x-foxden-test"], json.load(f))
+    print(f.status, f.reason, f.headers["content-type"], f.getheader("x-foxden-test"), json.load(f))
 req = urllib.request.Request("${BASE}/api/echo?m=${m}-post", data=b"hello", headers={"X-Trace": "1"}, method="POST")
 print(urllib.request.build_opener().open(req).read())
+# Bodies urllib sends chunked (a file, an iterable), and any bytes-like object.
+for data in [io.BytesIO(b"from a file"), [b"chu", b"nks"], array.array("B", [1, 2, 3])]:
+    print(urllib.request.urlopen(urllib.request.Request("${BASE}/api/echo?m=${m}-body", data=data)).read())
 try:
     urllib.request.urlopen("${BASE}/api/nope?m=${m}-404")
 except urllib.error.HTTPError as e:
@@ -128,11 +131,11 @@ kept = "yes"
   assert.equal(r.error, null, JSON.stringify(r.error));
   assert.equal(
     r.stdout,
-    "200 OK application/json yes {'ok': True, 'method': 'GET', 'path': '/api/json'}\nb'hello'\nhttp 404 Not Found b'no such endpoint'\nurl not-allowed\n",
+    "200 OK application/json yes {'ok': True, 'method': 'GET', 'path': '/api/json'}\nb'hello'\nb'from a file'\nb'chunks'\nb'\\x01\\x02\\x03'\nhttp 404 Not Found b'no such endpoint'\nurl not-allowed\n",
   );
   assert.deepEqual(
     r.requests.map((q) => [q.method, q.status, q.refusedBecause]),
-    [["GET", 200, null], ["POST", 200, null], ["GET", 404, null], ["GET", null, "not-allowed"]],
+    [["GET", 200, null], ["POST", 200, null], ["POST", 200, null], ["POST", 200, null], ["POST", 200, null], ["GET", 404, null], ["GET", null, "not-allowed"]],
   );
   // The run's variables are kept as in any run; urllib keeps working in the next one.
   const again = await run("net-urllib", `import urllib.request\nkept, urllib.request.urlopen("${BASE}/api/json?m=${m}-2").status`);
@@ -172,8 +175,11 @@ test(`${B}: stopping a run, or its timeout, while it waits for a request (or sle
         };
         const sync = await stopWhileWaiting(`import urllib.request\ntry:\n    urllib.request.urlopen("${base}/api/slow?ms=5000&m=${m}-1")\nexcept KeyboardInterrupt:\n    print("interrupted")\n    raise`);
         const awaiting = await stopWhileWaiting(`import foxden\nr = await foxden.fetch("${base}/api/slow?ms=5000&m=${m}-2")`);
-        // A run of a den with network is entered through JSPI: its time.sleep is stopped too.
+        // A run of a den with network is entered through JSPI: its time.sleep is stopped too,
+        // a long one and a loop of short ones; and code with top-level await in urllib.
         const slept = await stopWhileWaiting("import time\ntime.sleep(30)");
+        const naps = await stopWhileWaiting("import time\nwhile True:\n    time.sleep(0.05)");
+        const asyncUrllib = await stopWhileWaiting(`import asyncio, urllib.request\nawait asyncio.sleep(0)\nurllib.request.urlopen("${base}/api/slow?ms=5000&m=${m}-4")`);
         // Busy code: the interrupt signal (isolated den, after the worker had its chance to
         // end a wait), else a restart.
         const busy = await stopWhileWaiting("while True: pass");
@@ -181,7 +187,7 @@ test(`${B}: stopping a run, or its timeout, while it waits for a request (or sle
         const timed = await den.run(`import foxden\nv = 7\nawait foxden.fetch("${base}/api/slow?ms=5000&m=${m}-3")`, { timeoutMs: 1500 });
         const after = (await den.run("kept, v")).result;
         await den.close();
-        return { interruptible, sync, awaiting, slept, busy, timed: { kind: timed.error && timed.error.kind, message: timed.error && timed.error.message, restarted: timed.restarted }, after };
+        return { interruptible, sync, awaiting, slept, naps, asyncUrllib, busy, timed: { kind: timed.error && timed.error.kind, message: timed.error && timed.error.message, restarted: timed.restarted }, after };
       },
       base,
       m + tag,
@@ -189,7 +195,7 @@ test(`${B}: stopping a run, or its timeout, while it waits for a request (or sle
   for (const [p, base, tag, isolated] of [[page, BASE, "", false], [coi, COI_BASE, "-coi", true]]) {
     const r = await check(p, base, tag);
     assert.equal(r.interruptible, isolated);
-    for (const [name, x, stdout] of [["urlopen", r.sync, "interrupted\n"], ["await foxden.fetch", r.awaiting, ""], ["time.sleep", r.slept, ""]]) {
+    for (const [name, x, stdout] of [["urlopen", r.sync, "interrupted\n"], ["await foxden.fetch", r.awaiting, ""], ["time.sleep", r.slept, ""], ["time.sleep(0.05) loop", r.naps, ""], ["top-level await, then urlopen", r.asyncUrllib, ""]]) {
       assert.deepEqual({ ...x, ms: undefined }, { type: "KeyboardInterrupt", kind: "python", restarted: false, stdout, ms: undefined }, `${name}${tag}: ${JSON.stringify(x)}`);
       assert.ok(x.ms < 900, `${name}${tag}: the run ended ${x.ms} ms after stop()`);
     }

@@ -273,13 +273,15 @@ test(`${B}: readonly keeps the read-only view; removing it brings the editor, ad
   });
 });
 
-test(`${B}: Stop ends a run that would not end: the interpreter restarts (variables lost, files kept) and says so`, async () => {
+test(`${B}: Stop ends a run that would not end: one that sleeps is interrupted (variables kept), a busy one restarts the interpreter (variables lost, files kept); the status says which`, async () => {
   const r = await page.evaluate(async () => {
     const el = document.getElementById("cell2");
     const root = el.shadowRoot;
     const stop = root.querySelector('[part~="stop-button"]');
     const idle = stop.disabled;
     await el.run("kept = 1");
+    // The element's runs are interactive (they may ask through the input event): entered
+    // through JSPI, so a sleep reads the Stop.
     const running = el.run("import time\nwhile True:\n    time.sleep(0.01)");
     const t0 = Date.now();
     while (stop.disabled && Date.now() - t0 < 10000) await new Promise((res) => setTimeout(res, 20));
@@ -317,12 +319,17 @@ test(`${B}: Stop ends a run that would not end: the interpreter restarts (variab
       res4: res4.error && res4.error.type, restarted4: res4.restarted, status4, neverRan,
     };
   });
+  // The sleeping run reads the Stop while it sleeps (KeyboardInterrupt, variables kept). A
+  // worker that does not answer within 400 ms is restarted instead (seen once in Firefox with 250 ms, in a
+  // full suite on a loaded machine): either way, the status and the variables must agree.
+  const soft = { kind: "python", restarted: false, status: "Stopped: Python was interrupted (KeyboardInterrupt); variables are kept", after: "True" };
+  const hard = { kind: "crashed", restarted: true, status: "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)", after: "False" };
+  const first = { kind: r.kind, restarted: r.restarted, status: r.status, after: r.after };
+  if (first.restarted) console.log(`# ${B}: the sleeping run was restarted, not interrupted (its worker did not answer within 400 ms)`);
+  assert.deepEqual(first, first.restarted ? hard : soft);
   assert.deepEqual(r, {
+    ...first,
     idle: true,
-    kind: "crashed",
-    restarted: true,
-    status: "Stopped: the interpreter was restarted, so Python variables were lost (files are kept)",
-    after: "False",
     file: "one file set",
     stopDisabled: true,
     idleStop: false,

@@ -204,6 +204,56 @@ test(`${B}: a run past its timeout is killed; files kept, variables gone, next r
   assert.equal(files.result, "4");
 });
 
+test(`${B}: without isolation, a stop or timeout while code with top-level await awaits raises KeyboardInterrupt there (variables kept); busy code is restarted soon`, async () => {
+  const r = await page.evaluate(async () => {
+    const den = window.dens.notes;
+    await den.run("kept = 'here'");
+    // Stops the run once its output ends with `after` (or after `ms`).
+    const stopAfter = async (code, ms, after) => {
+      let seen = "";
+      let shown = () => {};
+      const running = den.run(code, {
+        onOutput: (c) => {
+          seen += c.text;
+          if (after && seen.endsWith(after)) shown();
+        },
+      });
+      await new Promise((res) => {
+        shown = res;
+        if (!after) setTimeout(res, ms);
+      });
+      const t0 = performance.now();
+      await den.stop();
+      const x = await running;
+      return { type: x.error && x.error.type, restarted: x.restarted, stdout: x.stdout, ms: performance.now() - t0 };
+    };
+    const awaited = await stopAfter("import asyncio\nfor i in range(100):\n    await asyncio.sleep(0.5)\n    print(i)", 0, "1\n");
+    // Awaiting a task: the task is cancelled with it.
+    const task = await stopAfter("import asyncio\nt = asyncio.create_task(asyncio.sleep(30))\nawait t", 500);
+    const keptAfter = (await den.run("kept, i")).result;
+    const timed = await den.run("import asyncio\nwhile True:\n    await asyncio.sleep(0.1)", { timeoutMs: 600 });
+    const timedKept = (await den.run("kept")).result;
+    // Busy code (a loop, or a plain run's time.sleep, which blocks the worker) reads no
+    // message: the worker is restarted, soon.
+    const busy = await stopAfter("while True: pass", 500);
+    const slept = await stopAfter("import time\ntime.sleep(30)", 500);
+    const gone = (await den.run("'kept' in globals()")).result;
+    return { awaited, task, keptAfter, timed: { kind: timed.error.kind, restarted: timed.restarted, message: timed.error.message }, timedKept, busy, slept, gone };
+  });
+  assert.deepEqual([r.awaited.type, r.awaited.restarted, r.awaited.stdout], ["KeyboardInterrupt", false, "0\n1\n"], JSON.stringify(r.awaited));
+  assert.deepEqual([r.task.type, r.task.restarted], ["KeyboardInterrupt", false], JSON.stringify(r.task));
+  for (const x of [r.awaited, r.task]) assert.ok(x.ms < 900, `stopped after ${x.ms} ms`);
+  assert.equal(r.keptAfter, "('here', 2)"); // stopped in the third sleep, once 1 was printed
+  assert.deepEqual([r.timed.kind, r.timed.restarted], ["timeout", false], JSON.stringify(r.timed));
+  assert.match(r.timed.message, /Python variables were kept/);
+  assert.equal(r.timedKept, "'here'");
+  for (const x of [r.busy, r.slept]) {
+    assert.deepEqual([x.type, x.restarted], ["Stopped", true], JSON.stringify(x));
+    assert.ok(x.ms < 1500, `stopped after ${x.ms} ms`);
+  }
+  assert.equal(r.gone, "False");
+});
+
 test(`${B}: den.stop() and a run's signal stop a run in flight; an aborted signal keeps a run from starting`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.notes;

@@ -273,7 +273,8 @@ export interface DenInfo {
   kind: "iframe" | "adapter";
   isolation: Exclude<Isolation, "auto"> | "adapter";
   loadMs: number;
-  /** The den page is cross-origin isolated: timeouts interrupt Python (variables kept) before killing. */
+  /** The den page is cross-origin isolated: timeouts and Stop interrupt Python anywhere (variables
+   * kept) before killing. (Without it, Python is interrupted only where it waits: see `stop()`.) */
   interruptible: boolean;
   /** "hit": resumed from the warm cache; "miss": booted (the snapshot is made and kept now);
    * "rejected": a cached snapshot did not load and is replaced; "off": warmStart is false, or a runtime adapter. */
@@ -309,8 +310,9 @@ export interface DenMethods {
   reset(): Promise<{ from: "snapshot" | "scratch" | "adapter"; bootMs: number; packagesMs?: number }>;
   /** Stops the run in flight (the element's Stop button): a cross-origin isolated den interrupts
    * Python (`KeyboardInterrupt`, variables kept; restarted if it goes on 1 s later), and so does
-   * any den while the run waits for the host (`input()`, a request) or sleeps in a run entered
-   * through JSPI (a den with `network`, an interactive run); otherwise
+   * any den while Python waits (`input()`, a request, an `await` of code with top-level await,
+   * `time.sleep` in a run entered through JSPI: a den with `network`, an interactive run);
+   * otherwise (busy code without isolation, within 400 ms)
    * the worker is restarted (`error.kind` "crashed", type "Stopped", `restarted`, files kept); a
    * run still waiting for its worker never starts (none of its code runs, variables kept;
    * "crashed", "Stopped"); an adapter's run ends at once

@@ -634,9 +634,10 @@ pub static HOST_TO_DEN: Hop = Hop {
             name: "Stop",
             t: Some(HostToDen::Stop.as_str()),
             channel: Channel::Connected,
-            when: "the element's Stop button: on an isolated den Python gets KeyboardInterrupt \
-                   (the worker is killed if it is still running 1 s later), else the worker is \
-                   restarted",
+            when: "the element's Stop button: Python gets KeyboardInterrupt where it can (an \
+                   isolated den's signal; where it waits, sleeps or awaits: `interrupt`); the \
+                   worker is killed if it is still running 1 s later, or 400 ms after a worker \
+                   without the signal did not answer `interrupted` (busy)",
             fields: &[run_id(
                 "The run to stop (ignored unless it is the one running).",
             )],
@@ -1033,6 +1034,23 @@ pub static WORKER_TO_DEN: Hop = Hop {
             channel: Channel::Keyed,
             when: "`foxden.fetch(url, …)` during a run",
             fields: FETCH_FIELDS,
+        },
+        Message {
+            name: "Interrupted",
+            t: Some("interrupted"),
+            channel: Channel::Keyed,
+            when: "the worker read `interrupt` (so it was not busy): the run's waits and its \
+                   sleep end with KeyboardInterrupt; the den page gives it the grace to end \
+                   before it restarts the worker (without this, it restarts it soon)",
+            fields: &[
+                run_id("The run stopped."),
+                f(
+                    "waited",
+                    Ty::Bool,
+                    "It ended a wait (input, a request, an await), where KeyboardInterrupt is \
+                     now raised: no interrupt signal follows.",
+                ),
+            ],
         },
     ],
 };

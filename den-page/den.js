@@ -795,14 +795,14 @@
 
   /**
    * Whether a stop or timeout may interrupt the run (KeyboardInterrupt, variables kept) rather
-   * than restart its worker at once: on an isolated den (the interrupt signal), while the run
-   * waits for the host (an answer to input(), a request), and for any Python run: a worker
-   * that is not busy reads `interrupt` (and says so: see awaitInterrupted), which ends an
-   * await of code with top-level await, and the waits and time.sleep of a run entered through
-   * JSPI. (A JavaScript run has nothing to end but its requests.)
+   * than restart its worker at once: on an isolated den (the interrupt signal), and any Python
+   * run: a worker that is not busy reads `interrupt` (and says so: see awaitInterrupted), which
+   * ends its waits for the host (input(), requests), an await of code with top-level await,
+   * and the time.sleep of a run entered through JSPI. A JavaScript run has nothing to end but
+   * its requests.
    * @param {Inflight} run
    */
-  const canInterrupt = (run) => !!(worker && worker.interrupt) || run.asking === true || (run.fetches || 0) > 0 || run.python === true;
+  const canInterrupt = (run) => !!(worker && worker.interrupt) || run.python === true || (run.fetches || 0) > 0;
 
   /**
    * Whether the worker enters the run through JSPI (see worker.js: a den with network, an
@@ -877,10 +877,10 @@
   }
 
   /**
-   * Stop (the element's Stop button). Python is interrupted (KeyboardInterrupt, variables
-   * kept) where it can be (see canInterrupt); the worker is restarted if the run still goes
-   * on 1 s later, and at once where Python cannot be interrupted (a den without isolation
-   * whose run was not entered through JSPI, nor waits for the host).
+   * Stop (the element's Stop button). The run is interrupted (KeyboardInterrupt, variables
+   * kept) where it can be (see canInterrupt); its worker is restarted when it does not end in
+   * time (see awaitInterrupted), and at once for a JavaScript run that waits for nothing on a
+   * den without isolation.
    * @param {import("./protocol").HostToDenStop} msg
    */
   function onStop(msg) {

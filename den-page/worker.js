@@ -1110,11 +1110,7 @@ function onInterrupt(m) {
     w.resolve([4, ""]);
     waited = true;
   }
-  for (const [req, p] of fetchPending) {
-    fetchPending.delete(req);
-    p.resolve(refusedAnswer(p.url, "interrupted", "the run was stopped while it waited for this request"));
-    waited = true;
-  }
+  if (endFetches("interrupted", "the run was stopped while it waited for this request")) waited = true;
   try {
     if (pyInterruptAsync && pyInterruptAsync() === true) waited = true;
   } catch (_) {
@@ -1125,11 +1121,19 @@ function onInterrupt(m) {
 }
 
 /** Resolves the requests still pending at the end of a run as aborted. */
-function endFetches() {
+/**
+ * Resolves every pending request as refused (`aborted` at the end of a run, `interrupted` when
+ * it is stopped). Returns whether there was any.
+ * @param {string} refused
+ * @param {string} message
+ */
+function endFetches(refused = "aborted", message = "the run ended before the answer came") {
+  const any = fetchPending.size > 0;
   for (const [req, p] of fetchPending) {
     fetchPending.delete(req);
-    p.resolve(refusedAnswer(p.url, "aborted", "the run ended before the answer came"));
+    p.resolve(refusedAnswer(p.url, refused, message));
   }
+  return any;
 }
 
 /**

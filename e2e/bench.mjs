@@ -19,7 +19,7 @@ const LOADS = Number(process.env.FOXDEN_BENCH_LOADS || 5);
 const ctx = await launch();
 const rows = [];
 try {
-  const loads = [], bares = [], laters = [], stages = [];
+  const loads = [], bares = [], laters = [], stages = [], firstStages = [];
   // First visits: the warm cache is emptied before each. The last one waits until the snapshot
   // its den page made is stored, so that the later visits below resume from it.
   for (let i = 0; i < LOADS; i++) {
@@ -40,6 +40,7 @@ try {
       return den.info;
     }, i, i === LOADS - 1);
     loads.push(info.loadMs);
+    firstStages.push(info.stages);
     await page.close();
   }
   for (let i = 0; i < LOADS; i++) {
@@ -163,26 +164,32 @@ try {
     }
     await page.close();
   }
-  // Where a later visit's load time went (medians; assets+warm run beside hello, then ready).
-  const stage = (k) => median(stages.map((s) => s[k]));
+  // Where a visit's load time went (medians; assets+warm run beside hello, then ready).
+  const stage = (k, of = stages) => median(of.map((s) => s[k]));
   rows.unshift(["  later visit: ready (host: assets handed over -> ready)", stage("ready"), `den ${stage("den").toFixed(1)}, boot ${stage("boot").toFixed(1)}`]);
   rows.unshift(["  later visit: assets / warm cache / den page hello", stage("assets"), `${stage("warm").toFixed(1)} / ${stage("hello").toFixed(1)}`]);
   rows.unshift(["den ready, later visit (warm cache) / bare Pyodide ready (ms)", median(laters), `${median(bares).toFixed(1)}, ratio ${(median(laters) / median(bares)).toFixed(2)}`]);
+  rows.unshift(["  first visit: ready (host: assets handed over -> ready)", stage("ready", firstStages), `den ${stage("den", firstStages).toFixed(1)}, boot ${stage("boot", firstStages).toFixed(1)}`]);
+  rows.unshift(["  first visit: assets / warm cache / den page hello", stage("assets", firstStages), `${stage("warm", firstStages).toFixed(1)} / ${stage("hello", firstStages).toFixed(1)}`]);
   rows.unshift(["den ready, first visit / bare Pyodide worker ready, median of " + LOADS + " (ms)", median(loads), `${median(bares).toFixed(1)}, ratio ${(median(loads) / median(bares)).toFixed(2)}`]);
 } finally {
   await ctx.close();
 }
 // What a page downloads to get foxden (Pyodide and the den page excluded), gzip -9 per file:
-// the module, wasm-bindgen's glue, the wasm, and any snippets. The editor loads only with an editor.
+// the entry module, the loader they share, wasm-bindgen's glue, the wasm, and any snippets; for
+// foxden.js (the element too) and for foxden/api (api.js, the API alone). The editor loads only
+// with an editor.
 const dist = process.env.FOXDEN_DIST;
 if (dist) {
   const gz = (p) => gzipSync(readFileSync(p), { level: 9 }).length;
   const walk = (d) => readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : [join(d, f)]));
-  const files = ["foxden.js", "foxden_wasm.js", "foxden_wasm_bg.wasm"].map((f) => join(dist, f));
-  try { files.push(...walk(join(dist, "snippets"))); } catch { /* release builds bundle them into foxden_wasm.js */ }
-  const parts = files.map((f) => [f.slice(dist.length + 1), gz(f)]);
-  const total = parts.reduce((s, [, n]) => s + n, 0);
-  rows.push(["foxden JS + wasm, gzip -9 (KiB)", total / 1024, parts.map(([f, n]) => `${f} ${n}`).join(", ")]);
+  for (const [label, entry, glue] of [["foxden.js", "foxden.js", "foxden_wasm"], ["foxden/api", "api.js", "foxden_api"]]) {
+    const files = [entry, "load.js", `${glue}.js`, `${glue}_bg.wasm`].map((f) => join(dist, f));
+    try { files.push(...walk(join(dist, "snippets"))); } catch { /* release builds bundle them into the glue */ }
+    const parts = files.map((f) => [f.slice(dist.length + 1), gz(f)]);
+    const total = parts.reduce((s, [, n]) => s + n, 0);
+    rows.push([`foxden JS + wasm, ${label}, gzip -9 (KiB)`, total / 1024, parts.map(([f, n]) => `${f} ${n}`).join(", ")]);
+  }
   rows.push(["  the editor, loaded only when an editor is shown (KiB)", gz(join(dist, "editor.js")) / 1024, ""]);
 }
 console.log(`\nfoxden benchmark, ${BROWSER}`);

@@ -1,6 +1,6 @@
 // The Space tab: one IndexedDB den named "space". Drop (or pick) a CSV, run the sample code,
 // download /out/sums.csv. Python runs in foxden's sandbox page, which has no network.
-import { openDen, iframeRuntime, idbStore } from "./foxden/foxden.js";
+import { openDen, iframeRuntime, idbStore } from "./foxden/api.js";
 
 const $ = (id) => document.getElementById(id);
 const status = (text) => ($("status").textContent = text);

@@ -23,6 +23,23 @@ test("the module loads without a DOM and defines no element", { timeout: 120000 
   assert.deepEqual(m.liveCounts(), { listeners: 0, connections: 0 });
 });
 
+test("foxden/api (api.js, the module without the element) exports the same API and works", { timeout: 120000 }, async () => {
+  const api = await import(pathToFileURL(join(dist, "api.js")).href);
+  assert.deepEqual(Object.keys(api).sort(), Object.keys(m).sort());
+  // Its own wasm module: its classes are not the element build's.
+  assert.notEqual(api.Den, m.Den);
+  assert.equal(api.runShell("grep north /drop/s.csv", { "/drop/s.csv": "north,1\nsouth,2\n" }).stdout, "north,1\n");
+  assert.throws(() => api.normalizePath("/etc/x"), (e) => e instanceof api.PathError && e instanceof api.FoxdenError && !(e instanceof m.PathError));
+  const back = api.decodeSnapshot(m.encodeSnapshot({ "/work/a": "a" }));
+  assert.equal(text(back["/work/a"]), "a");
+  const den = await api.openDen({ name: "api", runtime: { start() {}, run: () => ({ stdout: "hi\n", result: "1" }), close() {} } });
+  assert.ok(den instanceof api.Den);
+  const r = await den.run("x");
+  assert.deepEqual([r.stdout, r.result], ["hi\n", "1"]);
+  await den.close();
+  assert.deepEqual(api.liveCounts(), { listeners: 0, connections: 0 });
+});
+
 test("pure helpers: paths, the shell, the snapshot codec", { timeout: 120000 }, () => {
   assert.equal(m.normalizePath("/work//a/./b.txt"), "/work/a/b.txt");
   assert.throws(() => m.normalizePath("/work/../etc/passwd"), (e) => e instanceof m.PathError && e.name === "PathError" && e instanceof m.FoxdenError);

@@ -8,11 +8,12 @@ import assert from "node:assert/strict";
 import { build } from "esbuild";
 import { copyFileSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { launch, BROWSER, BASE, waitForDeep } from "../lib.mjs";
+import { launch, BROWSER, BASE, waitForDeep, readLog } from "../lib.mjs";
 
 const B = BROWSER;
 const page = resolve(import.meta.dirname, "../pages/bundled");
 const out = join(page, "dist");
+const outApi = join(page, "dist-api");
 const dist = process.env.FOXDEN_DIST || resolve(import.meta.dirname, "../../dist");
 let ctx;
 
@@ -30,10 +31,23 @@ before(async () => {
     alias: { "foxden-sandbox": join(dist, "foxden.js") },
     logLevel: "error",
   });
+  // foxden/api resolves to this build's api.js (package.json's "./api" export).
+  rmSync(outApi, { recursive: true, force: true });
+  await build({
+    entryPoints: [join(page, "api.js")],
+    bundle: true,
+    format: "esm",
+    target: "es2022",
+    minify: true,
+    outdir: outApi,
+    alias: { "foxden-sandbox/api": join(dist, "api.js") },
+    logLevel: "error",
+  });
 });
 after(async () => {
   await ctx?.close();
   rmSync(out, { recursive: true, force: true });
+  rmSync(outApi, { recursive: true, force: true });
 });
 
 async function open(file = "index.html") {
@@ -83,5 +97,24 @@ test(`${B}: bundled <foxden-den controls> loads its editor from beside the bundl
   });
   assert.equal(stdout, "42\n");
   assert.deepEqual(errs, []);
+  await p.close();
+});
+
+test(`${B}: bundled foxden/api runs the quickstart from its own smaller wasm, defines no element and never fetches the element's module`, async () => {
+  // The API module is the crate without its element: smaller than the element's, by the element.
+  const [api, full] = ["foxden_api_bg.wasm", "foxden_wasm_bg.wasm"].map((f) => readFileSync(join(dist, f)).length);
+  assert.ok(api < full * 0.9, `foxden_api_bg.wasm ${api} bytes vs foxden_wasm_bg.wasm ${full}`);
+  copyFileSync(join(dist, "foxden_api_bg.wasm"), join(outApi, "foxden_api_bg.wasm"));
+  const logged = readLog("server").length;
+  const { p, errs } = await open("api.html");
+  await p.waitForFunction(() => window.quickstart, { timeout: 90000 }).catch((e) => {
+    throw new Error(`${e.message}; page errors: ${errs.join(" | ")}`);
+  });
+  const r = await p.evaluate(() => window.quickstart);
+  assert.deepEqual(r, { result: "30.0", stdout: "north,10\n", direct: "2 /work/a\n", isolation: "iframe-sandbox", element: false });
+  assert.deepEqual(errs, []);
+  const requests = readLog("server").slice(logged);
+  assert.match(requests, /GET \/e2e\/bundled\/dist-api\/foxden_api_bg\.wasm /);
+  assert.doesNotMatch(requests, /foxden_wasm_bg\.wasm|editor\.js/);
   await p.close();
 });

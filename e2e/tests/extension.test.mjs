@@ -164,7 +164,7 @@ test(`${BROWSER}: auto isolation picks the mode this browser supports`, async ()
 
 test(`${BROWSER}: explicit modes inside the extension`, async () => {
   const r = await space.evaluate(async () => {
-    const { openDen, iframeRuntime, memoryStore } = await import("./foxden/foxden.js");
+    const { openDen, iframeRuntime, memoryStore } = await import("./foxden/api.js");
     const out = {};
     for (const isolation of ["manifest-sandbox", "iframe-sandbox"]) {
       try {

@@ -3,9 +3,15 @@
 //! The JavaScript in `js/` is only what Rust cannot be: the error classes and (in `dist/foxden.js`)
 //! the module wrapper and the custom element class shim. Everything else is here or in
 //! `foxden-core`.
+//!
+//! The `element` feature (on by default) adds `<foxden-den>`. Built without it, the module is
+//! `dist/api.js`'s: the same functions and `Den`, and no element, for pages and extensions that
+//! use only the API (a sixth smaller). The den's event sink then has no reader, hence the allow.
+#![cfg_attr(not(feature = "element"), allow(dead_code, unused_imports))]
 
 mod callback;
 mod den;
+#[cfg(feature = "element")]
 mod element;
 mod errors;
 mod idb;

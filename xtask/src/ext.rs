@@ -18,8 +18,9 @@ use std::process::Command;
 /// The browsers an unpacked extension is written for.
 pub const TARGETS: [&str; 2] = ["firefox", "chromium"];
 
-/// Library files the extension needs (the rest of dist/ is types and package metadata).
-const LIB_FILES: [&str; 3] = ["foxden.js", "foxden_wasm.js", "foxden_wasm_bg.wasm"];
+/// Library files the extension needs (the rest of dist/ is types and package metadata): the
+/// Space tab uses only the API, so it ships foxden/api (api.js), the module without the element.
+const LIB_FILES: [&str; 4] = ["api.js", "load.js", "foxden_api.js", "foxden_api_bg.wasm"];
 
 /// Where the unpacked extensions go: `dist-ext/`, or `<FOXDEN_DIST>-ext/` next to a custom dist.
 pub fn ext_dir() -> PathBuf {
@@ -47,7 +48,7 @@ pub fn build_ext() -> Result<(), String> {
     let r = root();
     let dist = dist_dir();
     let den_js_path = dist.join("den/den.js");
-    if !dist.join("foxden.js").exists() || !den_js_path.exists() {
+    if !dist.join("api.js").exists() || !den_js_path.exists() {
         return Err(format!(
             "{} has no build: run `cargo xtask build` first",
             dist.display()

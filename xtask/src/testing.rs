@@ -54,6 +54,19 @@ pub fn test_all(suite: &E2e) -> Result<(), String> {
         "-D",
         "warnings",
     ]))?;
+    // The API-only module (dist/api.js): the crate without its `element` feature.
+    run(cargo().current_dir(&r).args([
+        "clippy",
+        "-p",
+        "foxden",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--lib",
+        "--no-default-features",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     // den.js and worker.js against the message types generated from foxden-core's protocol.
     crate::typecheck::typecheck()?;
     run(cargo().current_dir(&r).args(["test", "--workspace"]))?;

@@ -1,0 +1,26 @@
+// A user's program against foxden/api's types (dist/api.d.ts): the same API as foxden's,
+// without the element. Type-checked with consumer.ts (see tsconfig.json here). Not run.
+import {
+  DenError,
+  decodeSnapshot,
+  encodeSnapshot,
+  iframeRuntime,
+  memoryStore,
+  openDen,
+  runShell,
+  type Den,
+  type RunResult,
+} from "foxden-sandbox/api";
+
+const den: Den = await openDen({ name: "api", store: memoryStore(), runtime: iframeRuntime() });
+await den.writeFile("/work/a.txt", "hi\n");
+const run: RunResult = await den.run("open('/work/a.txt').read()");
+const text: string | null = run.result;
+const shell = runShell("cat /work/a.txt", { "/work/a.txt": "hi\n" });
+const code: number = shell.code;
+const files: Record<string, Uint8Array> = decodeSnapshot(encodeSnapshot({ "/work/a.txt": "hi\n" }));
+try {
+  await den.close();
+} catch (e) {
+  if (e instanceof DenError) console.log(e.code, text, code, files);
+}

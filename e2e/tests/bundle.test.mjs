@@ -1,12 +1,14 @@
-// foxden bundled into a page with esbuild, as the product sheet's quickstart is meant to run
-// ("in a bundled browser page"). esbuild does not copy the files a module names with
-// new URL("…", import.meta.url), so the README says to copy foxden_wasm_bg.wasm (and, for
+// foxden bundled into a page with esbuild and with Vite, as the product sheet's quickstart is
+// meant to run ("in a bundled browser page"). esbuild does not copy the files a module names
+// with new URL("…", import.meta.url), so the README says to copy foxden_wasm_bg.wasm (and, for
 // <foxden-den controls>, editor.js) next to the bundle; without the wasm, the import fails with
-// an error that says so. (webpack 5 and Vite emit both files themselves: checked by hand.)
+// an error that says so. Vite and webpack 5 emit both themselves.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { build } from "esbuild";
-import { copyFileSync, readFileSync, rmSync } from "node:fs";
+import { build as viteBuild } from "vite";
+import webpack from "webpack";
+import { copyFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launch, BROWSER, BASE, waitForDeep, readLog } from "../lib.mjs";
 
@@ -14,6 +16,8 @@ const B = BROWSER;
 const page = resolve(import.meta.dirname, "../pages/bundled");
 const out = join(page, "dist");
 const outApi = join(page, "dist-api");
+const outVite = join(page, "dist-vite");
+const outWebpack = join(page, "dist-webpack");
 const dist = process.env.FOXDEN_DIST || resolve(import.meta.dirname, "../../dist");
 let ctx;
 
@@ -43,11 +47,49 @@ before(async () => {
     alias: { "foxden-sandbox/api": join(dist, "api.js") },
     logLevel: "error",
   });
+  // Vite (Rolldown), as a user's project builds: the package's two entries resolve to this
+  // build; nothing is copied by hand.
+  rmSync(outVite, { recursive: true, force: true });
+  await viteBuild({
+    root: page,
+    base: "/e2e/bundled/dist-vite/",
+    configFile: false,
+    logLevel: "error",
+    resolve: {
+      alias: [
+        { find: /^foxden-sandbox\/api$/, replacement: join(dist, "api.js") },
+        { find: /^foxden-sandbox$/, replacement: join(dist, "foxden.js") },
+      ],
+    },
+    build: {
+      outDir: outVite,
+      emptyOutDir: true,
+      target: "es2022",
+      rollupOptions: { input: { api: join(page, "vite-api.html"), element: join(page, "vite-element.html") } },
+    },
+  });
+  // webpack 5, production mode, the same two entry files (classic-script output: webpack runs
+  // foxden's top-level await as an async module).
+  const compiler = webpack({
+    mode: "production",
+    context: page,
+    entry: { api: "./api.js", element: "./element.js" },
+    output: { path: outWebpack, publicPath: "/e2e/bundled/dist-webpack/", filename: "[name].js", clean: true },
+    resolve: { alias: { "foxden-sandbox/api$": join(dist, "api.js"), "foxden-sandbox$": join(dist, "foxden.js") } },
+    target: "web",
+    devtool: false,
+    performance: { hints: false },
+  });
+  const stats = await new Promise((resolve, reject) => compiler.run((e, st) => (e ? reject(e) : resolve(st))));
+  await new Promise((resolve) => compiler.close(resolve));
+  assert.ok(!stats.hasErrors(), stats.toString("errors-only"));
 });
 after(async () => {
   await ctx?.close();
   rmSync(out, { recursive: true, force: true });
   rmSync(outApi, { recursive: true, force: true });
+  rmSync(outVite, { recursive: true, force: true });
+  rmSync(outWebpack, { recursive: true, force: true });
 });
 
 async function open(file = "index.html") {
@@ -117,4 +159,57 @@ test(`${B}: bundled foxden/api runs the quickstart from its own smaller wasm, de
   assert.match(requests, /GET \/e2e\/bundled\/dist-api\/foxden_api_bg\.wasm /);
   assert.doesNotMatch(requests, /foxden_wasm_bg\.wasm|editor\.js/);
   await p.close();
+});
+
+/**
+ * The API page (the quickstart from foxden/api) and the element page (<foxden-den controls>) a
+ * bundler built: each loads only its own wasm, as the bundler emitted it (`asset(name, ext)`:
+ * the request's pattern), and the element its editor.
+ */
+async function checkBuilt(apiPage, elementPage, asset) {
+  let logged = readLog("server").length;
+  let { p, errs } = await open(apiPage);
+  await p.waitForFunction(() => window.quickstart, { timeout: 90000 }).catch((e) => {
+    throw new Error(`${e.message}; page errors: ${errs.join(" | ")}`);
+  });
+  const r = await p.evaluate(() => window.quickstart);
+  assert.deepEqual(r, { result: "30.0", stdout: "north,10\n", direct: "2 /work/a\n", isolation: "iframe-sandbox", element: false });
+  assert.deepEqual(errs, []);
+  let requests = readLog("server").slice(logged);
+  assert.match(requests, asset("foxden_api_bg", "wasm"));
+  assert.doesNotMatch(requests, asset("foxden_wasm_bg", "wasm"));
+  assert.doesNotMatch(requests, asset("editor", "js"));
+  await p.close();
+
+  logged = readLog("server").length;
+  ({ p, errs } = await open(elementPage));
+  const content = await waitForDeep(p, "#d >>> .cm-content", 30000);
+  assert.match(await content.evaluate((e) => e.textContent), /print\(6 \* 7\)/);
+  const stdout = await p.evaluate(async () => {
+    const el = document.querySelector("#d");
+    await el.ready;
+    return (await el.run()).stdout;
+  });
+  assert.equal(stdout, "42\n");
+  assert.deepEqual(errs, []);
+  requests = readLog("server").slice(logged);
+  assert.match(requests, asset("foxden_wasm_bg", "wasm"));
+  assert.match(requests, asset("editor", "js"));
+  assert.doesNotMatch(requests, asset("foxden_api_bg", "wasm"));
+  await p.close();
+}
+
+test(`${B}: built by Vite, foxden/api runs the quickstart from the wasm Vite emitted, and the element loads its emitted editor`, async () => {
+  // Vite names what it emits from new URL("…", import.meta.url) <name>-<hash>.<ext> under assets/.
+  await checkBuilt("dist-vite/vite-api.html", "dist-vite/vite-element.html", (name, ext) => new RegExp(`GET /e2e/bundled/dist-vite/assets/${name}-[\\w-]+\\.${ext} `));
+});
+
+test(`${B}: built by webpack 5, foxden/api runs the quickstart from the wasm webpack emitted, and the element loads its emitted editor`, async () => {
+  // webpack names what it emits by content hash alone: each wasm is found by its bytes (copied
+  // as they are); the editor is the one such script (webpack minifies it again).
+  const emitted = readdirSync(outWebpack).filter((f) => /^[0-9a-f]+\.(wasm|js)$/.test(f));
+  const copyOf = (file) => emitted.find((f) => readFileSync(join(outWebpack, f)).equals(readFileSync(join(dist, file))));
+  const names = { foxden_api_bg: copyOf("foxden_api_bg.wasm"), foxden_wasm_bg: copyOf("foxden_wasm_bg.wasm"), editor: emitted.find((f) => f.endsWith(".js")) };
+  assert.ok(names.foxden_api_bg && names.foxden_wasm_bg && names.editor, JSON.stringify(names));
+  await checkBuilt("webpack-api.html", "webpack-element.html", (name) => new RegExp(`GET /e2e/bundled/dist-webpack/${names[name].replace(".", "\\.")} `));
 });

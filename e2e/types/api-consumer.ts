@@ -1,5 +1,5 @@
 // A user's program against foxden/api's types (dist/api.d.ts): the same API as foxden's,
-// without the element. Type-checked with consumer.ts (see tsconfig.json here). Not run.
+// without the element. Type-checked on its own (tsconfig.api.json here). Not run.
 import {
   DenError,
   decodeSnapshot,
@@ -24,3 +24,9 @@ try {
 } catch (e) {
   if (e instanceof DenError) console.log(e.code, text, code, files);
 }
+// @ts-expect-error foxden/api has no element, and declares none.
+import type { FoxdenDenElement } from "foxden-sandbox/api";
+// Without foxden.d.ts in the program, the tag name is an ordinary element.
+const plain = document.querySelector("foxden-den");
+// @ts-expect-error the element's methods are not declared.
+plain?.run("1");

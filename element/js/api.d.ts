@@ -1,20 +1,3 @@
-// Types of foxden/api (api.js): foxden.js's functions and classes without <foxden-den>.
-export type * from "./foxden.js";
-export {
-  openDen,
-  iframeRuntime,
-  memoryStore,
-  idbStore,
-  normalizePath,
-  runShell,
-  encodeSnapshot,
-  decodeSnapshot,
-  clearWarmCache,
-  liveCounts,
-  Den,
-  FoxdenError,
-  PathError,
-  SnapshotError,
-  DenError,
-  DenLoadError,
-} from "./foxden.js";
+// Types of foxden/api (dist/api.js): foxden's functions and classes without <foxden-den>; the
+// same as foxden.d.ts's but for the element and its global tag-name type.
+export * from "./types.js";

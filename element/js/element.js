@@ -97,8 +97,9 @@ export function defineFoxdenElement(Handle, spec) {
 }
 
 // The editor module (dist/editor.js, CodeMirror), loaded only when an editor is shown. A
-// dynamic import() has to be written in JavaScript; Rust calls this and owns what it returns.
-// The release build marks it for bundlers to leave alone (xtask build.rs, keep_dynamic_import).
+// dynamic import has to be written in JavaScript; Rust calls this and owns what it returns.
+// The comments tell webpack and Vite to leave it to the browser (the release build checks that
+// its minified glue kept them: xtask build.rs, keep_dynamic_import).
 export function importEditor(url) {
-  return import(url);
+  return import(/* webpackIgnore: true */ /* @vite-ignore */ url);
 }

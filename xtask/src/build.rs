@@ -36,13 +36,19 @@ pub fn build(dev: bool) -> Result<(), String> {
     // 1. The wasm modules (wasm-pack: cargo + wasm-bindgen --target web + wasm-opt from
     // binaryen): foxden_wasm (the element and the API, for foxden.js) and foxden_api (the crate
     // without its `element` feature, for api.js).
-    fsx::remove_dir(&dist)?;
-    fsx::create_dir(&dist)?;
-    for (name, features) in [
+    // Both are built before dist/ is emptied: a failed build leaves the previous one in place.
+    let modules = [
         ("foxden_wasm", None),
         ("foxden_api", Some("--no-default-features")),
-    ] {
-        wasm_module(&r, &dist, &path, name, features, dev)?;
+    ];
+    let mut pkgs = Vec::new();
+    for (name, features) in modules {
+        pkgs.push(wasm_pack(&r, &path, name, features, dev)?);
+    }
+    fsx::remove_dir(&dist)?;
+    fsx::create_dir(&dist)?;
+    for ((name, features), pkg) in modules.into_iter().zip(&pkgs) {
+        emit_module(&r, &dist, &path, pkg, name, features.is_none(), dev)?;
     }
     // The entry modules and their shared loader; minified in a release build (each is fetched
     // before the wasm: 1.3 KB less gzip). esbuild keeps the new URL("…", import.meta.url)
@@ -63,7 +69,7 @@ pub fn build(dev: bool) -> Result<(), String> {
         esb.arg(format!("--outfile={}", dist.join(f).display()));
         run(&mut esb)?;
     }
-    for f in ["foxden.d.ts", "api.d.ts"] {
+    for f in ["foxden.d.ts", "api.d.ts", "types.d.ts"] {
         copy(&r.join("element/js").join(f), &dist.join(f))?;
     }
 
@@ -177,7 +183,7 @@ pub fn build(dev: bool) -> Result<(), String> {
     "./pyodide/*": "./pyodide/*",
     "./package.json": "./package.json"
   }},
-  "files": ["foxden.js", "api.js", "load.js", "editor.js", "foxden.d.ts", "api.d.ts", "foxden_wasm.js", "foxden_wasm.d.ts", "foxden_wasm_bg.wasm", "foxden_api.js", "foxden_api.d.ts", "foxden_api_bg.wasm", "snippets/", "den/", "pyodide/"],
+  "files": ["foxden.js", "api.js", "load.js", "editor.js", "foxden.d.ts", "api.d.ts", "types.d.ts", "foxden_wasm.js", "foxden_wasm.d.ts", "foxden_wasm_bg.wasm", "foxden_api.js", "foxden_api.d.ts", "foxden_api_bg.wasm", "snippets/", "den/", "pyodide/"],
   "dependencies": {{ "pyodide": "{pyodide}" }},
   "engines": {{ "node": ">=20" }},
   "sideEffects": true
@@ -189,17 +195,15 @@ pub fn build(dev: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// One wasm module of dist/: `name`_bg.wasm, its types, and its glue `name`.js (in a release
-/// build, wasm-bindgen's glue and its snippets, such as the element class shim and the error
-/// classes, as one minified ES module: 3.5 KB less gzip and one request fewer).
-fn wasm_module(
+/// Builds one wasm module with wasm-pack (`cargo_args`: the crate's features) into a scratch
+/// folder, which it returns.
+fn wasm_pack(
     r: &std::path::Path,
-    dist: &std::path::Path,
     path: &str,
     name: &str,
     cargo_args: Option<&str>,
     dev: bool,
-) -> Result<(), String> {
+) -> Result<std::path::PathBuf, String> {
     let pkg = scratch_dir(&format!("wasm-pkg-{name}"));
     let mut wp = Command::new("wasm-pack");
     wp.env("PATH", path).current_dir(r.join("element")).args([
@@ -217,6 +221,22 @@ fn wasm_module(
         wp.args(["--", args]);
     }
     run(&mut wp)?;
+    Ok(pkg)
+}
+
+/// One wasm module into dist/: `name`_bg.wasm, its types, and its glue `name`.js (in a release
+/// build, wasm-bindgen's glue and its snippets, such as the element class shim and the error
+/// classes, as one minified ES module: 3.5 KB less gzip and one request fewer). `element`: the
+/// module with the element, whose glue has the editor's dynamic import.
+fn emit_module(
+    r: &std::path::Path,
+    dist: &std::path::Path,
+    path: &str,
+    pkg: &std::path::Path,
+    name: &str,
+    element: bool,
+    dev: bool,
+) -> Result<(), String> {
     for f in [
         format!("{name}_bg.wasm"),
         format!("{name}.d.ts"),
@@ -249,8 +269,7 @@ fn wasm_module(
         dist.join(format!("{name}.js")).display()
     ));
     run(&mut esb)?;
-    // Only the element's glue imports the editor.
-    if cargo_args.is_none() {
+    if element {
         keep_dynamic_import(&dist.join(format!("{name}.js")))?;
     }
     Ok(())
@@ -306,8 +325,9 @@ fn base64(bytes: &[u8]) -> String {
 
 /// The glue's one dynamic `import()` (the editor module, at a URL made at run time) gets the
 /// comments that tell webpack and Vite to leave it to the browser: webpack otherwise replaces it
-/// with a module context of its own that cannot load the URL. Minifying drops such comments, so
-/// they are put back here; a glue with no such import, or more than one, fails the build.
+/// with a module context of its own that cannot load the URL. element.js writes them (so a dev
+/// build, unminified, has them too); where minifying dropped them they are put back here. A glue
+/// with no such import, or more than one, fails the build.
 fn keep_dynamic_import(glue: &std::path::Path) -> Result<(), String> {
     let text = mark_dynamic_import(&read(glue)?).map_err(|e| format!("{}: {e}", glue.display()))?;
     write(glue, text)
@@ -320,11 +340,11 @@ fn mark_dynamic_import(text: &str) -> Result<String, String> {
             "expected one dynamic import() (the editor's), found {found}"
         ));
     }
-    Ok(text.replacen(
-        "import(",
-        "import(/* webpackIgnore: true */ /* @vite-ignore */ ",
-        1,
-    ))
+    const MARKED: &str = "import(/* webpackIgnore: true */ /* @vite-ignore */ ";
+    if text.contains(MARKED) {
+        return Ok(text.to_string()); // the minifier kept element.js's own comments
+    }
+    Ok(text.replacen("import(", MARKED, 1))
 }
 
 #[cfg(test)]
@@ -353,6 +373,8 @@ mod tests {
             mark_dynamic_import(glue).unwrap(),
             "function T(o){return import(/* webpackIgnore: true */ /* @vite-ignore */ o)}var u=import.meta.url;"
         );
+        let marked = mark_dynamic_import(glue).unwrap();
+        assert_eq!(mark_dynamic_import(&marked).unwrap(), marked);
         assert!(mark_dynamic_import("var u=import.meta.url;").is_err());
         assert!(mark_dynamic_import("import(a);import(b)").is_err());
     }

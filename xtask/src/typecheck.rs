@@ -23,7 +23,11 @@ pub fn typecheck() -> Result<(), String> {
         .args(["-p", "den-page/tsconfig.json"]))?;
     // The element's editor module (CodeMirror glue), then the published types as a user's
     // strict project sees them.
-    for project in ["element/js/tsconfig.json", "e2e/types/tsconfig.json"] {
+    for project in [
+        "element/js/tsconfig.json",
+        "e2e/types/tsconfig.json",
+        "e2e/types/tsconfig.api.json",
+    ] {
         run(Command::new(&tsc)
             .current_dir(&r)
             .env("PATH", tool_path())

@@ -23,30 +23,14 @@ let ctx;
 
 before(async () => {
   ctx = await launch();
-  rmSync(out, { recursive: true, force: true });
-  await build({
-    entryPoints: [join(page, "app.js"), join(page, "element.js")],
-    bundle: true,
-    format: "esm",
-    target: "es2022",
-    minify: true,
-    outdir: out,
-    // The package's name resolves to this build (package.json's exports point at dist/foxden.js).
-    alias: { "foxden-sandbox": join(dist, "foxden.js") },
-    logLevel: "error",
-  });
-  // foxden/api resolves to this build's api.js (package.json's "./api" export).
-  rmSync(outApi, { recursive: true, force: true });
-  await build({
-    entryPoints: [join(page, "api.js")],
-    bundle: true,
-    format: "esm",
-    target: "es2022",
-    minify: true,
-    outdir: outApi,
-    alias: { "foxden-sandbox/api": join(dist, "api.js") },
-    logLevel: "error",
-  });
+  // esbuild: the package's name resolves to this build (package.json's exports point at
+  // dist/foxden.js, and "./api" at dist/api.js).
+  const esbuild = async (entries, outdir, alias) => {
+    rmSync(outdir, { recursive: true, force: true });
+    await build({ entryPoints: entries.map((e) => join(page, e)), bundle: true, format: "esm", target: "es2022", minify: true, outdir, alias, logLevel: "error" });
+  };
+  await esbuild(["app.js", "element.js"], out, { "foxden-sandbox": join(dist, "foxden.js") });
+  await esbuild(["api.js"], outApi, { "foxden-sandbox/api": join(dist, "api.js") });
   // Vite (Rolldown), as a user's project builds: the package's two entries resolve to this
   // build; nothing is copied by hand.
   rmSync(outVite, { recursive: true, force: true });
@@ -100,6 +84,27 @@ async function open(file = "index.html") {
   return { p, errs };
 }
 
+/** The element page: the editor (the controls' module, loaded on use) shows the code; Run prints. */
+async function runsElement(p) {
+  const content = await waitForDeep(p, "#d >>> .cm-content", 30000);
+  assert.match(await content.evaluate((e) => e.textContent), /print\(6 \* 7\)/);
+  const stdout = await p.evaluate(async () => {
+    const el = document.querySelector("#d");
+    await el.ready;
+    return (await el.run()).stdout;
+  });
+  assert.equal(stdout, "42\n");
+}
+
+/** The foxden/api page (api.js): the quickstart's report, and no element defined. */
+async function apiQuickstart(p, errs) {
+  await p.waitForFunction(() => window.quickstart, { timeout: 90000 }).catch((e) => {
+    throw new Error(`${e.message}; page errors: ${errs.join(" | ")}`);
+  });
+  const r = await p.evaluate(() => window.quickstart);
+  assert.deepEqual(r, { result: "30.0", stdout: "north,10\n", direct: "2 /work/a\n", isolation: "iframe-sandbox", element: false });
+}
+
 test(`${B}: the glue's dynamic import is marked for webpack and Vite to leave alone`, () => {
   // A release build bundles the snippets into the glue; a dev build (--dev) keeps them beside.
   const snippets = join(dist, "snippets");
@@ -133,14 +138,7 @@ test(`${B}: bundled <foxden-den controls> loads its editor from beside the bundl
   copyFileSync(join(dist, "foxden_wasm_bg.wasm"), join(out, "foxden_wasm_bg.wasm"));
   copyFileSync(join(dist, "editor.js"), join(out, "editor.js"));
   const { p, errs } = await open("element.html");
-  const content = await waitForDeep(p, "#d >>> .cm-content", 30000);
-  assert.match(await content.evaluate((e) => e.textContent), /print\(6 \* 7\)/);
-  const stdout = await p.evaluate(async () => {
-    const el = document.querySelector("#d");
-    await el.ready;
-    return (await el.run()).stdout;
-  });
-  assert.equal(stdout, "42\n");
+  await runsElement(p);
   assert.deepEqual(errs, []);
   await p.close();
 });
@@ -152,11 +150,7 @@ test(`${B}: bundled foxden/api runs the quickstart from its own smaller wasm, de
   copyFileSync(join(dist, "foxden_api_bg.wasm"), join(outApi, "foxden_api_bg.wasm"));
   const logged = readLog("server").length;
   const { p, errs } = await open("api.html");
-  await p.waitForFunction(() => window.quickstart, { timeout: 90000 }).catch((e) => {
-    throw new Error(`${e.message}; page errors: ${errs.join(" | ")}`);
-  });
-  const r = await p.evaluate(() => window.quickstart);
-  assert.deepEqual(r, { result: "30.0", stdout: "north,10\n", direct: "2 /work/a\n", isolation: "iframe-sandbox", element: false });
+  await apiQuickstart(p, errs);
   assert.deepEqual(errs, []);
   const requests = readLog("server").slice(logged);
   assert.match(requests, /GET \/e2e\/bundled\/dist-api\/foxden_api_bg\.wasm /);
@@ -172,11 +166,7 @@ test(`${B}: bundled foxden/api runs the quickstart from its own smaller wasm, de
 async function checkBuilt(apiPage, elementPage, asset) {
   let logged = readLog("server").length;
   let { p, errs } = await open(apiPage);
-  await p.waitForFunction(() => window.quickstart, { timeout: 90000 }).catch((e) => {
-    throw new Error(`${e.message}; page errors: ${errs.join(" | ")}`);
-  });
-  const r = await p.evaluate(() => window.quickstart);
-  assert.deepEqual(r, { result: "30.0", stdout: "north,10\n", direct: "2 /work/a\n", isolation: "iframe-sandbox", element: false });
+  await apiQuickstart(p, errs);
   assert.deepEqual(errs, []);
   let requests = readLog("server").slice(logged);
   assert.match(requests, asset("foxden_api_bg", "wasm"));
@@ -186,14 +176,7 @@ async function checkBuilt(apiPage, elementPage, asset) {
 
   logged = readLog("server").length;
   ({ p, errs } = await open(elementPage));
-  const content = await waitForDeep(p, "#d >>> .cm-content", 30000);
-  assert.match(await content.evaluate((e) => e.textContent), /print\(6 \* 7\)/);
-  const stdout = await p.evaluate(async () => {
-    const el = document.querySelector("#d");
-    await el.ready;
-    return (await el.run()).stdout;
-  });
-  assert.equal(stdout, "42\n");
+  await runsElement(p);
   assert.deepEqual(errs, []);
   requests = readLog("server").slice(logged);
   assert.match(requests, asset("foxden_wasm_bg", "wasm"));

@@ -42,31 +42,22 @@ pub fn test_all(suite: &E2e) -> Result<(), String> {
         "-D",
         "warnings",
     ]))?;
-    run(cargo().current_dir(&r).args([
-        "clippy",
-        "-p",
-        "foxden",
-        "--target",
-        "wasm32-unknown-unknown",
-        "--lib",
-        "--tests",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
-    // The API-only module (dist/api.js): the crate without its `element` feature.
-    run(cargo().current_dir(&r).args([
-        "clippy",
-        "-p",
-        "foxden",
-        "--target",
-        "wasm32-unknown-unknown",
-        "--lib",
-        "--no-default-features",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
+    // The wasm crate as it is built: with the element (dist/foxden.js, and its tests), and
+    // without (the API-only module of dist/api.js).
+    for variant in [["--tests"], ["--no-default-features"]] {
+        run(cargo()
+            .current_dir(&r)
+            .args([
+                "clippy",
+                "-p",
+                "foxden",
+                "--target",
+                "wasm32-unknown-unknown",
+                "--lib",
+            ])
+            .args(variant)
+            .args(["--", "-D", "warnings"]))?;
+    }
     // den.js and worker.js against the message types generated from foxden-core's protocol.
     crate::typecheck::typecheck()?;
     run(cargo().current_dir(&r).args(["test", "--workspace"]))?;

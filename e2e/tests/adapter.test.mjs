@@ -254,3 +254,75 @@ test(`${B}: an adapter streams output with request.output while it runs; the ans
   assert.deepEqual(r.typeErrors, [true, true]);
   assert.equal(r.lateThrew, true);
 });
+
+test(`${B}: an adapter shows displays with request.display while it runs: checked like a den page's, in order with the output, in the result; bad bundles and the caps throw`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen } = window.foxden;
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]);
+    const thrown = [];
+    const attempt = (req, bundle) => {
+      try {
+        req.display(bundle);
+        thrown.push("shown");
+      } catch (e) {
+        thrown.push(`${e.constructor.name}: ${/display\(bundle\): /.test(e.message)}`);
+      }
+    };
+    let late;
+    const adapter = {
+      start() {},
+      close() {},
+      async run(req) {
+        if (req.code === "full") {
+          // 16 MiB in all: the second image does not fit; then 1 000 displays at most.
+          req.display({ "image/png": new Uint8Array(15 << 20) });
+          attempt(req, { "image/png": new Uint8Array(2 << 20) });
+          for (let i = 1; i < 1000; i++) req.display({ "text/plain": String(i) });
+          attempt(req, { "text/plain": "1001" });
+          return {};
+        }
+        req.output("stdout", "before\n");
+        req.display({ "image/png": png, "text/plain": "<Figure>" });
+        req.output("stdout", "between\n");
+        // An ArrayBuffer is bytes too; SVG, HTML, Markdown, JSON and text are strings.
+        req.display({ "image/jpeg": png.buffer.slice(0, 4), "image/svg+xml": "<svg/>", "text/html": "<b>hi</b>", "text/markdown": "*hi*", "application/json": "{}", "text/plain": "all" });
+        for (const bad of [null, [], "text", { "text/x-evil": "x" }, { "image/png": "not bytes" }, { "text/plain": 42 }, {},
+          Object.fromEntries(Array.from({ length: 17 }, (_, i) => [i ? `text/plain${i}` : "text/plain", "x"])),
+          new Proxy({}, { ownKeys() { throw new Error("trap"); } })]) attempt(req, bad);
+        late = req.display;
+        return { stdout: "after\n", result: "1" };
+      },
+    };
+    const den = await openDen({ name: "shows", runtime: adapter });
+    const seen = [];
+    const run = await den.run("go", {
+      onOutput: (c) => seen.push(["output", c.text]),
+      onDisplay: (d) => seen.push(["display", Object.keys(d.data).join(" "), d.runId]),
+    });
+    let lateThrew = false;
+    try { late({ "text/plain": "late" }); } catch (e) { lateThrew = e instanceof TypeError && /the run has ended/.test(e.message); }
+    const displays = run.displays.map((d) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, v instanceof Uint8Array ? [...v] : v])));
+    const full = await den.run("full");
+    await den.close();
+    return { seen, displays, truncated: run.truncated, result: run.result, stdout: run.stdout, thrown, lateThrew,
+      full: { count: full.displays.length, truncated: full.truncated, first: full.displays[0]["image/png"].length } };
+  });
+  assert.deepEqual(r.seen.map((s) => s.slice(0, 2)), [
+    ["output", "before\n"],
+    ["display", "image/png text/plain"],
+    ["output", "between\n"],
+    ["display", "image/jpeg image/svg+xml text/html text/markdown application/json text/plain"],
+    ["output", "after\n"],
+  ]);
+  assert.deepEqual(r.displays, [
+    { "image/png": [0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3], "text/plain": "<Figure>" },
+    { "image/jpeg": [0x89, 0x50, 0x4e, 0x47], "image/svg+xml": "<svg/>", "text/html": "<b>hi</b>", "text/markdown": "*hi*", "application/json": "{}", "text/plain": "all" },
+  ]);
+  assert.equal(r.stdout, "before\nbetween\nafter\n");
+  assert.equal(r.result, "1");
+  assert.equal(r.truncated, false);
+  // Nine bad bundles: TypeErrors naming display(bundle); then in "full", two RangeErrors.
+  assert.deepEqual(r.thrown, [...Array(9).fill("TypeError: true"), "RangeError: true", "RangeError: true"]);
+  assert.equal(r.lateThrew, true);
+  assert.deepEqual(r.full, { count: 1000, truncated: true, first: 15 << 20 });
+});

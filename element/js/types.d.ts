@@ -226,7 +226,8 @@ export interface RuntimeAdapter {
   /** One run, one at a time per den (unless the adapter ignores an aborted `signal`). Not
    * settled within `timeoutMs` + 3 s: the run ends with error kind "timeout" (the adapter
    * enforces `timeoutMs` itself). Output streamed with `request.output` reaches `onOutput` at
-   * once, the answer's when the run ends; `onInput`, `onDisplay` and `onRequest` do not apply. */
+   * once, the answer's when the run ends; displays shown with `request.display` reach
+   * `onDisplay` at once and the result's `displays`; `onInput` and `onRequest` do not apply. */
   run(request: AdapterRunRequest): AdapterRunReply | Promise<AdapterRunReply>;
   /** Called when the den closes, or when its opening fails after `start` (not awaited). */
   close(den: { den: string }): unknown;
@@ -256,6 +257,13 @@ export interface AdapterRunRequest {
    * them twice). Kept up to `maxOutputBytes` in all. Throws a TypeError for another stream or a
    * text that is not a string, and once the run has ended. */
   output(stream: "stdout" | "stderr", text: string): void;
+  /** Shows a display (a plot, a table) while the run goes on: a MIME bundle of 1 to 16 of
+   * image/png and image/jpeg (bytes: a Uint8Array or an ArrayBuffer), image/svg+xml, text/html,
+   * text/markdown, application/json and text/plain (strings). It reaches `onDisplay` and the
+   * `display` event at once and the result's `displays`, in order with the output. Throws a
+   * TypeError for anything else, and once the run has ended; a RangeError past the run's 1 000
+   * displays or 16 MiB (not shown; the run is `truncated`). */
+  display(bundle: DisplayBundle): void;
 }
 
 /** What it answers. `files` names only what changed: new contents, or null for a deleted file.

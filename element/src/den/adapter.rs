@@ -208,6 +208,9 @@ impl Den {
         // The run's output: what `output()` streams while it runs, then the answer's texts.
         let output = Rc::new(RefCell::new(OutputBuffer::new(cap)));
         let stream = stream_output(&self.inner, &output, seq, ro.on_output.clone());
+        // Its displays: what `display()` shows while it runs.
+        let displays = Rc::new(RefCell::new(Displays::default()));
+        let show = show_displays(&self.inner, &displays, seq, ro.on_display.clone());
         let request = obj(&[
             ("id", seq.into()),
             ("den", inner.opts.name.as_str().into()),
@@ -227,6 +230,7 @@ impl Den {
             ("files", files.into()),
             ("signal", signal),
             ("output", stream.func.clone()),
+            ("display", show.func.clone()),
         ]);
         let started = js::now_ms();
         let grace = ro.timeout_ms + f64::from(limits::HOST_WATCHDOG_GRACE_MS);
@@ -255,8 +259,9 @@ impl Den {
         if matches!(answer, Answer::Replied(_) | Answer::Threw(_)) {
             abort.disarm();
         }
-        // The run is over: output() throws from now on.
+        // The run is over: output() and display() throw from now on.
         drop(stream);
+        drop(show);
         // A den closed meanwhile keeps nothing of the answer.
         let answer = if inner.closed.get() {
             Answer::Closed
@@ -334,6 +339,9 @@ impl Den {
             out.truncated |= output.truncated;
             out.stdout = std::mem::take(&mut output.stdout);
             out.stderr = std::mem::take(&mut output.stderr);
+            let mut displays = displays.borrow_mut();
+            out.truncated |= displays.dropped;
+            out.displays = std::mem::take(&mut displays.list);
         }
         for note in &notes {
             out.note(note, cap);
@@ -400,14 +408,14 @@ fn send_output(inner: &Inner, on_output: Option<&Function>, seq: u32, stream: St
 /// is kept up to the run's `maxOutputBytes` (read bounded, like the answer's texts) and reaches
 /// `onOutput` and the `output` event at once; a stream other than "stdout" or "stderr", a text
 /// that is not a string, or a call once the run has ended throws a TypeError to the adapter.
-/// The adapter may keep the function past the run, so it is the garbage collector's to free;
-/// this guard's `Drop` (when the run ends) makes it inert.
-struct RunOutput {
+/// The adapter may keep the function (this one, or `display`) past the run, so it is the garbage
+/// collector's to free; this guard's `Drop` (when the run ends) makes it inert.
+struct RunCallback {
     ended: Rc<Cell<bool>>,
     func: JsValue,
 }
 
-impl Drop for RunOutput {
+impl Drop for RunCallback {
     fn drop(&mut self) {
         self.ended.set(true);
     }
@@ -418,7 +426,7 @@ fn stream_output(
     output: &Rc<RefCell<OutputBuffer>>,
     seq: u32,
     on_output: Option<Function>,
-) -> RunOutput {
+) -> RunCallback {
     let inner = Rc::downgrade(inner);
     let output = output.clone();
     let ended = Rc::new(Cell::new(false));
@@ -453,7 +461,105 @@ fn stream_output(
         },
     )
     .into_js_value();
-    RunOutput { ended, func }
+    RunCallback { ended, func }
+}
+
+/// `request.display(bundle)`: the adapter shows a display while its run goes on, a MIME bundle
+/// as `onDisplay` gets them (`{ "image/png": bytes, "text/plain": "…" }`, the MIME types of
+/// Python's `foxden.display`; bytes for images, strings for the rest). Each is checked as a den
+/// page's display is, kept in the run's `displays` (at most 1 000 and 16 MiB per run) and
+/// reaches `onDisplay` and the `display` event at once. A bundle that is not one throws a
+/// TypeError, and one past the run's caps a RangeError (it is not shown; the run is then
+/// `truncated`), as does a call once the run has ended (a TypeError).
+fn show_displays(
+    inner: &Rc<Inner>,
+    displays: &Rc<RefCell<Displays>>,
+    seq: u32,
+    on_display: Option<Function>,
+) -> RunCallback {
+    let inner = Rc::downgrade(inner);
+    let displays = displays.clone();
+    let ended = Rc::new(Cell::new(false));
+    let is_ended = ended.clone();
+    let func = Closure::<dyn Fn(JsValue) -> Result<(), JsValue>>::new(move |bundle: JsValue| {
+        if is_ended.get() {
+            return Err(js_sys::TypeError::new("display(bundle): the run has ended").into());
+        }
+        let msg = display_message(&bundle)
+            .map_err(|why| JsValue::from(js_sys::TypeError::new(&format!("display(bundle): {why}"))))?;
+        let Some(inner) = inner.upgrade().filter(|i| !i.closed.get()) else {
+            return Ok(());
+        };
+        // Kept first, then the handlers (which may close the den), with no borrow held.
+        let kept = displays.borrow_mut().keep(|room| crate::wire::display(&msg, room));
+        let Some(display) = kept else {
+            return Err(js_sys::RangeError::new(&format!(
+                "display(bundle): not shown: a run shows at most {} displays and {} MiB in all (the run is truncated)",
+                foxden_core::outcome::MAX_DISPLAYS_PER_RUN,
+                foxden_core::outcome::MAX_DISPLAY_BYTES >> 20
+            ))
+            .into());
+        };
+        if let Some(f) = &on_display {
+            let _ = f.call1(&JsValue::UNDEFINED, &display_chunk(seq, &display));
+        }
+        inner.emit(&DenEvent::Display {
+            run_id: seq,
+            display: &display,
+        });
+        Ok(())
+    })
+    .into_js_value();
+    RunCallback { ended, func }
+}
+
+/// The den page's form of a display (`{ bundle: [{ mime, text | bytes }] }`) for a MIME bundle an
+/// adapter gives, or why it is not one. Its size is checked when it is kept.
+fn display_message(bundle: &JsValue) -> Result<JsValue, String> {
+    let shape = "it must be an object of MIME types to data, e.g. { \"text/plain\": \"hi\" }";
+    if !bundle.is_object() || Array::is_array(bundle) || bundle.is_function() {
+        return Err(shape.to_owned());
+    }
+    let keys = js_sys::Reflect::own_keys(bundle.unchecked_ref())
+        .map_err(|e| format!("its keys could not be read ({})", js::describe_bounded(&e)))?;
+    let names: Vec<String> = keys.iter().filter_map(|k| k.as_string()).collect();
+    if names.is_empty() || names.len() > foxden_core::outcome::MAX_DISPLAY_ITEMS {
+        return Err(format!(
+            "{shape}, with 1 to {} MIME types",
+            foxden_core::outcome::MAX_DISPLAY_ITEMS
+        ));
+    }
+    let items = Array::new();
+    for mime in names {
+        let Some(binary) = foxden_core::outcome::display_mime(&mime) else {
+            let known: Vec<&str> = foxden_core::outcome::DISPLAY_MIMES
+                .iter()
+                .map(|(m, _)| *m)
+                .collect();
+            let shown: String = mime.chars().take(64).collect();
+            return Err(format!(
+                "{shown:?} is not a MIME type foxden shows ({})",
+                known.join(", ")
+            ));
+        };
+        let value = js_sys::Reflect::get(bundle, &mime.as_str().into())
+            .map_err(|e| format!("{mime} could not be read ({})", js::describe_bounded(&e)))?;
+        let item = if binary {
+            let Some(bytes) = js::byte_view(&value) else {
+                return Err(format!(
+                    "{mime} must be bytes (a Uint8Array or an ArrayBuffer)"
+                ));
+            };
+            obj(&[("mime", mime.as_str().into()), ("bytes", bytes.into())])
+        } else {
+            if !value.is_string() {
+                return Err(format!("{mime} must be a string"));
+            }
+            obj(&[("mime", mime.as_str().into()), ("text", value)])
+        };
+        items.push(&item);
+    }
+    Ok(obj(&[("bundle", items.into())]).into())
 }
 
 /// Output, result and error.

@@ -204,6 +204,26 @@ pub struct Displays {
     pub dropped: bool,
 }
 
+impl Displays {
+    /// Keeps the display `read` gives for the room left, within the run's caps (at most
+    /// [`MAX_DISPLAYS_PER_RUN`](foxden_core::outcome::MAX_DISPLAYS_PER_RUN), [`MAX_DISPLAY_BYTES`]
+    /// in all), and returns it; `None`, and the run's displays are `dropped`, when it has as many
+    /// as it may or `read` refused (malformed, or too large for the room).
+    pub fn keep(&mut self, read: impl FnOnce(usize) -> Option<Display>) -> Option<Display> {
+        if self.list.len() >= foxden_core::outcome::MAX_DISPLAYS_PER_RUN {
+            self.dropped = true;
+            return None;
+        }
+        let Some(display) = read(MAX_DISPLAY_BYTES.saturating_sub(self.used)) else {
+            self.dropped = true;
+            return None;
+        };
+        self.used += display.iter().map(|(_, data)| data.len()).sum::<usize>();
+        self.list.push(display.clone());
+        Some(display)
+    }
+}
+
 /// Posts `connect` to the den page once, after the iframe loaded *and* the host allowed it
 /// (denUrl checked). An opaque origin cannot be named as target, so it is posted to "*"; the den
 /// page reads its parent's messages only after it.
@@ -479,21 +499,11 @@ fn on_den_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             let Some((displays, handler)) = slot else {
                 return;
             };
-            if displays.borrow().list.len() >= foxden_core::outcome::MAX_DISPLAYS_PER_RUN {
-                displays.borrow_mut().dropped = true;
-                return;
+            // Kept first, then the handler, with no borrow held (it may run user code).
+            let kept = displays.borrow_mut().keep(|room| wire::display(&msg, room));
+            if let Some(display) = kept {
+                handler(&display);
             }
-            let room = MAX_DISPLAY_BYTES.saturating_sub(displays.borrow().used);
-            let Some(display) = wire::display(&msg, room) else {
-                displays.borrow_mut().dropped = true;
-                return;
-            };
-            {
-                let mut d = displays.borrow_mut();
-                d.used += display.iter().map(|(_, data)| data.len()).sum::<usize>();
-                d.list.push(display.clone());
-            }
-            handler(&display);
         }
         DenToHost::Input => on_input_request(shared, &msg),
         DenToHost::Done => {

@@ -326,3 +326,50 @@ test(`${B}: an adapter shows displays with request.display while it runs: checke
   assert.equal(r.lateThrew, true);
   assert.deepEqual(r.full, { count: 1000, truncated: true, first: 15 << 20 });
 });
+
+test(`${B}: an adapter reads input() with request.input: onInput answers; the wait does not count against the watchdog; EOF, failures, stdin and misuse`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen } = window.foxden;
+    let late;
+    const adapter = {
+      start() {},
+      close() {},
+      async run(req) {
+        const got = [];
+        if (req.code === "stdin") return { result: JSON.stringify([req.stdin, await req.input("x? ")]) };
+        got.push(await req.input("name? "));
+        got.push(await req.input("more? "));
+        try { await req.input("fail? "); } catch (e) { got.push(`rejected: ${e.message}`); }
+        try { req.input(42); } catch (e) { got.push(e instanceof TypeError); }
+        late = req.input;
+        return { stdout: got.map(String).join("|") };
+      },
+    };
+    const den = await openDen({ name: "asks", runtime: adapter });
+    const prompts = [];
+    const t0 = performance.now();
+    const run = await den.run("go", {
+      // The host gives an adapter timeoutMs + 3 s: the first answer comes after that.
+      timeoutMs: 100,
+      onInput: ({ prompt, runId }) => {
+        prompts.push([prompt, typeof runId]);
+        if (prompt === "name? ") return new Promise((res) => setTimeout(() => res("Ada"), 3500));
+        if (prompt === "more? ") return null;
+        throw new Error("no answer here");
+      },
+    });
+    const took = performance.now() - t0;
+    let lateThrew = false;
+    try { late("x"); } catch (e) { lateThrew = e instanceof TypeError && /the run has ended/.test(e.message); }
+    // With stdin the adapter reads it itself: input() is the end of input, onInput is not asked.
+    const scripted = await den.run("stdin", { stdin: "given\n", onInput: () => { prompts.push("asked"); return "no"; } });
+    await den.close();
+    return { stdout: run.stdout, error: run.error, took, prompts, lateThrew, scripted: scripted.result };
+  });
+  assert.equal(r.error, null);
+  assert.ok(r.took > 3400, `took ${r.took} ms`);
+  assert.equal(r.stdout, "Ada|null|rejected: onInput failed: Error: no answer here|true");
+  assert.deepEqual(r.prompts, [["name? ", "number"], ["more? ", "number"], ["fail? ", "number"]]);
+  assert.equal(r.lateThrew, true);
+  assert.equal(r.scripted, JSON.stringify(["given\n", null]));
+});

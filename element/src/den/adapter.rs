@@ -12,7 +12,9 @@ use super::*;
 use crate::callback::with_timeout;
 use crate::errors::load_error;
 use crate::js::{self, get, is_absent};
+use crate::runtime::InputHandler;
 use foxden_core::codes::LoadStage;
+use foxden_core::input;
 use foxden_core::protocol::{clip, ErrorKind, RunError, Stream};
 
 /// A runtime adapter's functions, called with the adapter object as `this`.
@@ -55,6 +57,35 @@ impl Adapter {
             Err(e) => return Some(Err(e)),
         };
         with_timeout(settled, ms).await
+    }
+
+    /// `run(request)`, waited for up to `ms` of the time it does not spend waiting for input
+    /// (`waits`): `None` when it did not settle in time.
+    async fn call_run(
+        &self,
+        request: &JsValue,
+        ms: f64,
+        waits: &InputWaits,
+    ) -> Option<Result<JsValue, JsValue>> {
+        use futures::future::{select, Either};
+        let settled = match self.run.call1(&self.this, request) {
+            Ok(v) => wasm_bindgen_futures::JsFuture::from(Promise::resolve(&v)),
+            Err(e) => return Some(Err(e)),
+        };
+        let started = js::now_ms();
+        let mut settled = std::pin::pin!(settled);
+        loop {
+            // What is left if no more waiting comes; while one goes on, this stays the same.
+            let now = js::now_ms();
+            let left = ms - (now - started - waits.waited(now));
+            if left <= 0.0 {
+                return None;
+            }
+            match select(settled.as_mut(), crate::callback::sleep(left)).await {
+                Either::Left((v, _)) => return Some(v),
+                Either::Right(_) => continue,
+            }
+        }
     }
 
     /// `start({ den })`, when the den `den` opens (one adapter may serve several dens: a fork
@@ -211,6 +242,10 @@ impl Den {
         // Its displays: what `display()` shows while it runs.
         let displays = Rc::new(RefCell::new(Displays::default()));
         let show = show_displays(&self.inner, &displays, seq, ro.on_display.clone());
+        // Its input(): answered as a den page's run is (onInput, else the element's `input`
+        // event); the time spent waiting does not count against the host's watchdog.
+        let waits = Rc::new(InputWaits::default());
+        let ask = ask_input(self.input_handler(seq, &ro), &waits);
         let request = obj(&[
             ("id", seq.into()),
             ("den", inner.opts.name.as_str().into()),
@@ -231,6 +266,7 @@ impl Den {
             ("signal", signal),
             ("output", stream.func.clone()),
             ("display", show.func.clone()),
+            ("input", ask.func.clone()),
         ]);
         let started = js::now_ms();
         let grace = ro.timeout_ms + f64::from(limits::HOST_WATCHDOG_GRACE_MS);
@@ -244,7 +280,7 @@ impl Den {
             let request: JsValue = request.into();
             inner.adapter_running.set(true);
             let answer = match inner
-                .unless_interrupted(adapter.call(&adapter.run, &request, grace))
+                .unless_interrupted(adapter.call_run(&request, grace, &waits))
                 .await
             {
                 Ok(Some(Ok(v))) => Answer::Replied(v),
@@ -259,9 +295,10 @@ impl Den {
         if matches!(answer, Answer::Replied(_) | Answer::Threw(_)) {
             abort.disarm();
         }
-        // The run is over: output() and display() throw from now on.
+        // The run is over: output(), display() and input() throw from now on.
         drop(stream);
         drop(show);
+        drop(ask);
         // A den closed meanwhile keeps nothing of the answer.
         let answer = if inner.closed.get() {
             Answer::Closed
@@ -560,6 +597,93 @@ fn display_message(bundle: &JsValue) -> Result<JsValue, String> {
         items.push(&item);
     }
     Ok(obj(&[("bundle", items.into())]).into())
+}
+
+/// The time a run spends waiting for `input()` answers, which its watchdog does not count.
+#[derive(Default)]
+struct InputWaits {
+    /// Answers awaited now.
+    pending: Cell<u32>,
+    /// Since when (while `pending` > 0).
+    since: Cell<f64>,
+    /// Waited before that, in ms.
+    done: Cell<f64>,
+}
+
+impl InputWaits {
+    fn begin(&self) {
+        if self.pending.get() == 0 {
+            self.since.set(js::now_ms());
+        }
+        self.pending.set(self.pending.get() + 1);
+    }
+
+    fn end(&self) {
+        self.pending.set(self.pending.get().saturating_sub(1));
+        if self.pending.get() == 0 {
+            self.done
+                .set(self.done.get() + (js::now_ms() - self.since.get()));
+        }
+    }
+
+    /// All the time waited so far, at `now`.
+    fn waited(&self, now: f64) -> f64 {
+        let current = if self.pending.get() > 0 {
+            now - self.since.get()
+        } else {
+            0.0
+        };
+        self.done.get() + current
+    }
+}
+
+/// `request.input(prompt)`: the adapter's code reads a line (Python's `input()`). A promise of the
+/// answer: a string, or `null` at the end of input (no `onInput` and no element listening, or a
+/// run given `stdin`, which the adapter reads itself); it rejects with the reason when the
+/// answer failed (an `onInput` that threw, or gave something other than a string). While it
+/// waits, the run's watchdog stops counting. The prompt is cut as a den page's is; one that is
+/// not a string, or a call once the run has ended, throws a TypeError.
+fn ask_input(handler: Option<InputHandler>, waits: &Rc<InputWaits>) -> RunCallback {
+    let waits = waits.clone();
+    let ended = Rc::new(Cell::new(false));
+    let is_ended = ended.clone();
+    let func =
+        Closure::<dyn Fn(JsValue) -> Result<Promise, JsValue>>::new(move |prompt: JsValue| {
+            if is_ended.get() {
+                return Err(js_sys::TypeError::new("input(prompt): the run has ended").into());
+            }
+            let prompt = if prompt.is_undefined() {
+                String::new()
+            } else {
+                // Cut to what a den page's prompt may be, as its are.
+                match crate::wire::text(&prompt, input::MAX_PROMPT_CHARS * 3) {
+                    Some((p, _)) => p.chars().take(input::MAX_PROMPT_CHARS).collect(),
+                    None => {
+                        return Err(js_sys::TypeError::new(
+                            "input(prompt): prompt must be a string",
+                        )
+                        .into())
+                    }
+                }
+            };
+            let Some(handler) = handler.clone() else {
+                return Ok(Promise::resolve(&JsValue::NULL));
+            };
+            let waits = waits.clone();
+            waits.begin();
+            let answer = handler(&prompt);
+            Ok(js::promise(async move {
+                let answer = answer.await;
+                waits.end();
+                match answer {
+                    input::Answer::Text(s) => Ok(s.into()),
+                    input::Answer::Eof => Ok(JsValue::NULL),
+                    input::Answer::Failed(why) => Err(js_sys::Error::new(&why).into()),
+                }
+            }))
+        })
+        .into_js_value();
+    RunCallback { ended, func }
 }
 
 /// Output, result and error.

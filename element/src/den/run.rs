@@ -324,7 +324,7 @@ impl Den {
 
     /// Who answers this run's `input()`: the run's `onInput`, else the element (its `input`
     /// event), else nobody (`None`: the run is not interactive). Scripted stdin comes first.
-    fn input_handler(&self, seq: u32, ro: &RunOptions) -> Option<InputHandler> {
+    pub(super) fn input_handler(&self, seq: u32, ro: &RunOptions) -> Option<InputHandler> {
         if ro.stdin.is_some() || ro.javascript {
             return None;
         }

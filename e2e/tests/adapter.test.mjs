@@ -336,7 +336,8 @@ test(`${B}: an adapter reads input() with request.input: onInput answers; the wa
       close() {},
       async run(req) {
         const got = [];
-        if (req.code === "stdin") return { result: JSON.stringify([req.stdin, await req.input("x? ")]) };
+        // input and display are not enumerable (a spread of the request leaves them out).
+        if (req.code === "stdin") return { result: JSON.stringify([req.stdin, await req.input("x? "), Object.keys({ ...req }).filter((k) => k === "input" || k === "display")]) };
         got.push(await req.input("name? "));
         got.push(await req.input("more? "));
         try { await req.input("fail? "); } catch (e) { got.push(`rejected: ${e.message}`); }
@@ -371,5 +372,5 @@ test(`${B}: an adapter reads input() with request.input: onInput answers; the wa
   assert.equal(r.stdout, "Ada|null|rejected: onInput failed: Error: no answer here|true");
   assert.deepEqual(r.prompts, [["name? ", "number"], ["more? ", "number"], ["fail? ", "number"]]);
   assert.equal(r.lateThrew, true);
-  assert.equal(r.scripted, JSON.stringify(["given\n", null]));
+  assert.equal(r.scripted, JSON.stringify(["given\n", null, []]));
 });

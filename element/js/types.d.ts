@@ -258,7 +258,8 @@ export interface AdapterRunRequest {
    * them twice). Kept up to `maxOutputBytes` in all. Throws a TypeError for another stream or a
    * text that is not a string, and once the run has ended. */
   output(stream: "stdout" | "stderr", text: string): void;
-  /** Shows a display (a plot, a table) while the run goes on: a MIME bundle of 1 to 16 of
+  /** (Not enumerable, nor is `input`: a spread of the request leaves both out.)
+   * Shows a display (a plot, a table) while the run goes on: a MIME bundle of 1 to 16 of
    * image/png and image/jpeg (bytes: a Uint8Array or an ArrayBuffer), image/svg+xml, text/html,
    * text/markdown, application/json and text/plain (strings). It reaches `onDisplay` and the
    * `display` event at once and the result's `displays`, in order with the output. Throws a

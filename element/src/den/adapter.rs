@@ -265,9 +265,13 @@ impl Den {
             ("files", files.into()),
             ("signal", signal),
             ("output", stream.func.clone()),
-            ("display", show.func.clone()),
-            ("input", ask.func.clone()),
         ]);
+        // Added since: not enumerable, so that an adapter that spreads or clones the request
+        // without its functions (`const { signal, output, ...rest } = request`) still can.
+        for (name, func) in [("display", &show.func), ("input", &ask.func)] {
+            let descriptor = obj(&[("value", func.clone())]);
+            let _ = js_sys::Reflect::define_property(&request, &name.into(), &descriptor);
+        }
         let started = js::now_ms();
         let grace = ro.timeout_ms + f64::from(limits::HOST_WATCHDOG_GRACE_MS);
         let stop = inner.posted();

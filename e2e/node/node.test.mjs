@@ -550,6 +550,24 @@ total
     assert.match(r3.error.traceback, /ZeroDivisionError/);
     assert.deepEqual(r3.files.deleted, ["/drop/sales.csv"]);
 
+    // input() without stdin asks onInput (the thread waits; its clock stops meanwhile), and
+    // foxden.display shows a MIME bundle: both reach the host through the adapter's request.
+    const asked = [], shown = [];
+    const r4 = await den.run("name = input('name? ')\nimport foxden\nfoxden.display({'text/plain': name, 'image/png': b'\\x89PNG'})\ntry:\n    input('more? ')\nexcept EOFError:\n    print('eof')\nname", {
+      timeoutMs: 1000,
+      onInput: ({ prompt }) => {
+        asked.push(prompt);
+        return prompt === "name? " ? new Promise((res) => setTimeout(() => res("Ada"), 1500)) : null;
+      },
+      onDisplay: (d) => shown.push(d.data),
+    });
+    assert.equal(r4.error, null, JSON.stringify(r4.error));
+    assert.equal(r4.result, "'Ada'");
+    assert.equal(r4.stdout, "name? Ada\neof\n");
+    assert.deepEqual(asked, ["name? ", "more? "]);
+    assert.deepEqual(shown.map((d) => [d["text/plain"], [...d["image/png"]]]), [["Ada", [0x89, 0x50, 0x4e, 0x47]]]);
+    assert.deepEqual(r4.displays, shown);
+
     // A loop past timeoutMs: the adapter kills its thread; the files stay, the variables go.
     const hung = await den.run("while True: pass", { timeoutMs: 300 });
     assert.equal(hung.error.kind, "timeout");

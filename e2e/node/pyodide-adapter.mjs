@@ -2,11 +2,11 @@
 // and a run that outlives its timeoutMs terminates the thread; a new one boots at once, so the
 // next run finds it ready (the den's files are the host's and survive; Python variables do not).
 // The Node suite uses it to check that foxden's adapter contract carries a real interpreter,
-// files in and out, streamed output, in Node.js.
+// files in and out, streamed output, displays and interactive input(), in Node.js.
 //
 // NOT A SANDBOX: Python reaches Node.js through Pyodide's `js` module (files, processes,
 // network). Use it for code you trust, or for tests; foxden's isolation is the iframe runtime's.
-import { Worker } from "node:worker_threads";
+import { MessageChannel, Worker } from "node:worker_threads";
 
 const WORKER = new URL("./pyodide-worker.mjs", import.meta.url);
 
@@ -21,10 +21,21 @@ export function pyodideAdapter() {
    * thread is then ended and forgotten: the next run boots another). */
   function boot(den) {
     stop(den);
-    const worker = new Worker(WORKER);
+    // input() answers: posted on a port, then the flag the thread waits on is raised.
+    const { port1, port2 } = new MessageChannel();
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(WORKER, { workerData: { answers: port2, flag }, transferList: [port2] });
     live.add(worker);
-    worker.once("exit", () => live.delete(worker));
-    const entry = { worker, seq: 0 };
+    worker.once("exit", () => {
+      live.delete(worker);
+      port1.close();
+    });
+    const answer = (text) => {
+      port1.postMessage(text);
+      Atomics.store(flag, 0, 1);
+      Atomics.notify(flag, 0);
+    };
+    const entry = { worker, seq: 0, answer };
     entry.ready = new Promise((resolve, reject) => {
       worker.once("message", (m) => (m.ready ? resolve() : reject(new Error(`Pyodide did not boot: ${m.error}`))));
       worker.once("error", reject);
@@ -53,7 +64,7 @@ export function pyodideAdapter() {
     close: ({ den }) => stop(den),
     reset: ({ den }) => boot(den),
     async run(req) {
-      const { signal, output, ...message } = req; // the functions stay on this side
+      const { signal, output, ...message } = req; // the functions stay on this side (display and input are not enumerable)
       if (!dens.has(req.den)) boot(req.den);
       const entry = dens.get(req.den);
       try {
@@ -65,7 +76,20 @@ export function pyodideAdapter() {
       const id = ++entry.seq;
       return new Promise((resolve) => {
         let timer;
+        // The run's clock: it stops while input() waits for the host's answer.
+        let left = req.timeoutMs;
+        let since;
+        const tick = () => {
+          since = Date.now();
+          timer = setTimeout(() => kill(`the run took longer than ${req.timeoutMs} ms`), left);
+        };
+        const pause = () => {
+          clearTimeout(timer);
+          left -= Date.now() - since;
+        };
+        let finished = false;
         const done = (reply) => {
+          finished = true;
           clearTimeout(timer);
           entry.worker.off("message", onMessage);
           entry.worker.off("exit", onExit);
@@ -87,16 +111,33 @@ export function pyodideAdapter() {
           done(failure("crashed", "WorkerExit", `the Pyodide thread exited (${code}) during the run`));
           end(req.den, entry);
         };
-        // Output as Python writes it, then the reply (the thread posts them in that order).
+        // Output, displays and questions as Python makes them, then the reply (the thread
+        // posts them in that order).
         const onMessage = (m) => {
           if (m.id !== id) return;
           if (m.stream) output(m.stream, m.text);
-          else done(m.reply);
+          else if (m.display) {
+            try {
+              req.display(m.display);
+            } catch (e) {
+              output("stderr", `display not shown: ${e.message}\n`);
+            }
+          } else if (typeof m.input === "string") {
+            pause();
+            req.input(m.input).then(
+              (text) => text,
+              () => null, // a failed answer is the end of input
+            ).then((text) => {
+              if (finished) return; // timed out, stopped or closed meanwhile: the thread is gone
+              tick();
+              entry.answer(text);
+            });
+          } else done(m.reply);
         };
         entry.worker.on("message", onMessage);
         entry.worker.once("exit", onExit);
         signal?.addEventListener("abort", onAbort, { once: true });
-        timer = setTimeout(() => kill(`the run took longer than ${req.timeoutMs} ms`), req.timeoutMs);
+        tick();
         entry.worker.postMessage({ ...message, id });
       });
     },

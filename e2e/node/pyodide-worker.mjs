@@ -1,22 +1,42 @@
 // The worker thread of pyodide-adapter.mjs: one Pyodide, one request at a time. The den's files
 // are written into Pyodide's file system before each run and compared afterwards: the reply
 // names only what was created, changed (new bytes) or deleted (null). Output is posted as it is
-// written (up to the run's maxOutputBytes), before the reply. Whatever fails is a reply too.
-import { parentPort } from "node:worker_threads";
+// written (up to the run's maxOutputBytes), before the reply; so are displays
+// (`foxden.display({mime: data})`) and questions (`input()` without stdin), whose answer this
+// thread waits for (Atomics.wait) and reads from its answer port. Whatever fails is a reply too.
+import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import { loadPyodide } from "pyodide";
 
 const ROOTS = ["/drop", "/out", "/work"];
 let py;
 let runner;
+let askingInput;
+let current = 0; // the run in progress (its id)
+// Answers to input(): posted on this port, then the flag is raised (workerData).
+const { answers, flag } = workerData;
+
+/** Asks the host for a line and blocks this thread until it answers (the host's timeout for the
+ * run does not count the wait). */
+function ask(prompt) {
+  parentPort.postMessage({ id: current, input: prompt });
+  Atomics.wait(flag, 0, 0);
+  Atomics.store(flag, 0, 0);
+  const m = receiveMessageOnPort(answers);
+  // End of input as undefined, which Python gets as None (null would be pyodide's jsnull).
+  return typeof m?.message === "string" ? m.message : undefined;
+}
 try {
   py = await loadPyodide();
   // The run: stdin as the den page gives it (the text, then EOF), the last expression's repr,
   // or the exception as foxden's RunError fields. Kept outside the user's globals.
   runner = py.runPython(`
-async def run(code, stdin, g, variables=None):
-    import io, json, sys, traceback
+async def run(code, stdin, g, variables=None, asking=None):
+    import builtins, io, json, sys, traceback
     from pyodide.code import eval_code_async
     sys.stdin = io.StringIO(stdin)
+    plain_input = builtins.input
+    if asking is not None:  # no stdin: input() asks the host
+        builtins.input = asking
     try:
         if variables is not None:
             g.update(json.loads(variables))  # the run's vars, as foxden checked them
@@ -26,11 +46,29 @@ async def run(code, stdin, g, variables=None):
         return (None, (type(e).__name__, str(e), "".join(traceback.format_exception(e))))
     finally:
         sys.stdin = sys.__stdin__
+        builtins.input = plain_input
         # A partial line goes out with this run, not at the start of the next.
         sys.stdout.flush()
         sys.stderr.flush()
 run
 `);
+  // foxden.display(bundle): a MIME bundle (str for text types, bytes for images) for the host.
+  py.registerJsModule("foxden", {
+    display: (bundle) => parentPort.postMessage({ id: current, display: bundle.toJs({ dict_converter: Object.fromEntries }) }),
+  });
+  // input() without stdin asks the host and waits for its answer (a line, or null: EOFError).
+  py.globals.set("_ask", ask);
+  py.runPython(`
+import builtins
+def _asking_input(prompt=""):
+    answer = _ask(str(prompt))
+    if answer is None:
+        raise EOFError("end of input")
+    print(f"{prompt}{answer}")  # echoed like a terminal, as the iframe runtime does
+    return answer
+_asking_input
+`);
+  askingInput = py.globals.get("_asking_input");
   parentPort.postMessage({ ready: true });
 } catch (e) {
   parentPort.postMessage({ ready: false, error: String(e) });
@@ -107,7 +145,9 @@ async function runOne(req) {
     return { error: { kind: "crashed", type: "NotSupported", message: `this adapter runs Python, not ${req.lang}`, traceback: "" } };
   }
   const vars = req.vars ? JSON.stringify(req.vars) : undefined;
-  const out = await runner(req.code, req.stdin ?? "", userGlobals, vars);
+  current = req.id;
+  // Without stdin, input() asks the host (undefined arrives in Python as None).
+  const out = await runner(req.code, req.stdin ?? "", userGlobals, vars, req.stdin == null ? askingInput : undefined);
   const [result, err] = out.toJs();
   out.destroy();
   return {

@@ -227,8 +227,8 @@ export interface RuntimeAdapter {
    * settled within `timeoutMs` + 3 s: the run ends with error kind "timeout" (the adapter
    * enforces `timeoutMs` itself). Output streamed with `request.output` reaches `onOutput` at
    * once, the answer's when the run ends; displays shown with `request.display` reach
-   * `onDisplay` at once and the result's `displays`; `request.input` asks `onInput` (or the
-   * element's `input` event), and the wait does not count; `onRequest` does not apply. */
+   * `onDisplay` at once and the result's `displays`; `request.input` asks `onInput`, and the
+   * wait does not count; `onRequest` does not apply. */
   run(request: AdapterRunRequest): AdapterRunReply | Promise<AdapterRunReply>;
   /** Called when the den closes, or when its opening fails after `start` (not awaited). */
   close(den: { den: string }): unknown;
@@ -266,8 +266,8 @@ export interface AdapterRunRequest {
    * TypeError for anything else, and once the run has ended; a RangeError past the run's 1 000
    * displays or 16 MiB (not shown; the run is `truncated`). */
   display(bundle: DisplayBundle): void;
-  /** Reads a line, as Python's `input(prompt)`: answered by the run's `onInput` (or the element's
-   * `input` event), as on the iframe runtime. Resolves the answer, or null at the end of input
+  /** Reads a line, as Python's `input(prompt)`: answered by the run's `onInput`, as on the
+   * iframe runtime. Resolves the answer, or null at the end of input
    * (nobody to ask, or a run given `stdin`, which the adapter reads itself); rejects with the
    * reason when the answer failed. The host's watchdog does not count the time it waits (nor
    * should the adapter's own timeout). Throws a TypeError for a prompt that is not a string

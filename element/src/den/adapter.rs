@@ -242,8 +242,8 @@ impl Den {
         // Its displays: what `display()` shows while it runs.
         let displays = Rc::new(RefCell::new(Displays::default()));
         let show = show_displays(&self.inner, &displays, seq, ro.on_display.clone());
-        // Its input(): answered as a den page's run is (onInput, else the element's `input`
-        // event); the time spent waiting does not count against the host's watchdog.
+        // Its input(): answered by onInput as a den page's run is; the time spent waiting does
+        // not count against the host's watchdog.
         let waits = Rc::new(InputWaits::default());
         let ask = ask_input(self.input_handler(seq, &ro), &waits);
         let request = obj(&[
@@ -642,8 +642,8 @@ impl InputWaits {
 }
 
 /// `request.input(prompt)`: the adapter's code reads a line (Python's `input()`). A promise of the
-/// answer: a string, or `null` at the end of input (no `onInput` and no element listening, or a
-/// run given `stdin`, which the adapter reads itself); it rejects with the reason when the
+/// answer: a string, or `null` at the end of input (no `onInput`, or a run given `stdin`, which
+/// the adapter reads itself); it rejects with the reason when the
 /// answer failed (an `onInput` that threw, or gave something other than a string). While it
 /// waits, the run's watchdog stops counting. The prompt is cut as a den page's is; one that is
 /// not a string, or a call once the run has ended, throws a TypeError.

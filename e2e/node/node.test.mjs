@@ -563,7 +563,7 @@ total
     });
     assert.equal(r4.error, null, JSON.stringify(r4.error));
     assert.equal(r4.result, "'Ada'");
-    assert.equal(r4.stdout, "name? Ada\neof\n");
+    assert.equal(r4.stdout, "name? Ada\nmore? eof\n");
     assert.deepEqual(asked, ["name? ", "more? "]);
     assert.deepEqual(shown.map((d) => [d["text/plain"], [...d["image/png"]]]), [["Ada", [0x89, 0x50, 0x4e, 0x47]]]);
     assert.deepEqual(r4.displays, shown);

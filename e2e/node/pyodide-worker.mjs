@@ -61,10 +61,16 @@ run
   py.runPython(`
 import builtins
 def _asking_input(prompt=""):
+    import sys
+    # The prompt shows while the host waits for the answer, which is then echoed after it,
+    # like a terminal (as the iframe runtime does).
+    sys.stdout.write(str(prompt))
+    sys.stdout.flush()
     answer = _ask(str(prompt))
     if answer is None:
         raise EOFError("end of input")
-    print(f"{prompt}{answer}")  # echoed like a terminal, as the iframe runtime does
+    answer = answer.split("\\n")[0]  # one line
+    print(answer)
     return answer
 _asking_input
 `);

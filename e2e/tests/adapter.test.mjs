@@ -305,7 +305,7 @@ test(`${B}: an adapter shows displays with request.display while it runs: checke
     const full = await den.run("full");
     await den.close();
     return { seen, displays, truncated: run.truncated, result: run.result, stdout: run.stdout, thrown, lateThrew,
-      full: { count: full.displays.length, truncated: full.truncated, first: full.displays[0]["image/png"].length } };
+      full: { count: full.displays.length, truncated: full.truncated, first: full.displays[0]["image/png"].length, plain: full.displays[0]["text/plain"] } };
   });
   assert.deepEqual(r.seen.map((s) => s.slice(0, 2)), [
     ["output", "before\n"],
@@ -324,7 +324,8 @@ test(`${B}: an adapter shows displays with request.display while it runs: checke
   // Nine bad bundles: TypeErrors naming display(bundle); then in "full", two RangeErrors.
   assert.deepEqual(r.thrown, [...Array(9).fill("TypeError: true"), "RangeError: true", "RangeError: true"]);
   assert.equal(r.lateThrew, true);
-  assert.deepEqual(r.full, { count: 1000, truncated: true, first: 15 << 20 });
+  // text/plain is always there, as in a den page's displays (an image's is its MIME type).
+  assert.deepEqual(r.full, { count: 1000, truncated: true, first: 15 << 20, plain: "<image/png>" });
 });
 
 test(`${B}: an adapter reads input() with request.input: onInput answers; the wait does not count against the watchdog; EOF, failures, stdin and misuse`, async () => {
@@ -337,6 +338,7 @@ test(`${B}: an adapter reads input() with request.input: onInput answers; the wa
       async run(req) {
         const got = [];
         // input and display are not enumerable (a spread of the request leaves them out).
+        if (req.code === "nobody") return { result: await req.input("x? ").then(String, (e) => `rejected: ${e.message}`) };
         if (req.code === "stdin") return { result: JSON.stringify([req.stdin, await req.input("x? "), Object.keys({ ...req }).filter((k) => k === "input" || k === "display")]) };
         got.push(await req.input("name? "));
         got.push(await req.input("more? "));
@@ -364,8 +366,10 @@ test(`${B}: an adapter reads input() with request.input: onInput answers; the wa
     try { late("x"); } catch (e) { lateThrew = e instanceof TypeError && /the run has ended/.test(e.message); }
     // With stdin the adapter reads it itself: input() is the end of input, onInput is not asked.
     const scripted = await den.run("stdin", { stdin: "given\n", onInput: () => { prompts.push("asked"); return "no"; } });
+    // Nobody to answer (no onInput, no stdin): rejected with the iframe runtime's EOFError text.
+    const nobody = await den.run("nobody");
     await den.close();
-    return { stdout: run.stdout, error: run.error, took, prompts, lateThrew, scripted: scripted.result };
+    return { stdout: run.stdout, error: run.error, took, prompts, lateThrew, scripted: scripted.result, nobody: nobody.result };
   });
   assert.equal(r.error, null);
   assert.ok(r.took > 3400, `took ${r.took} ms`);
@@ -373,4 +377,5 @@ test(`${B}: an adapter reads input() with request.input: onInput answers; the wa
   assert.deepEqual(r.prompts, [["name? ", "number"], ["more? ", "number"], ["fail? ", "number"]]);
   assert.equal(r.lateThrew, true);
   assert.equal(r.scripted, JSON.stringify(["given\n", null, []]));
+  assert.match(r.nobody, /^rejected: nobody answers input\(\) for this run: pass run\(code, \{ onInput \}\)/);
 });

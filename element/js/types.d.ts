@@ -261,15 +261,16 @@ export interface AdapterRunRequest {
   /** (Not enumerable, nor is `input`: a spread of the request leaves both out.)
    * Shows a display (a plot, a table) while the run goes on: a MIME bundle of 1 to 16 of
    * image/png and image/jpeg (bytes: a Uint8Array or an ArrayBuffer), image/svg+xml, text/html,
-   * text/markdown, application/json and text/plain (strings). It reaches `onDisplay` and the
+   * text/markdown, application/json and text/plain (strings; text/plain is added when missing,
+   * as `<mime>`, as in a den page's displays). It reaches `onDisplay` and the
    * `display` event at once and the result's `displays`, in order with the output. Throws a
    * TypeError for anything else, and once the run has ended; a RangeError past the run's 1 000
    * displays or 16 MiB (not shown; the run is `truncated`). */
   display(bundle: DisplayBundle): void;
   /** Reads a line, as Python's `input(prompt)`: answered by the run's `onInput`, as on the
-   * iframe runtime. Resolves the answer, or null at the end of input
-   * (nobody to ask, or a run given `stdin`, which the adapter reads itself); rejects with the
-   * reason when the answer failed. The host's watchdog does not count the time it waits (nor
+   * iframe runtime. Resolves the answer, or null at the end of input (also for a run given
+   * `stdin`, which the adapter reads itself); rejects with the reason when the answer failed,
+   * or when nobody answers (no `onInput`: the message says how to give one). The host's watchdog does not count the time it waits (nor
    * should the adapter's own timeout). Throws a TypeError for a prompt that is not a string
    * (it is cut at 4 096 characters), and once the run has ended. */
   input(prompt?: string): Promise<string | null>;

@@ -81,7 +81,14 @@ impl Adapter {
             if left <= 0.0 {
                 return None;
             }
-            match select(settled.as_mut(), crate::callback::sleep(left)).await {
+            // While an answer is awaited `left` stays the same: looked at again every 250 ms at
+            // the most often (the deadline may then pass by that much).
+            let nap = if waits.pending.get() > 0 {
+                left.max(250.0)
+            } else {
+                left
+            };
+            match select(settled.as_mut(), crate::callback::sleep(nap)).await {
                 Either::Left((v, _)) => return Some(v),
                 Either::Right(_) => continue,
             }
@@ -245,7 +252,7 @@ impl Den {
         // Its input(): answered by onInput as a den page's run is; the time spent waiting does
         // not count against the host's watchdog.
         let waits = Rc::new(InputWaits::default());
-        let ask = ask_input(self.input_handler(seq, &ro), &waits);
+        let ask = ask_input(self.input_handler(seq, &ro), ro.stdin.is_some(), &waits);
         let request = obj(&[
             ("id", seq.into()),
             ("den", inner.opts.name.as_str().into()),
@@ -563,16 +570,21 @@ fn display_message(bundle: &JsValue) -> Result<JsValue, String> {
     }
     let keys = js_sys::Reflect::own_keys(bundle.unchecked_ref())
         .map_err(|e| format!("its keys could not be read ({})", js::describe_bounded(&e)))?;
-    let names: Vec<String> = keys.iter().filter_map(|k| k.as_string()).collect();
-    if names.is_empty() || names.len() > foxden_core::outcome::MAX_DISPLAY_ITEMS {
-        return Err(format!(
-            "{shape}, with 1 to {} MIME types",
-            foxden_core::outcome::MAX_DISPLAY_ITEMS
-        ));
+    // Counted before any is copied, and each read bounded (a MIME type is short).
+    let max = foxden_core::outcome::MAX_DISPLAY_ITEMS;
+    if keys.length() == 0 || keys.length() as usize > max {
+        return Err(format!("{shape}, with 1 to {max} MIME types"));
+    }
+    let mut names = Vec::new();
+    for k in keys.iter() {
+        if k.is_string() {
+            let (name, _) = crate::wire::text(&k, 65).unwrap_or_default();
+            names.push(name);
+        }
     }
     let items = Array::new();
-    for mime in names {
-        let Some(binary) = foxden_core::outcome::display_mime(&mime) else {
+    for mime in &names {
+        let Some(binary) = foxden_core::outcome::display_mime(mime) else {
             let known: Vec<&str> = foxden_core::outcome::DISPLAY_MIMES
                 .iter()
                 .map(|(m, _)| *m)
@@ -599,6 +611,14 @@ fn display_message(bundle: &JsValue) -> Result<JsValue, String> {
             obj(&[("mime", mime.as_str().into()), ("text", value)])
         };
         items.push(&item);
+    }
+    // As a den page's displays: text/plain is always there (for an image, its MIME type).
+    if !names.iter().any(|m| m == "text/plain") {
+        let plain = format!("<{}>", names.first().map_or("display", String::as_str));
+        items.push(&obj(&[
+            ("mime", "text/plain".into()),
+            ("text", plain.into()),
+        ]));
     }
     Ok(obj(&[("bundle", items.into())]).into())
 }
@@ -642,12 +662,13 @@ impl InputWaits {
 }
 
 /// `request.input(prompt)`: the adapter's code reads a line (Python's `input()`). A promise of the
-/// answer: a string, or `null` at the end of input (no `onInput`, or a run given `stdin`, which
-/// the adapter reads itself); it rejects with the reason when the
-/// answer failed (an `onInput` that threw, or gave something other than a string). While it
+/// answer: a string, or `null` at the end of input (also for a run given `stdin`, which the
+/// adapter reads itself); it rejects with the reason when the answer failed (an `onInput` that
+/// threw, or gave something other than a string) or nobody answers (no `onInput`: the message
+/// says how to give one). While it
 /// waits, the run's watchdog stops counting. The prompt is cut as a den page's is; one that is
 /// not a string, or a call once the run has ended, throws a TypeError.
-fn ask_input(handler: Option<InputHandler>, waits: &Rc<InputWaits>) -> RunCallback {
+fn ask_input(handler: Option<InputHandler>, scripted: bool, waits: &Rc<InputWaits>) -> RunCallback {
     let waits = waits.clone();
     let ended = Rc::new(Cell::new(false));
     let is_ended = ended.clone();
@@ -671,7 +692,13 @@ fn ask_input(handler: Option<InputHandler>, waits: &Rc<InputWaits>) -> RunCallba
                 }
             };
             let Some(handler) = handler.clone() else {
-                return Ok(Promise::resolve(&JsValue::NULL));
+                // A run with stdin: the adapter reads it itself, and this is the end of input.
+                // Nobody to answer: the iframe runtime's EOFError message, saying how to.
+                return Ok(if scripted {
+                    Promise::resolve(&JsValue::NULL)
+                } else {
+                    Promise::reject(&js_sys::Error::new(input::NO_HANDLER).into())
+                });
             };
             let waits = waits.clone();
             waits.begin();

@@ -288,7 +288,7 @@ test(`${B}: an adapter shows displays with request.display while it runs: checke
         req.display({ "image/jpeg": png.buffer.slice(0, 4), "image/svg+xml": "<svg/>", "text/html": "<b>hi</b>", "text/markdown": "*hi*", "application/json": "{}", "text/plain": "all" });
         for (const bad of [null, [], "text", { "text/x-evil": "x" }, { "image/png": "not bytes" }, { "text/plain": 42 }, {},
           Object.fromEntries(Array.from({ length: 17 }, (_, i) => [i ? `text/plain${i}` : "text/plain", "x"])),
-          new Proxy({}, { ownKeys() { throw new Error("trap"); } })]) attempt(req, bad);
+          new Proxy({}, { ownKeys() { throw new Error("trap"); } }), { [Symbol("s")]: "x" }]) attempt(req, bad);
         late = req.display;
         return { stdout: "after\n", result: "1" };
       },
@@ -321,8 +321,8 @@ test(`${B}: an adapter shows displays with request.display while it runs: checke
   assert.equal(r.stdout, "before\nbetween\nafter\n");
   assert.equal(r.result, "1");
   assert.equal(r.truncated, false);
-  // Nine bad bundles: TypeErrors naming display(bundle); then in "full", two RangeErrors.
-  assert.deepEqual(r.thrown, [...Array(9).fill("TypeError: true"), "RangeError: true", "RangeError: true"]);
+  // Ten bad bundles: TypeErrors naming display(bundle); then in "full", two RangeErrors.
+  assert.deepEqual(r.thrown, [...Array(10).fill("TypeError: true"), "RangeError: true", "RangeError: true"]);
   assert.equal(r.lateThrew, true);
   // text/plain is always there, as in a den page's displays (an image's is its MIME type).
   assert.deepEqual(r.full, { count: 1000, truncated: true, first: 15 << 20, plain: "<image/png>" });

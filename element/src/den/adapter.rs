@@ -582,6 +582,9 @@ fn display_message(bundle: &JsValue) -> Result<JsValue, String> {
             names.push(name);
         }
     }
+    if names.is_empty() {
+        return Err(shape.to_owned()); // only symbol keys
+    }
     let items = Array::new();
     for mime in &names {
         let Some(binary) = foxden_core::outcome::display_mime(mime) else {

@@ -262,8 +262,8 @@ export interface AdapterRunRequest {
    * Shows a display (a plot, a table) while the run goes on: a MIME bundle of 1 to 16 of
    * image/png and image/jpeg (bytes: a Uint8Array or an ArrayBuffer), image/svg+xml, text/html,
    * text/markdown, application/json and text/plain (strings; text/plain is added when missing,
-   * as `<mime>`, as in a den page's displays). It reaches `onDisplay` and the
-   * `display` event at once and the result's `displays`, in order with the output. Throws a
+   * as `<mime>`, as in a den page's displays). It reaches `onDisplay` at once and the result's
+   * `displays`, in order with the output. Throws a
    * TypeError for anything else, and once the run has ended; a RangeError past the run's 1 000
    * displays or 16 MiB (not shown; the run is `truncated`). */
   display(bundle: DisplayBundle): void;

@@ -516,7 +516,7 @@ fn stream_output(
 /// as `onDisplay` gets them (`{ "image/png": bytes, "text/plain": "…" }`, the MIME types of
 /// Python's `foxden.display`; bytes for images, strings for the rest). Each is checked as a den
 /// page's display is, kept in the run's `displays` (at most 1 000 and 16 MiB per run) and
-/// reaches `onDisplay` and the `display` event at once. A bundle that is not one throws a
+/// reaches `onDisplay` at once. A bundle that is not one throws a
 /// TypeError, and one past the run's caps a RangeError (it is not shown; the run is then
 /// `truncated`), as does a call once the run has ended (a TypeError).
 fn show_displays(

@@ -9,12 +9,12 @@
 //! answered within `timeoutMs` + [`limits::HOST_WATCHDOG_GRACE_MS`].
 
 use super::*;
-use crate::callback::with_timeout;
 use crate::errors::load_error;
 use crate::js::{self, get, is_absent};
 use crate::runtime::InputHandler;
 use foxden_core::codes::LoadStage;
-use foxden_core::input;
+use foxden_core::input::{self, RunClock};
+use foxden_core::protocol::Watchdog;
 use foxden_core::protocol::{clip, ErrorKind, RunError, Stream};
 
 /// A runtime adapter's functions, called with the adapter object as `this`.
@@ -49,44 +49,27 @@ impl Adapter {
         }
     }
 
-    /// Calls `f(arg)` and waits for what it returns (a value or a promise) up to `ms`:
-    /// `None` when it did not settle in time.
-    async fn call(&self, f: &Function, arg: &JsValue, ms: f64) -> Option<Result<JsValue, JsValue>> {
+    /// Calls `f(arg)` and waits for what it returns (a value or a promise) until `clock` runs
+    /// out (it stops while a run's `input()` waits): `None` when it did not settle in time.
+    async fn call(
+        &self,
+        f: &Function,
+        arg: &JsValue,
+        clock: &CallClock,
+    ) -> Option<Result<JsValue, JsValue>> {
+        use futures::future::{select, Either};
         let settled = match f.call1(&self.this, arg) {
             Ok(v) => wasm_bindgen_futures::JsFuture::from(Promise::resolve(&v)),
             Err(e) => return Some(Err(e)),
         };
-        with_timeout(settled, ms).await
-    }
-
-    /// `run(request)`, waited for up to `ms` of the time it does not spend waiting for input
-    /// (`waits`): `None` when it did not settle in time.
-    async fn call_run(
-        &self,
-        request: &JsValue,
-        ms: f64,
-        waits: &InputWaits,
-    ) -> Option<Result<JsValue, JsValue>> {
-        use futures::future::{select, Either};
-        let settled = match self.run.call1(&self.this, request) {
-            Ok(v) => wasm_bindgen_futures::JsFuture::from(Promise::resolve(&v)),
-            Err(e) => return Some(Err(e)),
-        };
-        let started = js::now_ms();
         let mut settled = std::pin::pin!(settled);
         loop {
-            // What is left if no more waiting comes; while one goes on, this stays the same.
-            let now = js::now_ms();
-            let left = ms - (now - started - waits.waited(now));
-            if left <= 0.0 {
-                return None;
-            }
-            // While an answer is awaited `left` stays the same: looked at again every 250 ms at
-            // the most often (the deadline may then pass by that much).
-            let nap = if waits.pending.get() > 0 {
-                left.max(250.0)
-            } else {
-                left
+            // While an answer is awaited the clock stands: looked at again every 250 ms at the
+            // most often (the deadline may then pass by that much).
+            let nap = match clock.remaining() {
+                Some(left) if left <= 0.0 => return None,
+                Some(left) => left,
+                None => 250.0,
             };
             match select(settled.as_mut(), crate::callback::sleep(nap)).await {
                 Either::Left((v, _)) => return Some(v),
@@ -98,7 +81,10 @@ impl Adapter {
     /// `start({ den })`, when the den `den` opens (one adapter may serve several dens: a fork
     /// opens another); a failure is the opening's `DenLoadError`.
     pub(crate) async fn start(&self, den: &str, timeout_ms: f64) -> Result<(), JsValue> {
-        match self.call(&self.start, &named(den), timeout_ms).await {
+        match self
+            .call(&self.start, &named(den), &CallClock::new(timeout_ms))
+            .await
+        {
             Some(Ok(_)) => Ok(()),
             Some(Err(e)) => Err(load_error(
                 LoadStage::Runtime,
@@ -125,7 +111,10 @@ impl Adapter {
                 "this den's runtime adapter has no reset()",
             ));
         };
-        match self.call(reset, &named(den), timeout_ms).await {
+        match self
+            .call(reset, &named(den), &CallClock::new(timeout_ms))
+            .await
+        {
             Some(Ok(_)) => Ok(obj(&[("from", "adapter".into()), ("bootMs", 0.into())]).into()),
             Some(Err(e)) => Err(den_error(
                 crate::errors::DenErrorCode::Reset,
@@ -249,10 +238,11 @@ impl Den {
         // Its displays: what `display()` shows while it runs.
         let displays = Rc::new(RefCell::new(Displays::default()));
         let show = show_displays(&self.inner, &displays, seq, ro.on_display.clone());
-        // Its input(): answered by onInput as a den page's run is; the time spent waiting does
-        // not count against the host's watchdog.
-        let waits = Rc::new(InputWaits::default());
-        let ask = ask_input(self.input_handler(seq, &ro), ro.stdin.is_some(), &waits);
+        // Its input(): answered by onInput as a den page's run is; the host's watchdog (the
+        // timeout + its grace) stops while it waits.
+        let grace = ro.timeout_ms + f64::from(limits::HOST_WATCHDOG_GRACE_MS);
+        let clock = Rc::new(CallClock::new(grace));
+        let ask = ask_input(self.input_handler(seq, &ro), ro.stdin.is_some(), &clock);
         let request = obj(&[
             ("id", seq.into()),
             ("den", inner.opts.name.as_str().into()),
@@ -280,7 +270,6 @@ impl Den {
             let _ = js_sys::Reflect::define_property(&request, &name.into(), &descriptor);
         }
         let started = js::now_ms();
-        let grace = ro.timeout_ms + f64::from(limits::HOST_WATCHDOG_GRACE_MS);
         let stop = inner.posted();
         let answer = if inner.closed.get() {
             Answer::Closed
@@ -291,7 +280,7 @@ impl Den {
             let request: JsValue = request.into();
             inner.adapter_running.set(true);
             let answer = match inner
-                .unless_interrupted(adapter.call_run(&request, grace, &waits))
+                .unless_interrupted(adapter.call(&adapter.run, &request, &clock))
                 .await
             {
                 Ok(Some(Ok(v))) => Answer::Replied(v),
@@ -548,13 +537,7 @@ fn show_displays(
             ))
             .into());
         };
-        if let Some(f) = &on_display {
-            let _ = f.call1(&JsValue::UNDEFINED, &display_chunk(seq, &display));
-        }
-        inner.emit(&DenEvent::Display {
-            run_id: seq,
-            display: &display,
-        });
+        super::run::send_display(Some(&inner), on_display.as_ref(), seq, &display);
         Ok(())
     })
     .into_js_value();
@@ -626,41 +609,48 @@ fn display_message(bundle: &JsValue) -> Result<JsValue, String> {
     Ok(obj(&[("bundle", items.into())]).into())
 }
 
-/// The time a run spends waiting for `input()` answers, which its watchdog does not count.
-#[derive(Default)]
-struct InputWaits {
+/// The clock of an adapter call: the run clock the iframe runtime's watchdog uses, stopped while
+/// any of the run's `input()` answers is awaited (an adapter may ask more than once at a time).
+struct CallClock {
+    clock: Cell<RunClock>,
     /// Answers awaited now.
     pending: Cell<u32>,
-    /// Since when (while `pending` > 0).
-    since: Cell<f64>,
-    /// Waited before that, in ms.
-    done: Cell<f64>,
 }
 
-impl InputWaits {
-    fn begin(&self) {
-        if self.pending.get() == 0 {
-            self.since.set(js::now_ms());
+impl CallClock {
+    /// A clock of `ms`, running from now.
+    fn new(ms: f64) -> Self {
+        let budget = Watchdog {
+            start_ms: 0.0,
+            run_ms: ms,
+        };
+        CallClock {
+            clock: Cell::new(RunClock::start(&budget, js::now_ms())),
+            pending: Cell::new(0),
         }
+    }
+
+    fn begin(&self) {
         self.pending.set(self.pending.get() + 1);
+        self.with(|c| c.pause(js::now_ms()));
     }
 
     fn end(&self) {
         self.pending.set(self.pending.get().saturating_sub(1));
         if self.pending.get() == 0 {
-            self.done
-                .set(self.done.get() + (js::now_ms() - self.since.get()));
+            self.with(|c| c.resume(js::now_ms()));
         }
     }
 
-    /// All the time waited so far, at `now`.
-    fn waited(&self, now: f64) -> f64 {
-        let current = if self.pending.get() > 0 {
-            now - self.since.get()
-        } else {
-            0.0
-        };
-        self.done.get() + current
+    /// Milliseconds left; `None` while an answer is awaited.
+    fn remaining(&self) -> Option<f64> {
+        self.clock.get().remaining(js::now_ms())
+    }
+
+    fn with(&self, f: impl FnOnce(&mut RunClock)) {
+        let mut c = self.clock.get();
+        f(&mut c);
+        self.clock.set(c);
     }
 }
 
@@ -671,8 +661,8 @@ impl InputWaits {
 /// says how to give one). While it
 /// waits, the run's watchdog stops counting. The prompt is cut as a den page's is; one that is
 /// not a string, or a call once the run has ended, throws a TypeError.
-fn ask_input(handler: Option<InputHandler>, scripted: bool, waits: &Rc<InputWaits>) -> RunCallback {
-    let waits = waits.clone();
+fn ask_input(handler: Option<InputHandler>, scripted: bool, clock: &Rc<CallClock>) -> RunCallback {
+    let clock = clock.clone();
     let ended = Rc::new(Cell::new(false));
     let is_ended = ended.clone();
     let func =
@@ -703,12 +693,12 @@ fn ask_input(handler: Option<InputHandler>, scripted: bool, waits: &Rc<InputWait
                     Promise::reject(&js_sys::Error::new(input::NO_HANDLER).into())
                 });
             };
-            let waits = waits.clone();
-            waits.begin();
+            let clock = clock.clone();
+            clock.begin();
             let answer = handler(&prompt);
             Ok(js::promise(async move {
                 let answer = answer.await;
-                waits.end();
+                clock.end();
                 match answer {
                     input::Answer::Text(s) => Ok(s.into()),
                     input::Answer::Eof => Ok(JsValue::NULL),

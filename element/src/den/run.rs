@@ -194,15 +194,7 @@ impl Den {
             let user = ro.on_display.clone();
             let weak = Rc::downgrade(inner);
             Rc::new(move |display: &Display| {
-                if let Some(f) = &user {
-                    let _ = f.call1(&JsValue::UNDEFINED, &display_chunk(seq, display));
-                }
-                if let Some(i) = weak.upgrade() {
-                    i.emit(&DenEvent::Display {
-                        run_id: seq,
-                        display,
-                    });
-                }
+                send_display(weak.upgrade().as_deref(), user.as_ref(), seq, display)
             })
         };
         // The den page enforces the timeout itself; the host's watchdog catches a den page that
@@ -362,6 +354,25 @@ impl Den {
             reply.answer_unless_deferred(Answer::Failed(NO_ANSWER.into()));
             Box::pin(async move { rx.await.unwrap_or(Answer::Eof) })
         }))
+    }
+}
+
+/// A display kept for run `seq` goes to its `onDisplay`, then to the den's `display` event
+/// (while the den lives).
+pub(super) fn send_display(
+    inner: Option<&Inner>,
+    on_display: Option<&Function>,
+    seq: u32,
+    display: &Display,
+) {
+    if let Some(f) = on_display {
+        let _ = f.call1(&JsValue::UNDEFINED, &display_chunk(seq, display));
+    }
+    if let Some(i) = inner {
+        i.emit(&DenEvent::Display {
+            run_id: seq,
+            display,
+        });
     }
 }
 

@@ -40,6 +40,24 @@ test("foxden/api (api.js, the module without the element) exports the same API a
   assert.deepEqual(api.liveCounts(), { listeners: 0, connections: 0 });
 });
 
+test("a name is open once per program, whichever foxden module opened it", { timeout: 120000 }, async () => {
+  const api = await import(pathToFileURL(join(dist, "api.js")).href);
+  const rt = () => ({ start() {}, run: () => ({ result: "1" }), close() {} });
+  const a = await m.openDen({ name: "shared-name", runtime: rt() });
+  await assert.rejects(api.openDen({ name: "shared-name", runtime: rt() }), (e) => e instanceof api.DenError && e.code === "name-in-use");
+  await a.close();
+  const b = await api.openDen({ name: "shared-name", runtime: rt() });
+  await assert.rejects(m.openDen({ name: "shared-name", runtime: rt() }), (e) => e instanceof m.DenError && e.code === "name-in-use");
+  await b.close();
+  const c = await m.openDen({ name: "shared-name", runtime: rt() });
+  await c.close();
+  // The registry both modules use: one per realm, read-only on the global object.
+  const reg = globalThis[Symbol.for("foxden.dens")];
+  assert.equal(reg.open.has("shared-name"), false);
+  const d = Object.getOwnPropertyDescriptor(globalThis, Symbol.for("foxden.dens"));
+  assert.deepEqual([d.writable, d.enumerable, d.configurable, Object.isFrozen(reg)], [false, false, false, true]);
+});
+
 test("pure helpers: paths, the shell, the snapshot codec", { timeout: 120000 }, () => {
   assert.equal(m.normalizePath("/work//a/./b.txt"), "/work/a/b.txt");
   assert.throws(() => m.normalizePath("/work/../etc/passwd"), (e) => e instanceof m.PathError && e.name === "PathError" && e instanceof m.FoxdenError);

@@ -549,6 +549,34 @@ test(`${B}: names are checked and freed by close()`, async () => {
   assert.equal(r.closedErr, "closed");
 });
 
+test(`${B}: a name is open once per page, whichever foxden module opened it (foxden.js, foxden/api)`, async () => {
+  const r = await page.evaluate(async () => {
+    const main = window.foxden;
+    const api = await import("/api.js");
+    const code = async (opening) => {
+      try {
+        await (await opening).close();
+        return "opened";
+      } catch (e) {
+        return e.code ?? String(e);
+      }
+    };
+    const a = await main.openDen({ name: "both", runtime: main.iframeRuntime() });
+    const fromApi = await code(api.openDen({ name: "both", runtime: api.iframeRuntime() }));
+    // Not awaited: the other module's opening waits for the close.
+    const closing = a.close();
+    const b = await api.openDen({ name: "both", runtime: api.iframeRuntime() });
+    const fromMain = await code(main.openDen({ name: "both", runtime: main.iframeRuntime() }));
+    await closing;
+    const ran = (await b.run("6 * 7")).result;
+    await b.close();
+    const again = await code(main.openDen({ name: "both", runtime: main.iframeRuntime() }));
+    const reg = globalThis[Symbol.for("foxden.dens")];
+    return { fromApi, fromMain, ran, again, held: reg.open.has("both"), otherClass: b instanceof main.Den };
+  });
+  assert.deepEqual(r, { fromApi: "name-in-use", fromMain: "name-in-use", ran: "42", again: "opened", held: false, otherClass: false });
+});
+
 test(`${B}: a den that fails to open leaves its stored files as they were; stalled wheels fail at loadTimeoutMs`, async () => {
   const r = await page.evaluate(async () => {
     const { openDen, iframeRuntime, idbStore, DenLoadError } = window.foxden;

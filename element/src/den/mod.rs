@@ -7,6 +7,7 @@
 pub(crate) mod adapter;
 mod api;
 mod events;
+mod names;
 mod net;
 pub(crate) mod options;
 mod run;
@@ -27,22 +28,14 @@ use foxden_core::protocol::{Done, HostToDen, OutputBuffer, ReplyLimits, Watchdog
 use foxden_core::sync::SyncState;
 use futures::channel::oneshot;
 use js_sys::{Array, Function, Object, Promise};
+pub(crate) use names::closing_until;
 pub(crate) use net::{keep_pristine_fetch, FetchHandler};
 pub use options::*;
 pub(crate) use run::answer_from_js;
 use std::cell::{Cell, RefCell};
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-
-thread_local! {
-    /// Names of the dens open in this page.
-    static OPEN_NAMES: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
-    /// The dens still closing, as (id, name, promise of the end of their close); see
-    /// [`closed_before`].
-    static CLOSING: RefCell<Vec<(u32, String, Promise)>> = const { RefCell::new(Vec::new()) };
-    static CLOSING_SEQ: Cell<u32> = const { Cell::new(0) };
-}
 
 pub(crate) struct Inner {
     pub opts: DenOptions,
@@ -94,18 +87,16 @@ struct NameClaim {
 
 impl NameClaim {
     fn new(name: &str) -> Result<Self, JsValue> {
-        OPEN_NAMES.with(|n| {
-            if n.borrow_mut().insert(name.to_owned()) {
-                Ok(NameClaim {
-                    name: Some(name.to_owned()),
-                })
-            } else {
-                Err(den_error(
-                    crate::errors::DenErrorCode::NameInUse,
-                    &format!("a den named {name:?} is already open in this page; close it first"),
-                ))
-            }
-        })
+        if names::claim(name) {
+            Ok(NameClaim {
+                name: Some(name.to_owned()),
+            })
+        } else {
+            Err(den_error(
+                crate::errors::DenErrorCode::NameInUse,
+                &format!("a den named {name:?} is already open in this page; close it first"),
+            ))
+        }
     }
 
     /// The den opened: it holds the name until `close()` frees it ([`release_name`]).
@@ -123,38 +114,7 @@ impl Drop for NameClaim {
 }
 
 fn release_name(name: &str) {
-    OPEN_NAMES.with(|n| n.borrow_mut().remove(name));
-}
-
-/// Registers `settled` as a close of the den `name` in progress: openings of that name wait for
-/// it (`closed_before`): a close under way, or a Web Lock let go without one (an opening
-/// cancelled). The entry goes once `settled` settles.
-pub(crate) fn closing_until(name: &str, settled: Promise) {
-    let id = CLOSING_SEQ.with(|s| {
-        s.set(s.get().wrapping_add(1));
-        s.get()
-    });
-    CLOSING.with(|c| c.borrow_mut().push((id, name.to_owned(), settled.clone())));
-    wasm_bindgen_futures::spawn_local(async move {
-        let _ = wasm_bindgen_futures::JsFuture::from(settled).await;
-        CLOSING.with(|c| c.borrow_mut().retain(|x| x.0 != id));
-    });
-}
-
-/// Waits while a den of this name is still closing (an IndexedDB den frees its name and Web
-/// Lock once the transaction in flight ended): `close()` then `openDen()` of the same name,
-/// by the page or by the element, opens once the old den is gone instead of failing.
-async fn closed_before(name: &str) {
-    loop {
-        let pending = CLOSING.with(|c| {
-            let c = c.borrow();
-            c.iter().find(|x| x.1 == name).map(|x| (x.0, x.2.clone()))
-        });
-        let Some((id, p)) = pending else { break };
-        let _ = wasm_bindgen_futures::JsFuture::from(p).await;
-        // Settled: that close is over (whichever of the two removes its entry first).
-        CLOSING.with(|c| c.borrow_mut().retain(|x| x.0 != id));
-    }
+    names::release(name);
 }
 
 /// Opens a den (used by `openDen`, `fork` and the element). `initial`: the files it starts with
@@ -165,7 +125,7 @@ pub async fn open(
     progress: Progress,
     sink: Option<EventSink>,
 ) -> Result<Den, JsValue> {
-    closed_before(&opts.name).await;
+    names::closed_before(&opts.name).await;
     let claim = NameClaim::new(&opts.name)?;
     let den = open_claimed(opts, initial, progress, sink).await?;
     claim.keep();

@@ -123,11 +123,13 @@ pub(super) async fn closed_before(name: &str) {
         let pending = REGISTRY.with(|r| {
             r.closing
                 .iter()
+                .filter(Array::is_array)
                 .map(|e| e.unchecked_into::<Array>())
                 .find(|e| e.get(0) == key)
         });
         let Some(entry) = pending else { break };
-        let settled: Promise = entry.get(1).unchecked_into();
+        // Whatever the entry holds is awaited as a value (the array is the page's to change).
+        let settled = Promise::resolve(&entry.get(1));
         let _ = wasm_bindgen_futures::JsFuture::from(settled).await;
         // Settled: that close is over (whichever of the two removes its entry first).
         forget(&entry);

@@ -1270,7 +1270,8 @@ function errorText(e) {
  * @param {string[]} readOnly
  */
 function markReadOnly(put, readOnly) {
-  if (!Array.isArray(readOnly) || readOnly.length === 0) return;
+  readOnlyNow = Array.isArray(readOnly) ? readOnly : [];
+  if (readOnlyNow.length === 0) return;
   const FS = /** @type {PyodideAPI} */ (py).FS;
   /** @param {string} p */
   const covered = (p) => readOnly.some((r) => p === r || p.startsWith(r + "/"));
@@ -1288,6 +1289,62 @@ function markReadOnly(put, readOnly) {
     }
   }
   for (const r of readOnly) lockDir(r);
+}
+
+// What the modes cannot stop: POSIX lets whoever may write a folder delete or rename what is in
+// it, so a covered file (or covered folder) in a folder that is not covered could be deleted,
+// renamed or replaced; and a covered path the den has no file at yet has no mode at all, so it
+// could be made. Two checks in Emscripten's FS close both, for Python and JavaScript alike:
+// - deleting, renaming or replacing a covered file or folder from a folder that is not covered
+//   is refused (EACCES, PermissionError) while it is still read-only (0444 / 0555), and so is
+//   moving or deleting a folder that holds covered files or folders;
+// - making a covered path that does not exist, in a folder that is not covered, is refused.
+// Inside covered folders their 0555 mode already decides. Code that changes a mode back gets
+// its sandbox only, as before: the host drops its changes to covered paths.
+/** @type {string[]} the den's read-only paths, as the last run's message gave them */
+let readOnlyNow = [];
+const EACCES = 2; // Emscripten's errno
+function installReadOnlyGuard() {
+  const FS = /** @type {PyodideAPI} */ (py).FS;
+  /** @param {string} p */
+  const covered = (p) => readOnlyNow.some((r) => p === r || p.startsWith(r + "/"));
+  /** @param {string} p */
+  const holdsCovered = (p) => readOnlyNow.some((r) => r.startsWith(p === "/" ? "/" : p + "/") && FS.analyzePath(r).exists);
+  /** @param {any} dir @param {string} name */
+  const pathIn = (dir, name) => {
+    const d = FS.getPath(dir);
+    return d === "/" ? "/" + name : d + "/" + name;
+  };
+  /** @param {any} dir @param {string} name */
+  const exists = (dir, name) => {
+    try {
+      return FS.lookupNode(dir, name);
+    } catch {
+      return null;
+    }
+  };
+  // Emscripten's permission checks (not in Pyodide's FS type): an errno, or 0 to allow.
+  const checks = /** @type {{ mayCreate: (dir: any, name: string) => number, mayDelete: (dir: any, name: string, isdir: boolean) => number }} */ (/** @type {unknown} */ (FS));
+  const realMayCreate = checks.mayCreate;
+  /** @this {unknown} @param {any} dir @param {string} name */
+  checks.mayCreate = function (dir, name) {
+    if (readOnlyNow.length && !FS.ignorePermissions && !exists(dir, name)) {
+      const p = pathIn(dir, name);
+      if (covered(p) && !covered(FS.getPath(dir))) return EACCES;
+    }
+    return realMayCreate.call(this, dir, name);
+  };
+  const realMayDelete = checks.mayDelete;
+  /** @this {unknown} @param {any} dir @param {string} name @param {boolean} isdir */
+  checks.mayDelete = function (dir, name, isdir) {
+    if (readOnlyNow.length && !FS.ignorePermissions && !covered(FS.getPath(dir))) {
+      const p = pathIn(dir, name);
+      const node = exists(dir, name);
+      if (node && covered(p) && (node.mode & 0o200) === 0) return EACCES;
+      if (node && FS.isDir(node.mode) && holdsCovered(p)) return EACCES;
+    }
+    return realMayDelete.call(this, dir, name, isdir);
+  };
 }
 
 /**
@@ -1791,6 +1848,7 @@ async function boot({ role, module, stdlib, lock, interrupt, input, snapshot, co
   }
   installTracking();
   installFsTracking();
+  installReadOnlyGuard();
   installConsole();
   installFs();
   return { ms: performance.now() - started, packagesMs, installed: wrote };

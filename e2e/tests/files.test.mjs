@@ -791,13 +791,14 @@ test(`${B}: close() during a run ends the run at once and removes the iframe`, a
 });
 
 test(`${B}: readOnlyPaths: the code reads them but cannot change them (not even by changing their mode); the host can; forks and the element keep them`, async () => {
-  await open(page, "guarded", null, { readOnlyPaths: ["/work/data", "/drop/config.json"] });
+  await open(page, "guarded", null, { readOnlyPaths: ["/work/data", "/drop/config.json", "/out/report", "/work/keep/deep"] });
   const r = await page.evaluate(async () => {
     const den = window.dens.guarded;
     await den.writeFile("/work/data/a.csv", "x,y\n1,2\n");
     await den.writeFile("/work/data/sub/b.txt", "b");
     await den.writeFile("/drop/config.json", '{"k": 1}');
     await den.writeFile("/work/free.txt", "free");
+    await den.writeFile("/work/keep/deep/x.txt", "kept");
     const ATTEMPT = `
 import os, json
 out = {}
@@ -819,6 +820,15 @@ attempt("delete", lambda: os.remove('/work/data/a.csv'))
 attempt("config", lambda: open('/drop/config.json', 'w').write('{}'))
 attempt("free", lambda: open('/work/free.txt', 'w').write('changed'))
 attempt("other", lambda: open('/drop/other.txt', 'w').write('o'))
+# What the modes alone could not stop: from a folder that is not covered.
+attempt("delete_outside", lambda: os.remove('/drop/config.json'))
+attempt("rename_outside", lambda: os.rename('/drop/config.json', '/drop/moved.json'))
+attempt("replace", lambda: os.replace('/drop/other.txt', '/drop/config.json'))
+attempt("move_folder", lambda: os.rename('/work/data', '/work/elsewhere'))
+attempt("move_holder", lambda: os.rename('/work/keep', '/work/kept'))
+attempt("make_absent", lambda: os.makedirs('/out/report/x'))
+attempt("create_absent", lambda: open('/out/report', 'w').write('r'))
+attempt("exists_ok", lambda: os.makedirs('/work/data', exist_ok=True))
 print(json.dumps(out, sort_keys=True))`);
     // Code that makes them writable again changes its sandbox, not the den.
     const forced = await den.run(`
@@ -829,7 +839,7 @@ os.chmod('/work/data', 0o755)
 open('/work/data/made.csv', 'w').write('m')
 os.chmod('/work/data/sub', 0o755)
 os.remove('/work/data/sub/b.txt')
-os.chmod('/drop', 0o755)
+os.chmod('/drop/config.json', 0o644)
 os.remove('/drop/config.json')
 open('/work/data/a.csv').read()`);
     const after = await den.run("import os\n(open('/work/data/a.csv').read(), os.path.exists('/work/data/made.csv'), open('/work/data/sub/b.txt').read(), open('/drop/config.json').read())");
@@ -887,6 +897,14 @@ print(json.dumps(out))`);
     config: "PermissionError",
     free: "ok",
     other: "ok",
+    delete_outside: "PermissionError",
+    rename_outside: "PermissionError",
+    replace: "PermissionError",
+    move_folder: "PermissionError",
+    move_holder: "PermissionError",
+    make_absent: "PermissionError",
+    create_absent: "PermissionError",
+    exists_ok: "ok",
   });
   assert.deepEqual(r.tries.files, { created: ["/drop/other.txt"], changed: ["/work/free.txt"], deleted: [] });
   // Within its run the code sees what it did; none of it is kept, and stderr says so.
@@ -905,7 +923,7 @@ print(json.dumps(out))`);
   assert.equal(r.js.error, null, JSON.stringify(r.js));
   assert.equal(r.js.result, '["FsError", "EACCES", "fs.writeFile: /work/data/a.csv: permission denied (read-only)"]');
   assert.equal(r.hostWrite.result, "'host update'");
-  assert.deepEqual(r.list, ["/drop/config.json", "/drop/other.txt", "/work/data/a.csv", "/work/data/sub/b.txt", "/work/free.txt"]);
+  assert.deepEqual(r.list, ["/drop/config.json", "/drop/other.txt", "/work/data/a.csv", "/work/data/sub/b.txt", "/work/free.txt", "/work/keep/deep/x.txt"]);
   assert.equal(r.forkTry.result, "'refused'", JSON.stringify(r.forkTry));
   assert.equal(r.bad.length, 4);
   for (const b of r.bad) assert.match(b, /^DenError:bad-option:readOnlyPaths:/);

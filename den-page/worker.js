@@ -1297,7 +1297,7 @@ function markReadOnly(put, readOnly) {
 // could be made. Two checks in Emscripten's FS close both, for Python and JavaScript alike:
 // - deleting, renaming or replacing a covered file or folder from a folder that is not covered
 //   is refused (EACCES, PermissionError) while it is still read-only (0444 / 0555), and so is
-//   moving or deleting a folder that holds covered files or folders;
+//   moving a folder that holds covered files or folders, or moving one into place over them;
 // - making a covered path that does not exist, in a folder that is not covered, is refused.
 // Inside covered folders their 0555 mode already decides. Code that changes a mode back gets
 // its sandbox only, as before: the host drops its changes to covered paths.
@@ -1308,42 +1308,51 @@ function installReadOnlyGuard() {
   const FS = /** @type {PyodideAPI} */ (py).FS;
   /** @param {string} p */
   const covered = (p) => readOnlyNow.some((r) => p === r || p.startsWith(r + "/"));
-  /** @param {string} p */
-  const holdsCovered = (p) => readOnlyNow.some((r) => r.startsWith(p === "/" ? "/" : p + "/") && FS.analyzePath(r).exists);
+  /** @param {string} p  covered paths below `p` exist (looked at as the host: a mode cannot hide them) */
+  const holdsCovered = (p) => readOnlyNow.some((r) => r.startsWith(p === "/" ? "/" : p + "/") && asOwner(() => FS.analyzePath(r).exists));
   /** @param {any} dir @param {string} name */
   const pathIn = (dir, name) => {
     const d = FS.getPath(dir);
     return d === "/" ? "/" + name : d + "/" + name;
   };
-  /** @param {any} dir @param {string} name */
-  const exists = (dir, name) => {
-    try {
-      return FS.lookupNode(dir, name);
-    } catch {
-      return null;
-    }
-  };
-  // Emscripten's permission checks (not in Pyodide's FS type): an errno, or 0 to allow.
-  const checks = /** @type {{ mayCreate: (dir: any, name: string) => number, mayDelete: (dir: any, name: string, isdir: boolean) => number }} */ (/** @type {unknown} */ (FS));
-  const realMayCreate = checks.mayCreate;
+  // Emscripten's permission checks (an errno, or 0 to allow) and rename, not in Pyodide's FS type.
+  const fs = /** @type {{ mayCreate: (dir: any, name: string) => number, mayDelete: (dir: any, name: string, isdir: boolean) => number, rename: (from: string, to: string) => void, ErrnoError: new (errno: number) => Error }} */ (/** @type {unknown} */ (FS));
+  // Each check runs Emscripten's first: its error (EEXIST, EISDIR, a mode's EACCES, …) stays the one raised.
+  const realMayCreate = fs.mayCreate;
   /** @this {unknown} @param {any} dir @param {string} name */
-  checks.mayCreate = function (dir, name) {
-    if (readOnlyNow.length && !FS.ignorePermissions && !exists(dir, name)) {
-      const p = pathIn(dir, name);
-      if (covered(p) && !covered(FS.getPath(dir))) return EACCES;
-    }
-    return realMayCreate.call(this, dir, name);
+  fs.mayCreate = function (dir, name) {
+    const real = realMayCreate.call(this, dir, name);
+    if (real || readOnlyNow.length === 0 || FS.ignorePermissions) return real;
+    return covered(pathIn(dir, name)) && !covered(FS.getPath(dir)) ? EACCES : 0;
   };
-  const realMayDelete = checks.mayDelete;
+  const realMayDelete = fs.mayDelete;
   /** @this {unknown} @param {any} dir @param {string} name @param {boolean} isdir */
-  checks.mayDelete = function (dir, name, isdir) {
-    if (readOnlyNow.length && !FS.ignorePermissions && !covered(FS.getPath(dir))) {
-      const p = pathIn(dir, name);
-      const node = exists(dir, name);
-      if (node && covered(p) && (node.mode & 0o200) === 0) return EACCES;
-      if (node && FS.isDir(node.mode) && holdsCovered(p)) return EACCES;
+  fs.mayDelete = function (dir, name, isdir) {
+    const real = realMayDelete.call(this, dir, name, isdir);
+    if (real || readOnlyNow.length === 0 || FS.ignorePermissions || covered(FS.getPath(dir)) || !covered(pathIn(dir, name))) return real;
+    // Still read-only (no write bit): code that gave it one back gets its sandbox only.
+    return (FS.lookupNode(dir, name).mode & 0o222) === 0 ? EACCES : 0;
+  };
+  // A folder moved brings what it holds: moving one that holds covered files or folders, or
+  // moving one into place over covered paths, is refused too.
+  const realRename = fs.rename;
+  /** @this {unknown} @param {string} from @param {string} to */
+  fs.rename = function (from, to) {
+    if (readOnlyNow.length && !FS.ignorePermissions) {
+      const src = absolutePath(FS, from);
+      const dest = absolutePath(FS, to);
+      /** @type {any} */
+      let st = null;
+      try {
+        st = FS.lstat(from);
+      } catch {
+        // Emscripten's rename reports it
+      }
+      if (st && FS.isDir(st.mode) && ((!covered(src) && holdsCovered(src)) || readOnlyNow.some((r) => r.startsWith(dest === "/" ? "/" : dest + "/")))) {
+        throw new fs.ErrnoError(EACCES);
+      }
     }
-    return realMayDelete.call(this, dir, name, isdir);
+    return realRename.call(this, from, to);
   };
 }
 
@@ -1386,6 +1395,21 @@ function applySyncUntracked(put, del) {
 // files. Files the host syncs in are not marked; writes between runs are (they show up in the
 // next run). A symlink anywhere makes writes through it
 // invisible to this, so once one is made the scan walks every file (by stat) instead.
+/**
+ * `p` made absolute (from the working directory) and normal, the way the host names files.
+ * @param {PyodideAPI["FS"]} FS @param {string} p
+ */
+function absolutePath(FS, p) {
+  /** @type {string[]} */
+  const parts = [];
+  for (const seg of (p.startsWith("/") ? p : `${FS.cwd()}/${p}`).split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === "..") parts.pop();
+    else parts.push(seg);
+  }
+  return "/" + parts.join("/");
+}
+
 /** @type {Set<string>} */
 const dirty = new Set();
 let tracking = false;
@@ -1396,17 +1420,7 @@ function installFsTracking() {
   // chdir("/")): each is made absolute and normal, the way the host names files. (A symlink
   // makes `..` ambiguous, but then every file is walked anyway.)
   /** @param {unknown} p */
-  const abs = (p) => {
-    if (typeof p !== "string") return null;
-    /** @type {string[]} */
-    const parts = [];
-    for (const seg of (p.startsWith("/") ? p : `${FS.cwd()}/${p}`).split("/")) {
-      if (seg === "" || seg === ".") continue;
-      if (seg === "..") parts.pop();
-      else parts.push(seg);
-    }
-    return "/" + parts.join("/");
-  };
+  const abs = (p) => (typeof p === "string" ? absolutePath(FS, p) : null);
   /** @param {unknown} p */
   const mark = (p) => {
     const path = abs(p);

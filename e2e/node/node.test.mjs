@@ -56,6 +56,8 @@ test("a name is open once per program, whichever foxden module opened it", { tim
   assert.equal(reg.open.has("shared-name"), false);
   const d = Object.getOwnPropertyDescriptor(globalThis, Symbol.for("foxden.dens"));
   assert.deepEqual([d.writable, d.enumerable, d.configurable, Object.isFrozen(reg)], [false, false, false, true]);
+  assert.ok(reg.open instanceof Set && reg.closing instanceof Map && Object.isFrozen(reg.open) && Object.isFrozen(reg.closing));
+  assert.equal(reg.closing.size, 0);
 });
 
 test("pure helpers: paths, the shell, the snapshot codec", { timeout: 120000 }, () => {

@@ -561,20 +561,23 @@ test(`${B}: a name is open once per page, whichever foxden module opened it (fox
         return e.code ?? String(e);
       }
     };
-    const a = await main.openDen({ name: "both", runtime: main.iframeRuntime() });
+    // IndexedDB dens: a close frees the name only once the den's Web Lock is let go.
+    const a = await main.openDen({ name: "both", store: main.idbStore("fx-both"), runtime: main.iframeRuntime() });
+    await a.writeFile("/work/x.txt", "from foxden.js");
     const fromApi = await code(api.openDen({ name: "both", runtime: api.iframeRuntime() }));
-    // Not awaited: the other module's opening waits for the close.
+    const reg = globalThis[Symbol.for("foxden.dens")];
+    // Not awaited: the other module's opening waits for the close under way.
     const closing = a.close();
-    const b = await api.openDen({ name: "both", runtime: api.iframeRuntime() });
+    const waited = reg.closing.size;
+    const b = await api.openDen({ name: "both", store: api.idbStore("fx-both"), runtime: api.iframeRuntime() });
     const fromMain = await code(main.openDen({ name: "both", runtime: main.iframeRuntime() }));
     await closing;
-    const ran = (await b.run("6 * 7")).result;
+    const ran = (await b.run("open('/work/x.txt').read()")).result;
     await b.close();
     const again = await code(main.openDen({ name: "both", runtime: main.iframeRuntime() }));
-    const reg = globalThis[Symbol.for("foxden.dens")];
-    return { fromApi, fromMain, ran, again, held: reg.open.has("both"), otherClass: b instanceof main.Den };
+    return { fromApi, fromMain, waited, ran, again, held: reg.open.has("both"), closingLeft: reg.closing.size, otherClass: b instanceof main.Den };
   });
-  assert.deepEqual(r, { fromApi: "name-in-use", fromMain: "name-in-use", ran: "42", again: "opened", held: false, otherClass: false });
+  assert.deepEqual(r, { fromApi: "name-in-use", fromMain: "name-in-use", waited: 1, ran: "'from foxden.js'", again: "opened", held: false, closingLeft: 0, otherClass: false });
 });
 
 test(`${B}: a den that fails to open leaves its stored files as they were; stalled wheels fail at loadTimeoutMs`, async () => {
@@ -791,7 +794,7 @@ test(`${B}: close() during a run ends the run at once and removes the iframe`, a
 });
 
 test(`${B}: readOnlyPaths: the code reads them but cannot change them (not even by changing their mode); the host can; forks and the element keep them`, async () => {
-  await open(page, "guarded", null, { readOnlyPaths: ["/work/data", "/drop/config.json", "/out/report", "/work/keep/deep"] });
+  await open(page, "guarded", null, { readOnlyPaths: ["/work/data", "/drop/config.json", "/out/report", "/work/keep/deep", "/work/later/deep"] });
   const r = await page.evaluate(async () => {
     const den = window.dens.guarded;
     await den.writeFile("/work/data/a.csv", "x,y\n1,2\n");
@@ -826,9 +829,12 @@ attempt("rename_outside", lambda: os.rename('/drop/config.json', '/drop/moved.js
 attempt("replace", lambda: os.replace('/drop/other.txt', '/drop/config.json'))
 attempt("move_folder", lambda: os.rename('/work/data', '/work/elsewhere'))
 attempt("move_holder", lambda: os.rename('/work/keep', '/work/kept'))
+attempt("lock_then_move", lambda: (os.chmod('/work/keep', 0), os.rename('/work/keep', '/work/kept')))
+attempt("move_into", lambda: (os.makedirs('/tmp/m/deep'), os.rename('/tmp/m', '/work/later')))
 attempt("make_absent", lambda: os.makedirs('/out/report/x'))
 attempt("create_absent", lambda: open('/out/report', 'w').write('r'))
 attempt("exists_ok", lambda: os.makedirs('/work/data', exist_ok=True))
+attempt("dir_error_kept", lambda: os.remove('/work/data'))
 print(json.dumps(out, sort_keys=True))`);
     // Code that makes them writable again changes its sandbox, not the den.
     const forced = await den.run(`
@@ -902,9 +908,12 @@ print(json.dumps(out))`);
     replace: "PermissionError",
     move_folder: "PermissionError",
     move_holder: "PermissionError",
+    lock_then_move: "PermissionError",
+    move_into: "PermissionError",
     make_absent: "PermissionError",
     create_absent: "PermissionError",
     exists_ok: "ok",
+    dir_error_kept: "IsADirectoryError",
   });
   assert.deepEqual(r.tries.files, { created: ["/drop/other.txt"], changed: ["/work/free.txt"], deleted: [] });
   // Within its run the code sees what it did; none of it is kept, and stderr says so.

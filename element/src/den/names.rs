@@ -6,20 +6,27 @@
 //! configurable). It holds:
 //!
 //! - `open`: a `Set` of the names of the dens open (or opening) in the page;
-//! - `closing`: an `Array` of `[name, promise]`: a den of that name is still closing until the
-//!   promise settles (an IndexedDB den frees its name and Web Lock once the transaction in flight
-//!   ended); an opening of the name waits for it ([`closed_before`]).
+//! - `closing`: a `Map` from a token object to `[name, promise]`: a den of that name is still
+//!   closing until the promise settles (an IndexedDB den frees its name and Web Lock once the
+//!   transaction in flight ended); an opening of the name waits for it ([`closed_before`]).
 //!
-//! Its shape is kept as is across foxden versions. Should the global name hold something else,
-//! this module keeps a registry of its own (names are then unique within the module only).
+//! The two collections are frozen too (no own property can shadow their methods), and their
+//! shape is kept as is across foxden versions. Should the global name hold something else, or
+//! the global object refuse the property, this module keeps a registry of its own (names are
+//! then unique within the module only).
 
-use js_sys::{Array, Object, Promise, Reflect, Set};
+use js_sys::{Array, Map, Object, Promise, Reflect, Set};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+/// `v` as the `Object` it is.
+fn as_object(v: &JsValue) -> &Object {
+    v.unchecked_ref()
+}
+
 struct Registry {
     open: Set,
-    closing: Array,
+    closing: Map,
 }
 
 thread_local! {
@@ -39,8 +46,10 @@ impl Registry {
         }
         let r = Registry {
             open: Set::new(&JsValue::UNDEFINED),
-            closing: Array::new(),
+            closing: Map::new(),
         };
+        Object::freeze(as_object(&r.open));
+        Object::freeze(as_object(&r.closing));
         let shared = crate::js::obj(&[
             ("open", r.open.clone().into()),
             ("closing", r.closing.clone().into()),
@@ -52,23 +61,23 @@ impl Registry {
         r
     }
 
-    /// The registry another module defined, if `v` has its shape.
+    /// The registry another module defined, if `v` has its shape (frozen, as defined).
     fn from_js(v: &JsValue) -> Option<Self> {
-        if !v.is_object() {
+        if !v.is_object() || !Object::is_frozen(as_object(v)) {
             return None;
         }
         let open = Reflect::get(v, &"open".into())
             .ok()?
             .dyn_into::<Set>()
             .ok()?;
-        let closing = Reflect::get(v, &"closing".into()).ok()?;
-        if !Array::is_array(&closing) {
+        let closing = Reflect::get(v, &"closing".into())
+            .ok()?
+            .dyn_into::<Map>()
+            .ok()?;
+        if !Object::is_frozen(as_object(&open)) || !Object::is_frozen(as_object(&closing)) {
             return None;
         }
-        Some(Registry {
-            open,
-            closing: closing.unchecked_into(),
-        })
+        Some(Registry { open, closing })
     }
 }
 
@@ -95,22 +104,12 @@ pub(super) fn release(name: &str) {
 /// it ([`closed_before`]): a close under way, or a Web Lock let go without one (an opening
 /// cancelled). The entry goes once `settled` settles.
 pub(crate) fn closing_until(name: &str, settled: Promise) {
+    let token: JsValue = Object::new().into();
     let entry = Array::of2(&name.into(), &settled);
-    REGISTRY.with(|r| r.closing.push(&entry));
+    REGISTRY.with(|r| r.closing.set(&token, &entry));
     wasm_bindgen_futures::spawn_local(async move {
         let _ = wasm_bindgen_futures::JsFuture::from(settled).await;
-        forget(&entry);
-    });
-}
-
-/// Removes a `closing` entry (by identity: entries of other modules are alike but not equal).
-fn forget(entry: &Array) {
-    REGISTRY.with(|r| {
-        let entry: &JsValue = entry.as_ref();
-        let i = r.closing.index_of(entry, 0);
-        if i >= 0 {
-            r.closing.splice_many(i as u32, 1, &[]);
-        }
+        REGISTRY.with(|r| r.closing.delete(&token));
     });
 }
 
@@ -120,18 +119,23 @@ fn forget(entry: &Array) {
 pub(super) async fn closed_before(name: &str) {
     let key = JsValue::from_str(name);
     loop {
-        let pending = REGISTRY.with(|r| {
-            r.closing
-                .iter()
-                .filter(Array::is_array)
-                .map(|e| e.unchecked_into::<Array>())
-                .find(|e| e.get(0) == key)
+        let mut pending = None;
+        REGISTRY.with(|r| {
+            r.closing.for_each(&mut |entry, token| {
+                if pending.is_none() && Array::is_array(&entry) {
+                    let entry: Array = entry.unchecked_into();
+                    if entry.get(0) == key {
+                        pending = Some((token, entry.get(1)));
+                    }
+                }
+            })
         });
-        let Some(entry) = pending else { break };
-        // Whatever the entry holds is awaited as a value (the array is the page's to change).
-        let settled = Promise::resolve(&entry.get(1));
-        let _ = wasm_bindgen_futures::JsFuture::from(settled).await;
+        let Some((token, settled)) = pending else {
+            break;
+        };
+        // Awaited as a value: whatever the entry holds.
+        let _ = wasm_bindgen_futures::JsFuture::from(Promise::resolve(&settled)).await;
         // Settled: that close is over (whichever of the two removes its entry first).
-        forget(&entry);
+        REGISTRY.with(|r| r.closing.delete(&token));
     }
 }

@@ -1388,13 +1388,6 @@ function applySyncUntracked(put, del) {
   }
 }
 
-// --- which files a run touched ---
-// Emscripten's FS reports writes, creations and truncations on open, deletions, renames and new
-// folders to FS.trackingDelegate; truncation (doTruncate) and msync() are wrapped too. A run's scan then
-// visits only the paths it touched, so its cost does not grow with the number of unchanged
-// files. Files the host syncs in are not marked; writes between runs are (they show up in the
-// next run). A symlink anywhere makes writes through it
-// invisible to this, so once one is made the scan walks every file (by stat) instead.
 /**
  * `p` made absolute (from the working directory) and normal, the way the host names files.
  * @param {PyodideAPI["FS"]} FS @param {string} p
@@ -1410,6 +1403,13 @@ function absolutePath(FS, p) {
   return "/" + parts.join("/");
 }
 
+// --- which files a run touched ---
+// Emscripten's FS reports writes, creations and truncations on open, deletions, renames and new
+// folders to FS.trackingDelegate; truncation (doTruncate) and msync() are wrapped too. A run's scan then
+// visits only the paths it touched, so its cost does not grow with the number of unchanged
+// files. Files the host syncs in are not marked; writes between runs are (they show up in the
+// next run). A symlink anywhere makes writes through it
+// invisible to this, so once one is made the scan walks every file (by stat) instead.
 /** @type {Set<string>} */
 const dirty = new Set();
 let tracking = false;

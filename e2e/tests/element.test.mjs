@@ -1168,6 +1168,69 @@ test(`${B}: loading="lazy" opens nothing until the element nears the viewport, a
   assert.equal(r.framesLeft, 0);
 });
 
+test(`${B}: the runtime property: the element runs on a runtime adapter of the page's; null goes back to the iframe runtime`, async () => {
+  const r = await page.evaluate(async () => {
+    const calls = [];
+    const adapter = {
+      start: ({ den }) => calls.push(`start ${den}`),
+      close: ({ den }) => calls.push(`close ${den}`),
+      run: (req) => {
+        calls.push(`run ${req.code}`);
+        req.output("stdout", "streamed\n");
+        return { result: "'from the adapter'", files: { "/out/a.txt": "made" } };
+      },
+    };
+    const el = document.createElement("foxden-den");
+    el.name = "adapted";
+    el.runtime = adapter;
+    const same = el.runtime === adapter;
+    const events = [];
+    el.addEventListener("output", (e) => events.push(`output ${e.detail.text}`));
+    el.addEventListener("file-change", (e) => events.push(`file-change ${e.detail.created}`));
+    document.querySelector("#a").append(el);
+    const info = await el.ready;
+    const ran = await el.run("1 + 1");
+    const file = await el.readText("/out/a.txt");
+    let bad = [];
+    for (const v of [{ run() {} }, window.foxden.iframeRuntime(), 5]) {
+      try {
+        el.runtime = v;
+        bad.push("set");
+      } catch (e) {
+        bad.push(e.code ? `${e.name} ${e.code}` : e.name);
+      }
+    }
+    // Packages need the iframe runtime: an error event names the attribute.
+    const errors = [];
+    el.addEventListener("error", (e) => errors.push(`${e.detail.attribute}: ${e.detail.error.message}`));
+    el.setAttribute("packages", "/e2e/demo_pkg-1.0-py3-none-any.whl#sha256=" + "0".repeat(64));
+    await new Promise((res) => setTimeout(res, 50));
+    el.removeAttribute("packages");
+    // Back to the iframe runtime: a new den, on the den page.
+    el.runtime = null;
+    await new Promise((res) => setTimeout(res, 0));
+    const back = await el.ready;
+    const python = (await el.run("6 * 7")).result;
+    el.remove();
+    return { same, kind: info.kind, result: ran.result, stdout: ran.stdout, file, events, bad, errors, backKind: back.kind, python, calls, after: el.runtime };
+  });
+  assert.equal(r.same, true);
+  assert.equal(r.kind, "adapter");
+  assert.equal(r.result, "'from the adapter'");
+  assert.equal(r.stdout, "streamed\n");
+  assert.equal(r.file, "made");
+  assert.deepEqual(r.events, ["output streamed\n", "file-change /out/a.txt"]);
+  // An adapter without start() or close() is refused as openDen refuses it; what is no adapter
+  // at all is a TypeError.
+  assert.deepEqual(r.bad, ["DenError bad-option", "TypeError", "TypeError"]);
+  assert.equal(r.errors.length, 1, JSON.stringify(r.errors));
+  assert.match(r.errors[0], /^packages: <foxden-den> attribute packages: packages needs the iframe runtime/);
+  assert.equal(r.backKind, "iframe");
+  assert.equal(r.python, "42");
+  assert.deepEqual(r.calls, ["start adapted", "run 1 + 1", "close adapted"]);
+  assert.equal(r.after, null);
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);

@@ -88,5 +88,10 @@ if (el) {
 }
 const made = document.createElement("foxden-den");
 made.setAttribute("name", "made");
+// A runtime adapter of the page's, or null (the iframe runtime).
+made.runtime = { start() {}, run: (req) => ({ stdout: req.code, result: null }), close() {} };
+made.runtime = null;
+// @ts-expect-error an iframeRuntime() object is not an adapter: the attributes set that runtime
+made.runtime = iframeRuntime({ denUrl: "/den/den.html" });
 
 console.log(result, changed, shOut, listing, path, shell.stdout, files, fork.name);

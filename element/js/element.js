@@ -80,6 +80,17 @@ export function defineFoxdenElement(Handle, spec) {
       configurable: true,
     });
   }
+  // The runtime adapter: an object, not an attribute; Rust checks it and reopens the den on it.
+  Object.defineProperty(proto, "runtime", {
+    get() {
+      return handleOf(this).runtime();
+    },
+    set(v) {
+      handleOf(this).setRuntime(v);
+    },
+    enumerable: true,
+    configurable: true,
+  });
   // Methods: run, sh, writeFile, ... all return the promises Rust makes.
   for (const m of spec.methods) {
     Object.defineProperty(proto, m, {

@@ -1,7 +1,7 @@
 // Types of the foxden ES module (dist/foxden.js): foxden's API (types.d.ts, also what
 // dist/api.js exports) and <foxden-den>.
 export * from "./types.js";
-import type { Den, DenError, DenInfo, DenLoadError, DenMethods, DisplayChunk, FileChanges, IframeRuntimeOptions, InputRequest, NetworkRequestChunk, OpenDenOptions, OutputChunk, PathError, RunOptions, RunResult, SnapshotError } from "./types.js";
+import type { Den, DenError, DenInfo, DenLoadError, DenMethods, DisplayChunk, FileChanges, IframeRuntimeOptions, InputRequest, NetworkRequestChunk, OpenDenOptions, OutputChunk, PathError, RunOptions, RunResult, RuntimeAdapter, SnapshotError } from "./types.js";
 
 // ---------------------------------------------------------------------------------------------
 // <foxden-den>: defined when foxden.js is imported. See docs/element.md.
@@ -106,6 +106,12 @@ export interface FoxdenDenElement extends HTMLElement, DenMethods {
   /** Den paths the code may read but not change, separated by spaces (attribute
    * `read-only-paths`; see `OpenDenOptions.readOnlyPaths`). */
   readOnlyPaths: string;
+  /** A runtime adapter of the page's (not an attribute; see `RuntimeAdapter`), or `null` (the
+   * default): the iframe runtime the attributes describe. Setting a different one reopens the
+   * den on it (as a changed attribute does); `packages` and `network` need the iframe runtime
+   * (an `error` event names them). Setting an adapter without `start` or `close` throws
+   * `DenError` `bad-option`, as `openDen` does; anything else a `TypeError`. */
+  runtime: RuntimeAdapter | null;
   /** Render the Run button, live output, file list and drop zone (attribute `controls`). */
   controls: boolean;
   /** Run the `<script type="text/x-python">` child once the den is ready (attribute `autorun`). */

@@ -747,8 +747,8 @@ mod tests {
         }
         let props: Vec<_> = el
             .iter()
-            // Not attributes: the den's state, and the editor's text.
-            .filter(|(n, _)| !["ready", "info", "code"].contains(&n.as_str()))
+            // Not attributes: the den's state, the editor's text, and the runtime adapter.
+            .filter(|(n, _)| !["ready", "info", "code", "runtime"].contains(&n.as_str()))
             .map(|(n, _)| n.clone())
             .collect();
         for p in &props {

@@ -143,7 +143,13 @@ pub(crate) fn attr(el: &Element, name: &str) -> Option<String> {
 }
 
 /// Parses every attribute; on failure, one error per bad attribute (in attribute order).
-pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
+/// `adapter`: the `runtime` property's (set `adapter_set` times), which replaces the iframe
+/// runtime the attributes describe.
+pub(crate) fn parse_config(
+    el: &Element,
+    adapter: Option<Rc<crate::den::adapter::Adapter>>,
+    adapter_set: u32,
+) -> Result<Config, Vec<JsValue>> {
     let mut errors = Vec::new();
     let mut keep = |r: Result<f64, JsValue>, default: f64| -> f64 {
         r.unwrap_or_else(|e| {
@@ -242,7 +248,27 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             errors.push(attr_error(a, &options::for_attribute(&message, key, a)));
         }
     }
+    // The wheels and the network broker work through the den page and its worker.
+    if adapter.is_some() {
+        for (set, a) in [
+            (!packages.is_empty(), "packages"),
+            (network.is_some(), "network"),
+        ] {
+            if set {
+                errors.push(attr_error(
+                    a,
+                    &format!("{a} needs the iframe runtime: the element's runtime property is an adapter, which runs code its own way"),
+                ));
+            }
+        }
+    }
     if errors.is_empty() {
+        // An adapter den has the defaults, as openDen({ runtime: adapter }) gives it.
+        let ro = if adapter.is_some() {
+            JsValue::UNDEFINED
+        } else {
+            ro.into()
+        };
         runtime = RuntimeOptions::from_js(&ro).ok();
     }
     let Some(runtime) = runtime.filter(|_| errors.is_empty()) else {
@@ -272,6 +298,8 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             .join("\n"),
         read_only.entries().join(" ")
     );
+    // A runtime adapter set (or unset) since: a den on it.
+    let key = format!("{key}\nruntime {adapter_set}");
     Ok(Config {
         key,
         den: DenOptions {
@@ -285,7 +313,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             max_writes_per_minute: max_writes as u32,
             packages,
             network,
-            adapter: None,
+            adapter,
             read_only,
         },
         timeout_ms,

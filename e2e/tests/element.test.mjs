@@ -1206,13 +1206,29 @@ test(`${B}: the runtime property: the element runs on a runtime adapter of the p
     el.setAttribute("packages", "/e2e/demo_pkg-1.0-py3-none-any.whl#sha256=" + "0".repeat(64));
     await new Promise((res) => setTimeout(res, 50));
     el.removeAttribute("packages");
-    // Back to the iframe runtime: a new den, on the den page.
+    // The same adapter again, or away and back in one task: nothing reopens.
+    el.runtime = adapter;
+    el.runtime = null;
+    el.runtime = adapter;
+    await new Promise((res) => setTimeout(res, 50));
+    await el.ready;
+    // Back to the iframe runtime: a new den, on the den page, with the memory den's files.
     el.runtime = null;
     await new Promise((res) => setTimeout(res, 0));
     const back = await el.ready;
     const python = (await el.run("6 * 7")).result;
+    const carried = (await el.run("open('/out/a.txt').read()")).result;
     el.remove();
-    return { same, kind: info.kind, result: ran.result, stdout: ran.stdout, file, events, bad, errors, backKind: back.kind, python, calls, after: el.runtime };
+    // Set before the element is upgraded (as before foxden.js defined the tag): an own property
+    // that the element takes over when it connects.
+    const early = document.implementation.createHTMLDocument("").createElement("foxden-den");
+    early.setAttribute("name", "adapted-early");
+    early.runtime = adapter;
+    document.querySelector("#a").append(early);
+    const earlyInfo = await early.ready;
+    const earlyRan = (await early.run("x")).result;
+    early.remove();
+    return { same, kind: info.kind, result: ran.result, stdout: ran.stdout, file, events, bad, errors, backKind: back.kind, python, carried, calls, after: el.runtime, earlyKind: earlyInfo.kind, earlyRan };
   });
   assert.equal(r.same, true);
   assert.equal(r.kind, "adapter");
@@ -1227,8 +1243,11 @@ test(`${B}: the runtime property: the element runs on a runtime adapter of the p
   assert.match(r.errors[0], /^packages: <foxden-den> attribute packages: packages needs the iframe runtime/);
   assert.equal(r.backKind, "iframe");
   assert.equal(r.python, "42");
-  assert.deepEqual(r.calls, ["start adapted", "run 1 + 1", "close adapted"]);
+  assert.equal(r.carried, "'made'");
+  assert.deepEqual(r.calls, ["start adapted", "run 1 + 1", "close adapted", "start adapted-early", "run x", "close adapted-early"]);
   assert.equal(r.after, null);
+  assert.equal(r.earlyKind, "adapter");
+  assert.equal(r.earlyRan, "'from the adapter'");
 });
 
 test(`${B}: no page errors`, async () => {

@@ -7,6 +7,21 @@
 // `__defineElement(FoxdenElementHandle)`, and Rust calls defineFoxdenElement with the list of
 // attributes, properties and methods it implements.
 
+// Each element's `runtime` property (a runtime adapter), kept here rather than in Rust so that
+// an adapter that refers back to its element does not keep either alive; and an id per adapter
+// object, so that setting the same one again changes nothing.
+const runtimes = new WeakMap();
+const runtimeIds = new WeakMap();
+let nextRuntimeId = 1;
+
+/** Rust's view of an element's runtime property: [adapter or null, its id (0: none)]. */
+export function runtimeOf(el) {
+  const r = runtimes.get(el);
+  if (r === undefined) return [null, 0];
+  if (!runtimeIds.has(r)) runtimeIds.set(r, nextRuntimeId++);
+  return [r, runtimeIds.get(r)];
+}
+
 export function defineFoxdenElement(Handle, spec) {
   // Defined once per page, even if two copies of foxden.js are imported.
   if (customElements.get(spec.tag)) return false;
@@ -27,7 +42,7 @@ export function defineFoxdenElement(Handle, spec) {
     connectedCallback() {
       // A property set on the element before foxden.js defined the tag is an own property that
       // hides our accessor: delete it and set it again through the accessor.
-      for (const p of [...spec.properties, "code"]) {
+      for (const p of [...spec.properties, "code", "runtime"]) {
         if (Object.prototype.hasOwnProperty.call(this, p)) {
           const v = this[p];
           delete this[p];
@@ -80,13 +95,17 @@ export function defineFoxdenElement(Handle, spec) {
       configurable: true,
     });
   }
-  // The runtime adapter: an object, not an attribute; Rust checks it and reopens the den on it.
+  // The runtime adapter: an object, not an attribute. Rust checks it (and throws for what is
+  // no adapter), and reopens the den on a different one.
   Object.defineProperty(proto, "runtime", {
     get() {
-      return handleOf(this).runtime();
+      return runtimes.get(this) ?? null;
     },
     set(v) {
-      handleOf(this).setRuntime(v);
+      handleOf(this).checkRuntime(v);
+      if (v === null || v === undefined) runtimes.delete(this);
+      else runtimes.set(this, v);
+      handleOf(this).runtimeChanged();
     },
     enumerable: true,
     configurable: true,

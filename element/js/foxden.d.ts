@@ -108,8 +108,9 @@ export interface FoxdenDenElement extends HTMLElement, DenMethods {
   readOnlyPaths: string;
   /** A runtime adapter of the page's (not an attribute; see `RuntimeAdapter`), or `null` (the
    * default): the iframe runtime the attributes describe. Setting a different one reopens the
-   * den on it (as a changed attribute does); `packages` and `network` need the iframe runtime
-   * (an `error` event names them). Setting an adapter without `start` or `close` throws
+   * den on it (as a changed attribute does; the same one again changes nothing); of the
+   * runtime's attributes only `load-timeout` applies to it; `packages` and `network` need the
+   * iframe runtime (an `error` event names them). See docs/element.md. Setting an adapter without `start` or `close` throws
    * `DenError` `bad-option`, as `openDen` does; anything else a `TypeError`. */
   runtime: RuntimeAdapter | null;
   /** Render the Run button, live output, file list and drop zone (attribute `controls`). */

@@ -27,11 +27,6 @@ pub struct Adapter {
 }
 
 impl Adapter {
-    /// The adapter object the page gave.
-    pub(crate) fn object(&self) -> &JsValue {
-        &self.this
-    }
-
     /// The adapter in `runtime` (`None`: it is not one, i.e. it has no `run` function).
     pub(crate) fn from_js(runtime: &JsValue) -> Result<Option<Rc<Self>>, JsValue> {
         let f =

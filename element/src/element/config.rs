@@ -142,15 +142,21 @@ pub(crate) fn attr(el: &Element, name: &str) -> Option<String> {
     el.get_attribute(name)
 }
 
-/// Parses every attribute; on failure, one error per bad attribute (in attribute order).
-/// `adapter`: the `runtime` property's (set `adapter_set` times), which replaces the iframe
-/// runtime the attributes describe.
-pub(crate) fn parse_config(
-    el: &Element,
-    adapter: Option<Rc<crate::den::adapter::Adapter>>,
-    adapter_set: u32,
-) -> Result<Config, Vec<JsValue>> {
+/// Parses every attribute, and the `runtime` property: a runtime adapter replaces the iframe
+/// runtime the attributes describe. On failure, one error per bad attribute (in attribute order).
+pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
     let mut errors = Vec::new();
+    // Checked when it was set (element.js): a value that stopped being one (a getter, a Proxy)
+    // is reported as the attribute errors are.
+    let runtime_prop = super::runtime_of(el);
+    let adapter_id = runtime_prop.get(1).as_f64().unwrap_or(0.0) as u64;
+    let adapter = match crate::den::adapter::Adapter::from_js(&runtime_prop.get(0)) {
+        Ok(a) => a,
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
     let mut keep = |r: Result<f64, JsValue>, default: f64| -> f64 {
         r.unwrap_or_else(|e| {
             errors.push(e);
@@ -263,11 +269,12 @@ pub(crate) fn parse_config(
         }
     }
     if errors.is_empty() {
-        // An adapter den has the defaults, as openDen({ runtime: adapter }) gives it.
+        // An adapter den keeps only load-timeout (its start and reset), as the attributes of
+        // the iframe runtime do not apply to it.
         let ro = if adapter.is_some() {
-            JsValue::UNDEFINED
+            obj(&[("loadTimeoutMs", load_timeout.into())])
         } else {
-            ro.into()
+            ro
         };
         runtime = RuntimeOptions::from_js(&ro).ok();
     }
@@ -298,8 +305,8 @@ pub(crate) fn parse_config(
             .join("\n"),
         read_only.entries().join(" ")
     );
-    // A runtime adapter set (or unset) since: a den on it.
-    let key = format!("{key}\nruntime {adapter_set}");
+    // Another runtime adapter (or none): a den on it. The same object again changes nothing.
+    let key = format!("{key}\nruntime {adapter_id}");
     Ok(Config {
         key,
         den: DenOptions {

@@ -115,10 +115,6 @@ pub(crate) struct State {
     pub(crate) woken: Cell<bool>,
     /// The viewport watch of a lazy element while it waits (phase `Waiting`).
     pub(crate) watch: RefCell<Option<super::lazy::Watch>>,
-    /// The `runtime` property: a runtime adapter of the page's, or none (the iframe runtime its
-    /// attributes describe), and how many times it was set (a new one reopens the den).
-    pub(crate) adapter: RefCell<Option<Rc<crate::den::adapter::Adapter>>>,
-    pub(crate) adapter_set: Cell<u32>,
 }
 
 pub(crate) fn closed_error(state: &State) -> JsValue {
@@ -242,11 +238,7 @@ fn reconcile_phase(state: &Rc<State>) {
     let config = match host.as_ref().filter(|_| connected) {
         Some(h) => {
             sync_ui(state, h);
-            Some(parse_config(
-                h,
-                state.adapter.borrow().clone(),
-                state.adapter_set.get(),
-            ))
+            Some(parse_config(h))
         }
         None => None,
     };

@@ -49,6 +49,10 @@ pub const TAG: &str = "foxden-den";
 extern "C" {
     #[wasm_bindgen(js_name = defineFoxdenElement)]
     pub(crate) fn define_foxden_element(handle_class: &JsValue, spec: &JsValue) -> bool;
+    /// The element's `runtime` property, `[adapter or null, its id]` (the id is the same for the
+    /// same object, 0 for none). Kept on the JavaScript side, so Rust holds no reference to it.
+    #[wasm_bindgen(js_name = runtimeOf)]
+    pub(crate) fn runtime_of(el: &web_sys::Element) -> Array;
 }
 
 #[wasm_bindgen]
@@ -149,8 +153,6 @@ impl ElementHandle {
                 closing: RefCell::new(None),
                 woken: Cell::new(false),
                 watch: RefCell::new(None),
-                adapter: RefCell::new(None),
-                adapter_set: Cell::new(0),
             }),
         }
     }
@@ -179,45 +181,25 @@ impl ElementHandle {
         }
     }
 
-    /// The `runtime` property: the runtime adapter set, or null (the iframe runtime).
-    pub fn runtime(&self) -> JsValue {
-        self.state
-            .adapter
-            .borrow()
-            .as_ref()
-            .map_or(JsValue::NULL, |a| a.object().clone())
-    }
-
-    /// Sets the `runtime` property: an adapter (`{ start, run, close, reset? }`, as
-    /// `openDen({ runtime })` takes) or null. A different one reopens the den on it.
-    #[wasm_bindgen(js_name = setRuntime)]
-    pub fn set_runtime(&self, value: JsValue) -> Result<(), JsValue> {
-        let adapter = if js::is_absent(&value) {
-            None
-        } else {
-            let Some(a) = crate::den::adapter::Adapter::from_js(&value)? else {
-                return Err(js_sys::TypeError::new(
-                    "runtime must be an adapter with start(), run(request) and close(), or null: the element's iframe runtime is set by its attributes (den-url, pyodide-url, isolation, …)",
-                )
-                .into());
-            };
-            Some(a)
-        };
-        let same = match (&*self.state.adapter.borrow(), &adapter) {
-            (Some(a), Some(b)) => a.object() == b.object(),
-            (None, None) => true,
-            _ => false,
-        };
-        if same {
+    /// Checks a value for the `runtime` property: an adapter (`{ start, run, close, reset? }`,
+    /// as `openDen({ runtime })` takes) or null; throws for anything else. element.js keeps it.
+    #[wasm_bindgen(js_name = checkRuntime)]
+    pub fn check_runtime(&self, value: JsValue) -> Result<(), JsValue> {
+        if js::is_absent(&value) || crate::den::adapter::Adapter::from_js(&value)?.is_some() {
             return Ok(());
         }
-        *self.state.adapter.borrow_mut() = adapter;
-        let s = &self.state;
-        s.adapter_set.set(s.adapter_set.get().wrapping_add(1));
-        if s.connected.get() {
-            schedule(s, true);
+        Err(js_sys::TypeError::new(
+            "runtime must be an adapter with start(), run(request) and close(), or null: the element's iframe runtime is set by its attributes (den-url, pyodide-url, isolation, …)",
+        )
+        .into())
+    }
+
+    /// The `runtime` property changed: a different adapter (or none) reopens the den on it.
+    #[wasm_bindgen(js_name = runtimeChanged)]
+    pub fn runtime_changed(&self) {
+        if self.state.connected.get() {
+            schedule(&self.state, true);
         }
-        Ok(())
     }
 
     /// A reflected property's value.

@@ -1273,8 +1273,6 @@ function markReadOnly(put, readOnly) {
   readOnlyNow = Array.isArray(readOnly) ? readOnly : [];
   if (readOnlyNow.length === 0) return;
   const FS = /** @type {PyodideAPI} */ (py).FS;
-  /** @param {string} p */
-  const covered = (p) => readOnly.some((r) => p === r || p.startsWith(r + "/"));
   /** @param {string} dir */
   const lockDir = (dir) => {
     const st = lstatOrNull(dir);
@@ -1303,13 +1301,15 @@ function markReadOnly(put, readOnly) {
 // its sandbox only, as before: the host drops its changes to covered paths.
 /** @type {string[]} the den's read-only paths, as the last run's message gave them */
 let readOnlyNow = [];
+/** @param {string} p  a read-only path covers `p` (itself, or a folder above it) */
+const covered = (p) => readOnlyNow.some((r) => p === r || p.startsWith(r + "/"));
+/** @param {string} p @returns {string[]} the read-only paths below `p` */
+const coveredBelow = (p) => readOnlyNow.filter((r) => r.startsWith(p === "/" ? "/" : p + "/"));
 const EACCES = 2; // Emscripten's errno
 function installReadOnlyGuard() {
   const FS = /** @type {PyodideAPI} */ (py).FS;
-  /** @param {string} p */
-  const covered = (p) => readOnlyNow.some((r) => p === r || p.startsWith(r + "/"));
   /** @param {string} p  covered paths below `p` exist (looked at as the host: a mode cannot hide them) */
-  const holdsCovered = (p) => readOnlyNow.some((r) => r.startsWith(p === "/" ? "/" : p + "/") && asOwner(() => FS.analyzePath(r).exists));
+  const holdsCovered = (p) => coveredBelow(p).some((r) => asOwner(() => FS.analyzePath(r).exists));
   /** @param {any} dir @param {string} name */
   const pathIn = (dir, name) => {
     const d = FS.getPath(dir);
@@ -1348,7 +1348,7 @@ function installReadOnlyGuard() {
       } catch {
         // Emscripten's rename reports it
       }
-      if (st && FS.isDir(st.mode) && ((!covered(src) && holdsCovered(src)) || readOnlyNow.some((r) => r.startsWith(dest === "/" ? "/" : dest + "/")))) {
+      if (st && FS.isDir(st.mode) && ((!covered(src) && holdsCovered(src)) || coveredBelow(dest).length > 0)) {
         throw new fs.ErrnoError(EACCES);
       }
     }

@@ -84,6 +84,8 @@ test(`${B}: 80 faults during IndexedDB saves (60 page reloads, 20 close()): ever
     if (i >= 60) await page.evaluate(() => window.den.close());
   }
   figures.push(`IndexedDB faults: 80 injected, ${before} stores equal the state before the run, ${afterRun} after it, ${torn} torn`);
+  // Faults fell on both sides of the commit (else the save was never cut short).
+  assert.ok(before > 0 && afterRun > 0, `before ${before}, after ${afterRun}`);
   await page.close();
 });
 
@@ -136,21 +138,27 @@ for i in range(${FILES}):
     faults++;
   }
   for (let i = 0; i < 2; i++) {
-    // close() during a run that writes: the run ends as crashed, the files are as before it.
+    // close() during a run that writes: the run ends as crashed, and the store (IndexedDB,
+    // reopened after the close) holds the files as they were before it.
     const out = await page.evaluate(async (code, i) => {
-      const { openDen, iframeRuntime, memoryStore } = window.foxden;
-      const d = await openDen({ name: `closing${i}`, store: memoryStore(), runtime: iframeRuntime() });
+      const { openDen, iframeRuntime, idbStore } = window.foxden;
+      const open = () => openDen({ name: `closing${i}`, store: idbStore(`foxden-closing${i}`), runtime: iframeRuntime() });
+      const d = await open();
       await d.run(`
 for i in range(${10}):
     open(f"/work/c{i}.txt", "w").write("c000")`);
       const p = d.run(code, { timeoutMs: 5000 });
       await new Promise((r) => setTimeout(r, 50));
-      const files = [];
-      for (const f of await d.list()) files.push(await d.readFile(f.path, "utf-8"));
       await d.close();
-      return { r: await p, files };
+      const r = await p;
+      const again = await open();
+      const files = [];
+      for (const f of await again.list()) files.push(await again.readFile(f.path, "utf-8"));
+      await again.close();
+      return { r, files };
     }, write("c001", "import time; time.sleep(1)"), i);
     assert.equal(out.r.error.type, "DenClosed");
+    assert.equal(out.files.length, 10, JSON.stringify(out.files));
     assert.deepEqual(new Set(out.files), new Set(["c000"]));
     faults++;
   }

@@ -270,6 +270,9 @@ test(`${BROWSER}: a snapshot in a SharedArrayBuffer that another thread keeps ch
   assert.ok(r.at > 0, "marker found");
   assert.deepEqual(r.seen.other, []);
   assert.equal(r.seen.accepted + r.seen.refused, 12);
+  // A copy taken while the byte is as hashed is accepted (about half of them): none at all
+  // would mean inputs in shared memory are refused outright.
+  assert.ok(r.seen.accepted >= 1, JSON.stringify(r.seen));
   assert.equal(r.seen.wrong, 0, `accepted data that differs from what was hashed: ${JSON.stringify(r.seen)}`);
   assert.equal(r.calm, 0x55);
 });

@@ -221,12 +221,19 @@ def on(e):
     mc.port2.postMessage(1)
 mc.port1.onmessage = create_proxy(on)
 mc.port2.postMessage(1)
+import asyncio
+await asyncio.sleep(0.2)  # the loop ticks while the run lasts
+ticks[0]
 `);
   assert.equal(loop.error, null, JSON.stringify(loop.error));
+  assert.ok(Number(loop.result) > 0, `the loop ticked during its run: ${loop.result}`);
+  assert.equal(loop.restarted, false, "a message loop is ended, not left for a restart");
   await sleep(300);
   const a = await run("ticks[0]");
   await sleep(300);
   const b = await run("ticks[0]");
+  assert.equal(a.error, null, JSON.stringify(a.error));
+  assert.ok(Number(a.result) >= Number(loop.result), `variables kept: ${a.result}`);
   assert.equal(a.result, b.result, "the message loop ended with its run");
   assert.equal(b.restarted, false, "variables kept");
 
@@ -258,6 +265,7 @@ w.onmessage = create_proxy(on)
   const n1 = await run("got[0], n[0]");
   await sleep(300);
   const n2 = await run("got[0], n[0]");
+  assert.equal(n1.error, null, JSON.stringify(n1.error));
   assert.equal(n1.result, n2.result, "nested worker messages kept coming");
 
   const hasPostTask = await run("import js\nhasattr(js, 'scheduler') and hasattr(js.scheduler, 'postTask')");

@@ -16,7 +16,7 @@ export const EXTERNAL = "http://foxden-probe.example";
 export function probeCode(m, targets, packagedOnly = [], only = null) {
   return `
 import asyncio, js, json
-from pyodide.ffi import to_js
+from pyodide.ffi import to_js, create_proxy
 results = {}
 targets = json.loads(${JSON.stringify(JSON.stringify(targets))})
 packaged_only = set(json.loads(${JSON.stringify(JSON.stringify(packagedOnly))}))
@@ -30,6 +30,20 @@ async def attempt(name, fn):
         results[name] = "NO ERROR: " + str(r)[:80]
     except BaseException as e:
         results[name] = type(e).__name__ + ": " + str(e)[:120]
+
+async def nested(worker):
+    # A nested worker's attempts count only if its code ran: it says so ("tried") once they are
+    # made, or the browser refused to load it (an error event, e.g. a CSP without data:).
+    done = asyncio.get_event_loop().create_future()
+    def settle(kind):
+        if not done.done():
+            done.set_result(kind)
+    worker.onmessage = create_proxy(lambda e: settle("ran"))
+    worker.onerror = create_proxy(lambda e: settle("refused"))
+    try:
+        return await asyncio.wait_for(done, 2.5)
+    except asyncio.TimeoutError:
+        return "silent"
 
 def probes_for(where, base):
     u = lambda kind: f"{base}/probe/${m}-{where}-{kind}"
@@ -58,9 +72,10 @@ def probes_for(where, base):
         src = (f"fetch('{u('blobworker-fetch')}').catch(() => {{}});"
                f"try {{ importScripts('{u('blobworker-import')}') }} catch (e) {{}}"
                f"try {{ WorkerGlobalScope.prototype.importScripts.call(self, '{u('blobworker-proto')}') }} catch (e) {{}}"
-               f"import('{u('blobworker-dynimport')}').catch(() => {{}});")
+               f"import('{u('blobworker-dynimport')}').catch(() => {{}});"
+               "setTimeout(() => postMessage('tried'), 100);")
         b = js.Blob.new(to_js([src]), to_js({"type": "text/javascript"}, dict_converter=js.Object.fromEntries))
-        return js.Worker.new(js.URL.createObjectURL(b))
+        return nested(js.Worker.new(js.URL.createObjectURL(b)))
     p.append(("nested blob Worker", blob_worker))
     def data_worker():
         # The same from a data: URL, which the den's CSP allows for workers (the den starts its own
@@ -68,8 +83,9 @@ def probes_for(where, base):
         src = (f"fetch('{u('dataworker-fetch')}').catch(() => {{}});"
                f"try {{ importScripts('{u('dataworker-import')}') }} catch (e) {{}}"
                f"try {{ WorkerGlobalScope.prototype.importScripts.call(self, '{u('dataworker-proto')}') }} catch (e) {{}}"
-               f"import('{u('dataworker-dynimport')}').catch(() => {{}});")
-        return js.Worker.new("data:text/javascript," + js.encodeURIComponent(src))
+               f"import('{u('dataworker-dynimport')}').catch(() => {{}});"
+               "setTimeout(() => postMessage('tried'), 100);")
+        return nested(js.Worker.new("data:text/javascript," + js.encodeURIComponent(src)))
     p.append(("nested data: Worker", data_worker))
     if where in packaged_only:
         return p
@@ -142,16 +158,30 @@ export async function assertNoNetwork({ page, runInPage, targets, packagedOnly =
   // One run per probe, each with its own timeout: a probe that hangs (a synchronous request
   // the browser never answers) is reported as such and cannot hide the others.
   const results = {};
-  for (const name of JSON.parse(list.stdout.trim().split("\n").pop())) {
+  const probe = async (name) => {
     const r = await runInPage(probeCode(m, targets, packagedOnly, name), 15000);
     if (r.error && r.error.kind === "timeout") results[name] = "HUNG (run timed out; worker restarted)";
     else if (r.error) results[name] = `run error: ${r.error.kind} ${r.error.message}`;
     else Object.assign(results, JSON.parse(r.stdout.trim().split("\n").pop()));
+  };
+  for (const name of JSON.parse(list.stdout.trim().split("\n").pop())) await probe(name);
+  // Firefox's Worker constructor inside the den's worker has been seen to stall until the run's
+  // timeout (about once in eight full suites; see trust.test.mjs): a nested worker that neither
+  // ran nor was refused is tried once more, and said.
+  for (const name of Object.keys(results).filter((n) => /nested (blob|data:) Worker/.test(n) && !/^NO ERROR: (ran|refused)$/.test(results[n]))) {
+    console.log(`# ${label}: ${name}: ${results[name]}; trying once more`);
+    await probe(name);
   }
   await assertNoMarkerLogged(page, targets, m, `probe outcomes: ${JSON.stringify(results, null, 1)}`);
   const names = Object.keys(results);
   assert.ok(names.length >= minProbes, `ran ${names.length} probes`);
   for (const [name, outcome] of Object.entries(results)) {
+    // A nested blob: or data: worker either ran its attempts or was refused (else the logs
+    // prove nothing); the logs then decide.
+    if (/nested (blob|data:) Worker/.test(name)) {
+      assert.match(outcome, /^NO ERROR: (ran|refused)$/, `${name}: ${outcome}`);
+      continue;
+    }
     // Constructing a WebSocket/Worker/XHR/EventSource can "succeed" locally; the logs decide.
     if (/websocket|Worker|xhr-async|eventsource|socket/.test(name)) continue;
     assert.doesNotMatch(outcome, /^NO ERROR/, `${name}: ${outcome}`);
@@ -173,7 +203,11 @@ export async function assertNoNetworkFromJs({ page, runInPage, targets, label })
     const ws = u("ws").replace("http://", "ws://");
     const nested = (tag) =>
       `fetch('${u(tag + "-fetch")}').catch(() => {}); try { importScripts('${u(tag + "-import")}') } catch (e) {} ` +
-      `try { WorkerGlobalScope.prototype.importScripts.call(self, '${u(tag + "-proto")}') } catch (e) {} import('${u(tag + "-dynimport")}').catch(() => {});`;
+      `try { WorkerGlobalScope.prototype.importScripts.call(self, '${u(tag + "-proto")}') } catch (e) {} import('${u(tag + "-dynimport")}').catch(() => {}); ` +
+      `setTimeout(() => postMessage('tried'), 100);`;
+    // Whether the nested worker's code ran ("tried" once its attempts are made) or the browser
+    // refused to load it: a worker that did neither would prove nothing.
+    const heard = `await new Promise((r) => { w.onmessage = () => r('ran'); w.onerror = () => r('refused'); setTimeout(() => r('silent'), 3000); })`;
     const probes = {
       fetch: `await fetch('${u("fetch")}')`,
       "xhr-sync": `const x = new XMLHttpRequest(); x.open('GET', '${u("xhr-sync")}', false); x.send(); x.status`,
@@ -187,8 +221,8 @@ export async function assertNoNetworkFromJs({ page, runInPage, targets, label })
       "new Function fetch": `await new Function("return fetch('${u("function")}')")()`,
       "Worker(url)": `const w = new Worker('${u("worker")}'); await new Promise((r) => { w.onerror = r; setTimeout(r, 1000) }); 'made'`,
       "Worker(url, module)": `const w = new Worker('${u("worker-module")}', { type: 'module' }); await new Promise((r) => { w.onerror = r; setTimeout(r, 1000) }); 'made'`,
-      "blob Worker": `const w = new Worker(URL.createObjectURL(new Blob([${JSON.stringify(nested("blobworker"))}], { type: 'text/javascript' }))); await new Promise((r) => setTimeout(r, 1000)); 'made'`,
-      "data: Worker": `const w = new Worker('data:text/javascript,' + encodeURIComponent(${JSON.stringify(nested("dataworker"))})); await new Promise((r) => setTimeout(r, 1000)); 'made'`,
+      "blob Worker": `const w = new Worker(URL.createObjectURL(new Blob([${JSON.stringify(nested("blobworker"))}], { type: 'text/javascript' }))); ${heard}`,
+      "data: Worker": `const w = new Worker('data:text/javascript,' + encodeURIComponent(${JSON.stringify(nested("dataworker"))})); ${heard}`,
       sendBeacon: `typeof navigator.sendBeacon === 'function' ? navigator.sendBeacon('${u("beacon")}', 'x') : 'absent'`,
       "Image / FontFace": `typeof Image === 'function' ? new Image().src = '${u("image")}' : await new FontFace('x', "url('${u("font")}')").load()`,
       "createImageBitmap(fetch)": `await createImageBitmap(await (await fetch('${u("bitmap")}')).blob())`,
@@ -206,6 +240,9 @@ export async function assertNoNetworkFromJs({ page, runInPage, targets, label })
   // The requests themselves fail (constructors that merely make an object are judged by the logs).
   for (const name of ["fetch", "xhr-sync", "importScripts", "importScripts(prototype)", "import()", "eval fetch", "new Function fetch", "createImageBitmap(fetch)"]) {
     for (const where of Object.keys(targets)) assert.doesNotMatch(results[`${where}:${name}`], /^NO ERROR/, `${where}:${name}: ${results[`${where}:${name}`]}`);
+  }
+  for (const name of ["blob Worker", "data: Worker"]) {
+    for (const where of Object.keys(targets)) assert.match(results[`${where}:${name}`], /^NO ERROR: "?(ran|refused)"?$/, `${where}:${name}: ${results[`${where}:${name}`]}`);
   }
   console.log(`# ${label} JavaScript probe outcomes:\n${Object.entries(results).map(([n, o]) => `#   ${n}: ${o}`).join("\n")}`);
 }

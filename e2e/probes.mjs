@@ -65,26 +65,24 @@ def probes_for(where, base):
     p.append(("eval", lambda: js.eval(f"fetch('{u('eval')}')")))
     p.append(("new Function", lambda: js.Function.new(f"return fetch('{u('function')}')")()))
     p.append(("nested Worker(url)", lambda: js.Worker.new(u("worker"))))
-    def blob_worker():
+    def worker_src(tag):
         # A nested worker runs JS of our choosing without our importScripts patch: it tries
         # fetch, importScripts, and the prototype's importScripts (which Chromium refuses to
-        # call through Pyodide's proxies with "Illegal invocation").
-        src = (f"fetch('{u('blobworker-fetch')}').catch(() => {{}});"
-               f"try {{ importScripts('{u('blobworker-import')}') }} catch (e) {{}}"
-               f"try {{ WorkerGlobalScope.prototype.importScripts.call(self, '{u('blobworker-proto')}') }} catch (e) {{}}"
-               f"import('{u('blobworker-dynimport')}').catch(() => {{}});"
-               "setTimeout(() => postMessage('tried'), 100);")
+        # call through Pyodide's proxies with "Illegal invocation"), then says it tried.
+        return (f"fetch('{u(tag + '-fetch')}').catch(() => {{}});"
+                f"try {{ importScripts('{u(tag + '-import')}') }} catch (e) {{}}"
+                f"try {{ WorkerGlobalScope.prototype.importScripts.call(self, '{u(tag + '-proto')}') }} catch (e) {{}}"
+                f"import('{u(tag + '-dynimport')}').catch(() => {{}});"
+                "setTimeout(() => postMessage('tried'), 100);")
+    def blob_worker():
+        src = worker_src("blobworker")
         b = js.Blob.new(to_js([src]), to_js({"type": "text/javascript"}, dict_converter=js.Object.fromEntries))
         return nested(js.Worker.new(js.URL.createObjectURL(b)))
     p.append(("nested blob Worker", blob_worker))
     def data_worker():
         # The same from a data: URL, which the den's CSP allows for workers (the den starts its own
         # worker that way): it inherits the den's policy, so it can fetch nothing either.
-        src = (f"fetch('{u('dataworker-fetch')}').catch(() => {{}});"
-               f"try {{ importScripts('{u('dataworker-import')}') }} catch (e) {{}}"
-               f"try {{ WorkerGlobalScope.prototype.importScripts.call(self, '{u('dataworker-proto')}') }} catch (e) {{}}"
-               f"import('{u('dataworker-dynimport')}').catch(() => {{}});"
-               "setTimeout(() => postMessage('tried'), 100);")
+        src = worker_src("dataworker")
         return nested(js.Worker.new("data:text/javascript," + js.encodeURIComponent(src)))
     p.append(("nested data: Worker", data_worker))
     if where in packaged_only:
@@ -158,6 +156,10 @@ export async function assertNoNetwork({ page, runInPage, targets, packagedOnly =
   // One run per probe, each with its own timeout: a probe that hangs (a synchronous request
   // the browser never answers) is reported as such and cannot hide the others.
   const results = {};
+  // A nested blob: or data: worker's outcome that proves something: it ran its attempts, or the
+  // browser refused to load it.
+  const nestedWorker = /nested (blob|data:) Worker/;
+  const heard = /^NO ERROR: (ran|refused)$/;
   const probe = async (name) => {
     const r = await runInPage(probeCode(m, targets, packagedOnly, name), 15000);
     if (r.error && r.error.kind === "timeout") results[name] = "HUNG (run timed out; worker restarted)";
@@ -168,7 +170,7 @@ export async function assertNoNetwork({ page, runInPage, targets, packagedOnly =
   // Firefox's Worker constructor inside the den's worker has been seen to stall until the run's
   // timeout (about once in eight full suites; see trust.test.mjs): a nested worker that neither
   // ran nor was refused is tried once more, and said.
-  for (const name of Object.keys(results).filter((n) => /nested (blob|data:) Worker/.test(n) && !/^NO ERROR: (ran|refused)$/.test(results[n]))) {
+  for (const name of Object.keys(results).filter((n) => nestedWorker.test(n) && !heard.test(results[n]))) {
     console.log(`# ${label}: ${name}: ${results[name]}; trying once more`);
     await probe(name);
   }
@@ -178,8 +180,8 @@ export async function assertNoNetwork({ page, runInPage, targets, packagedOnly =
   for (const [name, outcome] of Object.entries(results)) {
     // A nested blob: or data: worker either ran its attempts or was refused (else the logs
     // prove nothing); the logs then decide.
-    if (/nested (blob|data:) Worker/.test(name)) {
-      assert.match(outcome, /^NO ERROR: (ran|refused)$/, `${name}: ${outcome}`);
+    if (nestedWorker.test(name)) {
+      assert.match(outcome, heard, `${name}: ${outcome}`);
       continue;
     }
     // Constructing a WebSocket/Worker/XHR/EventSource can "succeed" locally; the logs decide.

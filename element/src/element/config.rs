@@ -146,8 +146,9 @@ pub(crate) fn attr(el: &Element, name: &str) -> Option<String> {
 /// runtime the attributes describe. On failure, one error per bad attribute (in attribute order).
 pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
     let mut errors = Vec::new();
-    // Checked when it was set (element.js): a value that stopped being one (a getter, a Proxy)
-    // is reported as the attribute errors are.
+    // Checked when it was set (element.js). Read again here: an adapter whose functions can no
+    // longer be read, or that lost start() or close(), is reported as the attribute errors are;
+    // one that lost run() is no adapter any more, and the iframe runtime applies.
     let runtime_prop = super::runtime_of(el);
     let adapter_id = runtime_prop.get(1).as_f64().unwrap_or(0.0) as u64;
     let adapter = match crate::den::adapter::Adapter::from_js(&runtime_prop.get(0)) {

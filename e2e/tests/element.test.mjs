@@ -1250,6 +1250,70 @@ test(`${B}: the runtime property: the element runs on a runtime adapter of the p
   assert.equal(r.earlyRan, "'from the adapter'");
 });
 
+test(`${B}: the runtime property: an adapter that loses run() after it was set is reported, never replaced by the iframe runtime`, async () => {
+  const r = await page.evaluate(async () => {
+    const calls = [];
+    const makeAdapter = () => ({
+      start: ({ den }) => calls.push(`start ${den}`),
+      close: ({ den }) => calls.push(`close ${den}`),
+      run: (req) => {
+        calls.push(`run ${req.code}`);
+        return { result: "'adapted'" };
+      },
+    });
+    const iframes = () => document.querySelectorAll("iframe[data-foxden-den]").length;
+    const before = iframes();
+    const outcome = async (p) => {
+      try {
+        return `resolved ${(await p).kind}`;
+      } catch (e) {
+        return `rejected ${e.name} ${e.code}`;
+      }
+    };
+    // An open den keeps its last valid configuration (as for a bad attribute): the error is
+    // reported, and the den goes on with the functions it was opened with.
+    const adapter = makeAdapter();
+    const el = document.createElement("foxden-den");
+    el.name = "adapted-lost";
+    el.runtime = adapter;
+    const errors = [];
+    el.addEventListener("error", (e) => errors.push(`${e.detail.error.name} ${e.detail.error.code}: ${e.detail.error.message}`));
+    document.querySelector("#a").append(el);
+    const first = (await el.ready).kind;
+    delete adapter.run;
+    el.setAttribute("timeout", "5000");
+    await new Promise((res) => setTimeout(res, 50));
+    const kept = await outcome(el.ready);
+    const ran = (await el.run("1")).result;
+    el.remove();
+    // Not open yet: the element does not open at all, and its ready rejects.
+    const adapter2 = makeAdapter();
+    const el2 = document.createElement("foxden-den");
+    el2.name = "adapted-lost-2";
+    el2.runtime = adapter2;
+    delete adapter2.run;
+    const errors2 = [];
+    el2.addEventListener("error", (e) => errors2.push(`${e.detail.error.name} ${e.detail.error.code}: ${e.detail.error.message}`));
+    document.querySelector("#a").append(el2);
+    const fresh = await outcome(el2.ready);
+    await new Promise((res) => setTimeout(res, 50));
+    const during = iframes();
+    el2.remove();
+    return { first, kept, ran, errors, fresh, errors2, calls, before, during };
+  });
+  assert.equal(r.first, "adapter");
+  assert.equal(r.kept, "resolved adapter");
+  assert.equal(r.ran, "'adapted'");
+  assert.equal(r.errors.length, 1, JSON.stringify(r.errors));
+  assert.match(r.errors[0], /^DenError bad-option: .*runtime adapter no longer has a run\(request\) function/);
+  assert.equal(r.fresh, "rejected DenError bad-option");
+  assert.equal(r.errors2.length, 1, JSON.stringify(r.errors2));
+  assert.match(r.errors2[0], /runtime adapter no longer has a run\(request\) function/);
+  // No iframe den was opened in either's place.
+  assert.equal(r.during, r.before);
+  assert.deepEqual(r.calls, ["start adapted-lost", "run 1", "close adapted-lost"]);
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);

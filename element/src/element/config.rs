@@ -147,11 +147,19 @@ pub(crate) fn attr(el: &Element, name: &str) -> Option<String> {
 pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
     let mut errors = Vec::new();
     // Checked when it was set (element.js). Read again here: an adapter whose functions can no
-    // longer be read, or that lost start() or close(), is reported as the attribute errors are;
-    // one that lost run() is no adapter any more, and the iframe runtime applies.
+    // longer be read, or that lost start(), run() or close() since, is reported as the
+    // attribute errors are (never silently replaced by the iframe runtime).
     let runtime_prop = super::runtime_of(el);
     let adapter_id = runtime_prop.get(1).as_f64().unwrap_or(0.0) as u64;
-    let adapter = match crate::den::adapter::Adapter::from_js(&runtime_prop.get(0)) {
+    let runtime_value = runtime_prop.get(0);
+    let adapter = match crate::den::adapter::Adapter::from_js(&runtime_value) {
+        Ok(None) if !is_absent(&runtime_value) => {
+            errors.push(option_error(
+                "runtime",
+                "the element's runtime adapter no longer has a run(request) function",
+            ));
+            None
+        }
         Ok(a) => a,
         Err(e) => {
             errors.push(e);

@@ -1314,6 +1314,48 @@ test(`${B}: the runtime property: an adapter that loses run() after it was set i
   assert.deepEqual(r.calls, ["start adapted-lost", "run 1", "close adapted-lost"]);
 });
 
+test(`${B}: max-memory-bytes and kill-grace set what openDen's maxMemoryBytes and killGraceMs set; bad values are reported`, async () => {
+  const r = await page.evaluate(async () => {
+    const make = (name, attrs) => {
+      const el = document.createElement("foxden-den");
+      el.setAttribute("name", name);
+      for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+      document.querySelector("#a").append(el);
+      return el;
+    };
+    const capped = make("capped-el", { "max-memory-bytes": String(256 * 1024 * 1024), "kill-grace": "2000" });
+    const plain = make("plain-el", {});
+    await Promise.all([capped.ready, plain.ready]);
+    const props = [capped.maxMemoryBytes, capped.killGrace, plain.maxMemoryBytes, plain.killGrace];
+    await capped.run("keep = 'me'");
+    const big = await capped.run("blob = bytearray(400 * 1024 * 1024)");
+    const after = await capped.run("small = bytearray(10 * 1024 * 1024)\nkeep, len(small)");
+    const plainBig = await plain.run("blob = bytearray(400 * 1024 * 1024)\nlen(blob)");
+    // A JS timer alive 600 ms after the run: within a 2 s grace, past the default 200 ms.
+    const timer = "from pyodide.code import run_js\nrun_js('setTimeout(() => {}, 600)')";
+    const graced = await capped.run(timer);
+    const cut = await plain.run(timer);
+    const errors = [];
+    plain.addEventListener("error", (e) => errors.push(`${e.detail.attribute}: ${e.detail.error.message}`));
+    plain.setAttribute("max-memory-bytes", "1024");
+    plain.setAttribute("kill-grace", "-1");
+    await new Promise((res) => setTimeout(res, 50));
+    capped.remove();
+    plain.remove();
+    return { props, big, after, plainBig, graced: graced.restarted, cut: cut.restarted, errors };
+  });
+  assert.deepEqual(r.props, [256 * 1024 * 1024, 2000, 2 * 1024 * 1024 * 1024, 200]);
+  assert.equal(r.big.error?.type, "MemoryError", JSON.stringify(r.big.error));
+  assert.equal(r.big.restarted, false);
+  assert.equal(r.after.result, "('me', 10485760)", JSON.stringify(r.after.error));
+  assert.equal(r.plainBig.result, "419430400", JSON.stringify(r.plainBig.error));
+  assert.equal(r.graced, false);
+  assert.equal(r.cut, true);
+  assert.equal(r.errors.length, 2, JSON.stringify(r.errors));
+  assert.match(r.errors[0], /^max-memory-bytes: .*max-memory-bytes/);
+  assert.match(r.errors[1], /^kill-grace: .*kill-grace/);
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);

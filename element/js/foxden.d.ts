@@ -68,7 +68,7 @@ export interface FoxdenDenEventMap extends Omit<HTMLElementEventMap, "error" | "
 export type FoxdenDenAttribute =
   | "name" | "store" | "timeout" | "den-url" | "pyodide-url" | "isolation"
   | "max-output-bytes" | "max-den-bytes" | "load-timeout" | "warm-start" | "standby"
-  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "packages" | "read-only-paths" | "controls" | "autorun" | "loading" | "env" | "readonly"
+  | "max-file-bytes" | "max-files" | "max-writes-per-minute" | "max-memory-bytes" | "kill-grace" | "packages" | "read-only-paths" | "controls" | "autorun" | "loading" | "env" | "readonly"
   | "network" | "network-methods" | "network-per-minute" | "network-max-response-bytes";
 
 /** The `<foxden-den>` element. Every attribute is reflected as the property of the same name in camelCase. */
@@ -101,6 +101,10 @@ export interface FoxdenDenElement extends HTMLElement, DenMethods {
   maxFiles: number;
   /** File writes per sliding minute (attribute `max-writes-per-minute`, default 0: no limit). */
   maxWritesPerMinute: number;
+  /** Cap on the worker's WebAssembly memory (attribute `max-memory-bytes`, default 2 GiB, 128 MiB to 4 GiB; see `OpenDenOptions.maxMemoryBytes`). */
+  maxMemoryBytes: number;
+  /** How long a run's leftover tasks and timers may go on before the worker restarts, ms (attribute `kill-grace`, default 200; see `OpenDenOptions.killGraceMs`). */
+  killGrace: number;
   /** Wheels to install, `url#sha256=<64 hex>` separated by spaces (attribute `packages`; see `OpenDenOptions.packages`). */
   packages: string;
   /** Den paths the code may read but not change, separated by spaces (attribute

@@ -288,6 +288,28 @@ pub const OPTIONS: &[Opt] = &[
         ..base()
     },
     Opt {
+        attribute: Some("max-memory-bytes"),
+        property: Some("maxMemoryBytes"),
+        api: Some((Api::OpenDen, "maxMemoryBytes")),
+        ty: Type::Number,
+        default: Default::Number(limits::DEFAULT_MAX_MEMORY_BYTES),
+        range: (limits::MIN_MEMORY_BYTES, limits::MAX_MEMORY_BYTES),
+        unit: Unit::Bytes,
+        on_change: doc("Same as `den-url`. The cap on the worker's WebAssembly memory: code that asks for more gets a `MemoryError`, and the den keeps working. Not applied to a runtime adapter."),
+        ..base()
+    },
+    Opt {
+        attribute: Some("kill-grace"),
+        property: Some("killGrace"),
+        api: Some((Api::OpenDen, "killGraceMs")),
+        ty: Type::Number,
+        default: Default::Number(limits::DEFAULT_KILL_GRACE_MS as u64),
+        range: (0, 60_000),
+        unit: Unit::Ms,
+        on_change: doc("Same as `den-url`. How long a run's leftover asyncio tasks and JavaScript timers may go on after it ended before the worker restarts. Not applied to a runtime adapter."),
+        ..base()
+    },
+    Opt {
         attribute: Some("packages"),
         property: Some("packages"),
         default: Default::Text(""),
@@ -386,22 +408,6 @@ pub const OPTIONS: &[Opt] = &[
         api: Some((Api::Run, "lang")),
         choices: &crate::protocol::schema::LANGS,
         default: Default::Text("python"),
-        ..base()
-    },
-    Opt {
-        api: Some((Api::OpenDen, "killGraceMs")),
-        ty: Type::Number,
-        default: Default::Number(limits::DEFAULT_KILL_GRACE_MS as u64),
-        range: (0, 60_000),
-        unit: Unit::Ms,
-        ..base()
-    },
-    Opt {
-        api: Some((Api::OpenDen, "maxMemoryBytes")),
-        ty: Type::Number,
-        default: Default::Number(limits::DEFAULT_MAX_MEMORY_BYTES),
-        range: (limits::MIN_MEMORY_BYTES, limits::MAX_MEMORY_BYTES),
-        unit: Unit::Bytes,
         ..base()
     },
 ];

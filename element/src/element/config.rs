@@ -201,6 +201,14 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
     let max_file_bytes = keep(number_attr(el, "max-file-bytes"), 0.0);
     let max_files = keep(number_attr(el, "max-files"), 0.0);
     let max_writes = keep(number_attr(el, "max-writes-per-minute"), 0.0);
+    let max_memory = keep(
+        number_attr(el, "max-memory-bytes"),
+        limits::DEFAULT_MAX_MEMORY_BYTES as f64,
+    );
+    let kill_grace = keep(
+        number_attr(el, "kill-grace"),
+        f64::from(limits::DEFAULT_KILL_GRACE_MS),
+    );
     // Wheels: `url#sha256=<hex>` separated by spaces; a bad one is an attribute error naming it.
     let packages_attr = attr(el, "packages").unwrap_or_default();
     let packages = crate::runtime::packages::from_attribute(&packages_attr);
@@ -287,7 +295,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         };
         runtime = RuntimeOptions::from_js(&ro).ok();
     }
-    let Some(runtime) = runtime.filter(|_| errors.is_empty()) else {
+    let Some(mut runtime) = runtime.filter(|_| errors.is_empty()) else {
         let order = |e: &JsValue| {
             let a = get_str(e, "attribute");
             attrs().position(|o| o.attribute == a.as_deref())
@@ -295,8 +303,9 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         foxden_core::order::sort_by_key(&mut errors, order);
         return Err(errors);
     };
+    runtime.max_memory_bytes = max_memory;
     let key = format!(
-        "{env:?}\n{name}\n{store:?}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{packages_attr}\n{}\n{}",
+        "{env:?}\n{name}\n{store:?}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{packages_attr}\n{}\n{}",
         runtime.den_url,
         runtime.pyodide_url,
         runtime.isolation.as_str(),
@@ -308,6 +317,8 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         max_file_bytes as u64,
         max_files as u64,
         max_writes as u64,
+        max_memory as u64,
+        kill_grace as u64,
         // The network attributes as written (a change reopens the den).
         ["network", "network-methods", "network-per-minute", "network-max-response-bytes"]
             .map(|a| attr(el, a).unwrap_or_default())
@@ -323,7 +334,7 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
             runtime,
             store,
             max_den_bytes: max_den_bytes as u64,
-            kill_grace_ms: limits::DEFAULT_KILL_GRACE_MS,
+            kill_grace_ms: kill_grace as u32,
             max_file_bytes: max_file_bytes as u64,
             max_files: max_files as usize,
             max_writes_per_minute: max_writes as u32,

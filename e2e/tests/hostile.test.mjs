@@ -158,6 +158,16 @@ test(`${B}: hostile done: a sparse Array(2^32-1) of changes is refused at once`,
   const r = await attack(`post(honest({ changed: new Array(2 ** 32 - 1) }))`);
   refused(r, /cap of 20000/);
 });
+test(`${B}: hostile done: list lengths whose sum wraps in 32 bits are refused at once`, async () => {
+  // 2^32-1 + 1 is 0 in a wasm32 usize: the count must be taken in 64 bits.
+  for (const lists of [
+    `changed: new Array(2 ** 32 - 1), deleted: ["/work/x"]`,
+    `changed: [{ path: "/work/x", data: new Uint8Array(1) }], deleted: new Array(2 ** 32 - 1)`,
+  ]) {
+    const r = await attack(`post(honest({ ${lists} }))`);
+    refused(r, /cap of 20000/);
+  }
+});
 test(`${B}: hostile done: 100 000 empty files are refused (file cap)`, async () => {
   const r = await attack(`
     const changed = [];

@@ -139,3 +139,19 @@ fn string_arguments_of_another_type_are_bad_option() {
     let store = foxden::idb_store("mine".into()).unwrap();
     assert_eq!(field(&store, "dbName"), JsValue::from_str("mine"));
 }
+
+/// On wasm32 a `usize` is 32 bits: two list lengths near 2^32 from a hostile den page must not
+/// wrap to a small count (found in review: it let such a reply past the count and trapped).
+#[wasm_bindgen_test]
+fn reply_counts_do_not_wrap_in_wasm32() {
+    let l = foxden_core::protocol::ReplyLimits::for_run(1000, 100);
+    for (c, d) in [
+        (u32::MAX, 1),
+        (1, u32::MAX),
+        (u32::MAX, u32::MAX),
+        (1 << 31, 1 << 31),
+    ] {
+        assert!(l.check_counts(c, d).is_err(), "{c} + {d}");
+    }
+    assert!(l.check_counts(10_000, 10_000).is_ok());
+}

@@ -362,9 +362,11 @@ impl ReplyLimits {
     }
 
     /// Checks the two list lengths, before they are read.
+    /// The sum is taken in 64 bits: in wasm32 a `usize` sum of two lengths near 2^32 (a hostile
+    /// den page's sparse arrays) would wrap to a small count and pass.
     pub fn check_counts(&self, changed: u32, deleted: u32) -> Result<(), ReplyError> {
-        let count = changed as usize + deleted as usize;
-        if count > self.max_files {
+        let count = u64::from(changed) + u64::from(deleted);
+        if count > self.max_files as u64 {
             return Err(ReplyError::TooManyFiles {
                 count,
                 max: self.max_files,
@@ -411,7 +413,7 @@ pub enum ReplyError {
     /// More files than the cap.
     TooManyFiles {
         /// Entries in the reply.
-        count: usize,
+        count: u64,
         /// The cap.
         max: usize,
     },
@@ -592,10 +594,18 @@ mod tests {
         assert!(l.check_counts(5000, 5000).is_ok());
         assert!(l.check_counts(10_000, 10_000).is_ok());
         assert!(l.check_counts(10_001, 10_000).is_err());
-        assert!(matches!(
-            l.check_counts(u32::MAX, 1),
-            Err(ReplyError::TooManyFiles { .. })
-        ));
+        // Sums that wrap in a 32-bit usize (wasm32) are refused too.
+        for (c, d) in [
+            (u32::MAX, 1),
+            (1, u32::MAX),
+            (u32::MAX, u32::MAX),
+            (1 << 31, 1 << 31),
+        ] {
+            assert!(matches!(
+                l.check_counts(c, d),
+                Err(ReplyError::TooManyFiles { count, .. }) if count == u64::from(c) + u64::from(d)
+            ));
+        }
         let mut total = 0;
         assert!(l.add_bytes(&mut total, 60).is_ok());
         let e = l.add_bytes(&mut total, 60).unwrap_err();

@@ -266,6 +266,28 @@ test(`${B}: hostile display: unknown types, wrong data, other runs' ids and a fl
   assert.equal(r.next, "'alive'");
 });
 
+test(`${B}: hostile input: a den page that ignores Stop while its run's input() waits is ended by the watchdog`, async () => {
+  // The question is never answered (the page's onInput never settles), and the den page
+  // ignores the stop: the clock, stopped while the question waits, must run again on Stop.
+  const code = `
+    post({ t: "started", id: msg.id });
+    post({ t: "input", id: msg.id, prompt: "q" });`;
+  const r = await page.evaluate(async (code) => {
+    let asked = 0;
+    const t0 = performance.now();
+    const run = window.den.run(code, { timeoutMs: 1500, onInput: () => { asked++; return new Promise(() => {}); } });
+    await new Promise((res) => setTimeout(res, 2500));
+    const stopped = await window.den.stop();
+    const r = await Promise.race([run, new Promise((res) => setTimeout(() => res("hung"), 20000))]);
+    return { asked, stopped, kind: r === "hung" ? "hung" : r.error?.kind, ms: performance.now() - t0 };
+  }, code);
+  assert.equal(r.asked, 1);
+  assert.equal(r.stopped, true);
+  assert.equal(r.kind, "timeout", JSON.stringify(r));
+  // The store is untouched and an honest run works.
+  await attack(`post(honest({}))`);
+});
+
 test(`${B}: hostile input: one question at a time, for live runs only, prompts cut; a run nobody answers for gets an error reply`, async () => {
   // The scenario records the host's input-reply messages, then reports them as the result.
   const code = `

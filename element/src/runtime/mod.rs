@@ -70,6 +70,9 @@ struct RunSlot {
     queued: bool,
     /// An `input` request is being answered (one at a time; more are ignored).
     asking: bool,
+    /// Stop was asked for: from then on the clock runs, even while an `input()` waits (a den
+    /// page that ignores the stop is then ended by the watchdog, not held by the question).
+    stopped: bool,
     watchdog: Watchdog,
     on_fetch: crate::den::FetchHandler,
 }
@@ -327,6 +330,7 @@ impl Connection {
                 posted_at: now,
                 queued: false,
                 asking: false,
+                stopped: false,
                 watchdog: req.watchdog,
                 on_fetch: req.on_fetch,
             },
@@ -369,7 +373,17 @@ impl Connection {
     /// hands its files to the worker without its code and ends it as `Stopped`. `false` when no
     /// run is in flight.
     pub fn stop_runs(&self) -> bool {
-        let ids: Vec<u32> = self.shared.borrow().runs.keys().copied().collect();
+        let ids: Vec<u32> = {
+            let mut shared = self.shared.borrow_mut();
+            let now = js::now_ms();
+            for slot in shared.runs.values_mut() {
+                slot.stopped = true;
+                if let Some(c) = slot.clock.as_mut() {
+                    c.resume(now);
+                }
+            }
+            shared.runs.keys().copied().collect()
+        };
         for id in &ids {
             post_stop(&self.link, *id);
         }
@@ -547,7 +561,8 @@ fn on_den_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
 
 /// A run's `input()` asks for a line. The request may be hostile: it counts only for a live,
 /// started run, one at a time, with a text prompt (cut to [`MAX_PROMPT_CHARS`]). The clock stops
-/// until the answer is posted; a run nobody answers for gets `EOFError` at once.
+/// until the answer is posted (unless Stop was asked for: then it goes on); a run nobody
+/// answers for gets `EOFError` at once.
 fn on_input_request(shared: &Rc<RefCell<Shared>>, msg: &JsValue) {
     let Some(id) = msg_id(msg) else { return };
     let Some((prompt, _)) = wire::text(&get(msg, "prompt"), MAX_PROMPT_CHARS * 3) else {
@@ -568,8 +583,10 @@ fn on_input_request(shared: &Rc<RefCell<Shared>>, msg: &JsValue) {
             return;
         };
         slot.asking = true;
-        if let Some(c) = slot.clock.as_mut() {
-            c.pause(js::now_ms());
+        if !slot.stopped {
+            if let Some(c) = slot.clock.as_mut() {
+                c.pause(js::now_ms());
+            }
         }
         h
     };

@@ -379,3 +379,39 @@ test(`${B}: an adapter reads input() with request.input: onInput answers; the wa
   assert.equal(r.scripted, JSON.stringify(["given\n", null, []]));
   assert.match(r.nobody, /^rejected: nobody answers input\(\) for this run: pass run\(code, \{ onInput \}\)/);
 });
+
+test(`${B}: an adapter's display of bytes past 4 GiB throws a RangeError (the length is not read modulo 2^32); the den goes on`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen } = window.foxden;
+    let thrown = null;
+    const adapter = {
+      start() {},
+      close() {},
+      run(req) {
+        if (req.code === "huge") {
+          try {
+            req.display({ "image/png": new Uint8Array(2 ** 32 + 8) });
+            thrown = "shown";
+          } catch (e) {
+            thrown = `${e.constructor.name}: ${e.message}`;
+          }
+          req.display({ "text/plain": "after" });
+        }
+        return { result: `'${req.code}'` };
+      },
+    };
+    const den = await openDen({ name: "huge-display", runtime: adapter });
+    const limit = (p) => Promise.race([p, new Promise((res) => setTimeout(() => res("hung"), 20000))]);
+    const huge = await limit(den.run("huge", { timeoutMs: 5000 }));
+    const next = await limit(den.run("next", { timeoutMs: 5000 }));
+    await den.close();
+    return {
+      thrown,
+      huge: huge === "hung" ? "hung" : { result: huge.result, displays: huge.displays.map((d) => Object.keys(d).join("+")), truncated: huge.truncated },
+      next: next === "hung" ? "hung" : next.result,
+    };
+  });
+  assert.match(r.thrown, /^RangeError: display\(bundle\): not shown/);
+  assert.deepEqual(r.huge, { result: "'huge'", displays: ["text/plain"], truncated: true });
+  assert.equal(r.next, "'next'");
+});

@@ -660,3 +660,43 @@ test(`${B}: a hostile den page cannot make the host fetch what the allowlist ref
   assert.deepEqual(leaked, [], "a forged request reached a server");
   assert.ok(readLog("server").includes(`${m}-good`));
 });
+
+test(`${B}: a hostile den page's request body past 4 GiB is refused as too large, not counted as its length modulo 2^32`, async () => {
+  const m = marker("hugebody");
+  const out = await page.evaluate(
+    async (base, m) => {
+      const { openDen, iframeRuntime, memoryStore } = window.foxden;
+      const den = await openDen({ name: "net-hugebody", store: memoryStore(), network: { allow: ["http://127.0.0.1:*/api/*"], methods: ["GET", "POST"] }, runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html", pyodideUrl: "/pyodide/" }) });
+      // 2^32 + 8 bytes (8 modulo 2^32, under the 1 MiB cap) as a POST body, and 2^32 (0) as a GET
+      // body. Chromium's postMessage refuses buffers this big ("not sent"); Firefox's carries them.
+      const r = await den.run(
+        `
+        const answers = [];
+        port.addEventListener("message", (e) => { if (e.data && e.data.t === "fetch-reply") answers.push(e.data); });
+        const sent = [];
+        for (const [req, method, size] of [[1, "POST", 2 ** 32 + 8], [2, "GET", 2 ** 32]]) {
+          try {
+            const body = new Uint8Array(size);
+            post({ t: "fetch", id: msg.id, req, url: "${base}/api/json?m=${m}-" + req, method, headers: [], body }, [body.buffer]);
+            sent.push(req);
+          } catch (e) {}
+        }
+        const t0 = Date.now();
+        while (answers.length < sent.length && Date.now() - t0 < 10000) await sleep(50);
+        post(honest({ result: JSON.stringify({ sent, answers: answers.map((a) => [a.req, a.refused || a.status]) }) }));`,
+        { timeoutMs: 20000 },
+      );
+      await den.close();
+      return { result: r.result, error: r.error, requests: r.requests.map((q) => q.refusedBecause) };
+    },
+    BASE,
+    m,
+  );
+  assert.equal(out.error, null, JSON.stringify(out.error));
+  const res = JSON.parse(out.result);
+  if (B === "firefox") assert.deepEqual(res.sent, [1, 2], "Firefox carries the buffers: the test must reach the host");
+  assert.deepEqual(res.answers, res.sent.map((req) => [req, "bad-request"]), JSON.stringify(res));
+  await sleep(500);
+  const leaked = (readLog("server") + readLog("proxy")).split("\n").filter((l) => l.includes(m));
+  assert.deepEqual(leaked, [], "a refused request reached a server");
+});

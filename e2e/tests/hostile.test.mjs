@@ -266,6 +266,28 @@ test(`${B}: hostile display: unknown types, wrong data, other runs' ids and a fl
   assert.equal(r.next, "'alive'");
 });
 
+test(`${B}: hostile display: image bytes past 4 GiB are dropped (not read as their length modulo 2^32); the den goes on`, async () => {
+  // Chromium's postMessage refuses a buffer this big ("not sent"); Firefox's carries it.
+  const code = `
+    let sent = "not sent";
+    try {
+      const huge = new Uint8Array(2 ** 32 + 8);
+      post({ t: "display", id: msg.id, bundle: [{ mime: "image/png", text: null, bytes: huge }] }, [huge.buffer]);
+      sent = "sent";
+    } catch (e) {}
+    post({ t: "display", id: msg.id, bundle: [{ mime: "text/plain", text: "after", bytes: null }] });
+    post(honest({ result: JSON.stringify(sent) }));`;
+  const r = await page.evaluate(async (code) => {
+    const run = await window.den.run(code, { timeoutMs: 20000 });
+    return { result: run.result, error: run.error, displays: run.displays.map((d) => Object.keys(d).join("+")), truncated: run.truncated };
+  }, code);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  if (B === "firefox") assert.equal(r.result, '"sent"');
+  assert.deepEqual(r.displays, ["text/plain"]);
+  assert.equal(r.truncated, r.result === '"sent"');
+  await attack(`post(honest({}))`);
+});
+
 test(`${B}: hostile input: a den page that ignores Stop while its run's input() waits is ended by the watchdog`, async () => {
   // The question is never answered (the page's onInput never settles), and the den page
   // ignores the stop: the clock, stopped while the question waits, must run again on Stop.

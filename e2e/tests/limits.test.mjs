@@ -276,3 +276,28 @@ test(`${BROWSER}: a snapshot in a SharedArrayBuffer that another thread keeps ch
   assert.equal(r.seen.wrong, 0, `accepted data that differs from what was hashed: ${JSON.stringify(r.seen)}`);
   assert.equal(r.calm, 0x55);
 });
+
+test(`${BROWSER}: runShell and encodeSnapshot refuse bytes past 4 GiB with DenError bad-data (not a RangeError from a copy of the length modulo 2^32) and go on working`, async () => {
+  const r = await page.evaluate(async () => {
+    const { runShell, encodeSnapshot, DenError } = window.foxden;
+    const err = (f) => {
+      try {
+        f();
+        return "accepted";
+      } catch (e) {
+        return e instanceof DenError ? `${e.code}: ${e.message}` : `${e.name}: ${e.message}`;
+      }
+    };
+    let big = new Uint8Array(2 ** 32 + 8);
+    const out = {
+      shell: err(() => runShell("cat /drop/big", { "/drop/a": "a", "/drop/big": big })),
+      encode: err(() => encodeSnapshot({ "/drop/big": big })),
+    };
+    big = null;
+    out.after = runShell("cat /drop/a", { "/drop/a": "fine" }).stdout;
+    return out;
+  });
+  assert.match(r.shell, /^bad-data: \/drop\/big: 4294967304 bytes do not fit in the page's memory/);
+  assert.match(r.encode, /^bad-data: \/drop\/big: 4294967304 bytes do not fit/);
+  assert.equal(r.after, "fine");
+});

@@ -179,11 +179,25 @@ pub fn shared_bytes(view: &Uint8Array) -> Result<std::sync::Arc<[u8]>, foxden_co
 }
 
 /// Converts string / Uint8Array / ArrayBuffer / typed array view to bytes.
-pub fn data_to_bytes(v: &JsValue) -> Option<Vec<u8>> {
-    match v.as_string() {
-        Some(s) => Some(s.into_bytes()),
-        None => byte_view(v).map(|u| u.to_vec()),
+/// `Err`: why not (not data, or more bytes than the page's wasm memory can take, checked
+/// before the copy: `length()` is a u32 that wraps at 4 GiB, and a copy of the wrapped length
+/// would throw across wasm).
+pub fn data_to_bytes(v: &JsValue) -> Result<Vec<u8>, String> {
+    if let Some(s) = v.as_string() {
+        return Ok(s.into_bytes());
     }
+    let u = byte_view(v).ok_or_else(|| String::from("data must be a string or bytes"))?;
+    let len = get_f64(&u, "length").unwrap_or(f64::INFINITY);
+    let no_room = || format!("{len} bytes do not fit in the page's memory");
+    if len > f64::from(u32::MAX) {
+        return Err(no_room());
+    }
+    let mut out = Vec::new();
+    out.try_reserve_exact(u.length() as usize)
+        .map_err(|_| no_room())?;
+    out.resize(u.length() as usize, 0);
+    u.copy_to(&mut out);
+    Ok(out)
 }
 
 /// Hands `f` JS bytes in 1 MiB slices with their offsets (no full copy into wasm memory).

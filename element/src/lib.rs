@@ -188,10 +188,10 @@ fn files_from_object(files: &JsValue) -> Result<foxden_core::FileMap, JsValue> {
         for e in entries.iter() {
             let pair: js_sys::Array = e.unchecked_into();
             let path = pair.get(0).as_string().unwrap_or_default();
-            let data = js::data_to_bytes(&pair.get(1)).ok_or_else(|| {
+            let data = js::data_to_bytes(&pair.get(1)).map_err(|why| {
                 errors::den_error(
                     crate::errors::DenErrorCode::BadData,
-                    &format!("{path}: data must be a string or bytes"),
+                    &format!("{path}: {why}"),
                 )
             })?;
             ops.push(foxden_core::Op::Put {

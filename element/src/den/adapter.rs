@@ -528,7 +528,7 @@ fn show_displays(
             return Ok(());
         };
         // Kept first, then the handlers (which may close the den), with no borrow held.
-        let kept = displays.borrow_mut().keep(|room| crate::wire::display(&msg, room));
+        let kept = crate::runtime::Displays::keep(&displays, |room| crate::wire::display(&msg, room));
         let Some(display) = kept else {
             return Err(js_sys::RangeError::new(&format!(
                 "display(bundle): not shown: a run shows at most {} displays and {} MiB in all (the run is truncated)",

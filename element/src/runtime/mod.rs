@@ -211,18 +211,37 @@ impl Displays {
     /// Keeps the display `read` gives for the room left, within the run's caps (at most
     /// [`MAX_DISPLAYS_PER_RUN`](foxden_core::outcome::MAX_DISPLAYS_PER_RUN), [`MAX_DISPLAY_BYTES`]
     /// in all), and returns it; `None`, and the run's displays are `dropped`, when it has as many
-    /// as it may or `read` refused (malformed, or too large for the room).
-    pub fn keep(&mut self, read: impl FnOnce(usize) -> Option<Display>) -> Option<Display> {
-        if self.list.len() >= foxden_core::outcome::MAX_DISPLAYS_PER_RUN {
-            self.dropped = true;
-            return None;
-        }
-        let Some(display) = read(MAX_DISPLAY_BYTES.saturating_sub(self.used)) else {
-            self.dropped = true;
+    /// as it may or `read` refused (malformed, or too large for the room). No borrow is held
+    /// while `read` runs: it reads JS values, and a JS exception crossing wasm would leave a
+    /// borrow held for good.
+    pub fn keep(
+        cell: &RefCell<Self>,
+        read: impl FnOnce(usize) -> Option<Display>,
+    ) -> Option<Display> {
+        let room = {
+            let mut me = cell.borrow_mut();
+            if me.list.len() >= foxden_core::outcome::MAX_DISPLAYS_PER_RUN {
+                me.dropped = true;
+                return None;
+            }
+            MAX_DISPLAY_BYTES.saturating_sub(me.used)
+        };
+        let read = read(room);
+        let mut me = cell.borrow_mut();
+        let Some(display) = read else {
+            me.dropped = true;
             return None;
         };
-        self.used += display.iter().map(|(_, data)| data.len()).sum::<usize>();
-        self.list.push(display.clone());
+        let size = display.iter().map(|(_, data)| data.len()).sum::<usize>();
+        // Another display may have been kept meanwhile (only if `read` re-entered): recheck.
+        if me.list.len() >= foxden_core::outcome::MAX_DISPLAYS_PER_RUN
+            || size > MAX_DISPLAY_BYTES.saturating_sub(me.used)
+        {
+            me.dropped = true;
+            return None;
+        }
+        me.used += size;
+        me.list.push(display.clone());
         Some(display)
     }
 }
@@ -514,7 +533,7 @@ fn on_den_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
                 return;
             };
             // Kept first, then the handler, with no borrow held (it may run user code).
-            let kept = displays.borrow_mut().keep(|room| wire::display(&msg, room));
+            let kept = Displays::keep(&displays, |room| wire::display(&msg, room));
             if let Some(display) = kept {
                 handler(&display);
             }

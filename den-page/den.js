@@ -44,7 +44,10 @@
   // prototype's copy) stay refused by the CSP, whose script-src has no URL source.
   // The prelude first tells the den page (on the worker's global channel, read only before boot)
   // whether the worker is a secure context: the first worker is the blob: probe (see below).
-  const PRELUDE = 'postMessage(self.isSecureContext === true); self.importScripts = function () { throw new TypeError("foxden: importScripts is disabled in the sandbox"); };\n';
+  // It starts with "use strict": the worker bundle's own directive is no directive once the
+  // prelude comes before it, and in sloppy code a global that user code replaced would see the
+  // worker's functions as its `caller` (and could call them: its run() posts a genuine done).
+  const PRELUDE = '"use strict"; postMessage(self.isSecureContext === true); self.importScripts = function () { throw new TypeError("foxden: importScripts is disabled in the sandbox"); };\n';
 
   // den.html inlines this script; den-ext.html (extensions only) loads it as den/den.js through
   // script-src 'self'. 'self' is safe only where it means an extension's packaged files: served

@@ -384,6 +384,35 @@ test(`${B}: the run queue's callbacks are not handed to a then() that user code 
   await page.evaluate(() => window.dens.trust.reset());
 });
 
+test(`${B}: the worker's own code is strict: a global that user code replaced never sees one of its functions as its caller (f.caller), so none can be called from user code`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  // Sloppy spies on globals the worker's code calls around a run. A spy's `caller` is its
+  // caller only if that caller is sloppy code: a worker function there could be called again
+  // (its run(), which posts a genuine done for the run's id, ending it early).
+  const patch = await run(`
+globalThis.callers = [];
+const wrap = (obj, name) => {
+  const orig = obj[name];
+  obj[name] = function spy() {
+    let c = null;
+    try { c = spy.caller; } catch (e) {}
+    if (typeof c === "function") globalThis.callers.push(name + ": " + String(c).slice(0, 60));
+    return orig.apply(this, arguments);
+  };
+};
+for (const [o, n] of [[performance, "now"], [Date, "now"], [JSON, "stringify"], [JSON, "parse"], [Object, "keys"], [Object, "assign"], [Math, "min"], [Math, "max"], [String, "fromCharCode"], [Array, "isArray"]]) wrap(o, n);
+'patched'`, { lang: "javascript" });
+  assert.equal(patch.result, '"patched"', JSON.stringify(patch.error));
+  const py = await run("print('py')\nimport json\njson.dumps({'a': 1})");
+  assert.equal(py.error, null, JSON.stringify(py.error));
+  const js = await run("console.log('js'); await fs.writeFile('/out/strict.txt', 'x'); 1 + 1", { lang: "javascript" });
+  assert.equal(js.error, null, JSON.stringify(js.error));
+  const seen = await run("JSON.stringify(globalThis.callers)", { lang: "javascript" });
+  assert.equal(seen.error, null, JSON.stringify(seen.error));
+  assert.deepEqual(JSON.parse(JSON.parse(seen.result)), []);
+  await page.evaluate(() => window.dens.trust.reset());
+});
+
 test(`${B}: the den page rules every run: timeouts kill, leftovers restart, each new worker gets the den's files`, async () => {
   const out = await page.evaluate(async () => {
     const den = window.dens.trust;

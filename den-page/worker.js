@@ -160,8 +160,24 @@ const nextTurn = () =>
 // a run created are closed / terminated when it ends (documented: JS resources do not outlive
 // the run that made them); pending postTask tasks and frames count as leftovers, like timers.
 // Installed after Pyodide booted (it keeps one MessageChannel of its own for scheduling).
-/** @type {(() => void)[]} */
-const runResources = []; // close functions of the channels and workers made by the current run
+// The close functions of the channels and workers made by the current run, by number, in an
+// object without a prototype, and the methods that close them, captured now: user code may
+// replace Array.prototype.push, the array iterator, MessagePort.prototype.close or
+// Worker.prototype.terminate, and none of those may keep a resource from being closed.
+/** @type {Record<number, () => void>} */
+const runResources = Object.create(null);
+let runResourceCount = 0;
+const construct = Reflect.construct;
+/** @param {Function | undefined} C @param {string} name @param {"value" | "get"} kind */
+const method = (C, name, kind) => {
+  const d = C && C.prototype ? getOwnDescriptor(C.prototype, name) : undefined;
+  return d ? d[kind] : undefined;
+};
+const portClose = method(self.MessagePort, "close", "value");
+const port1Of = method(self.MessageChannel, "port1", "get");
+const port2Of = method(self.MessageChannel, "port2", "get");
+const broadcastClose = method(self.BroadcastChannel, "close", "value");
+const workerTerminate = method(/** @type {any} */ (self).Worker, "terminate", "value");
 /** @type {Set<Promise<unknown>>} */
 const pendingTasks = new Set();
 /**
@@ -174,8 +190,8 @@ function trackConstructor(name, close) {
   /** @param {...any} args */
   const Tracked = function (...args) {
     if (!new.target) throw new TypeError(`${name} must be called with new`);
-    const obj = new Real(...args);
-    runResources.push(() => close(obj));
+    const obj = construct(Real, args);
+    runResources[runResourceCount++] = () => close(obj);
     return obj;
   };
   Tracked.prototype = Real.prototype;
@@ -184,12 +200,19 @@ function trackConstructor(name, close) {
   /** @type {any} */ (self)[name] = Tracked;
 }
 function installTracking() {
+  // Promise.prototype and Promise (its species and statics) are frozen before any user code
+  // runs: every `await` of this script reads `constructor` (and for a thenable, `then`) there,
+  // and the run queue resolves with run()'s promise. A `then` or species of user code's would be
+  // handed this script's resolvers, and could resume a run (and post its done) while the code
+  // goes on.
+  Object.freeze(Promise.prototype);
+  Object.freeze(Promise);
   trackConstructor("MessageChannel", (c) => {
-    c.port1.close();
-    c.port2.close();
+    apply(portClose, apply(port1Of, c, []), []);
+    apply(portClose, apply(port2Of, c, []), []);
   });
-  trackConstructor("BroadcastChannel", (c) => c.close());
-  trackConstructor("Worker", (w) => w.terminate());
+  trackConstructor("BroadcastChannel", (c) => apply(broadcastClose, c, []));
+  trackConstructor("Worker", (w) => apply(workerTerminate, w, []));
   const sched = /** @type {any} */ (self).scheduler;
   if (sched && typeof sched.postTask === "function") {
     const realPostTask = sched.postTask.bind(sched);
@@ -288,8 +311,11 @@ const cancelTimer = (id) => {
 };
 /** Closes the channels and terminates the workers the run made; true if there were any. */
 function endRunResources() {
-  const n = runResources.length;
-  for (const close of runResources.splice(0)) {
+  const n = runResourceCount;
+  runResourceCount = 0;
+  for (let i = 0; i < n; i++) {
+    const close = runResources[i];
+    delete runResources[i];
     try {
       close();
     } catch (_) {

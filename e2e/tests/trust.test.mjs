@@ -282,6 +282,47 @@ js.scheduler.postTask(create_proxy(lambda: None), to_js({"delay": 60000}, dict_c
   }
 });
 
+test(`${B}: channels and nested workers are ended with their run even when the code replaced the methods the ending would use`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  // The run hides its resources from the tracking's bookkeeping (Array.prototype.push, the
+  // array iterator) and from their closing (MessagePort.prototype.close, Worker.prototype.terminate).
+  const make = `
+const realPush = Array.prototype.push;
+Array.prototype.push = function () { Array.prototype.push = realPush; return this.length; };
+const AI = Object.getPrototypeOf([][Symbol.iterator]());
+const realNext = AI.next;
+AI.next = function () { return { done: true, value: undefined }; };
+MessagePort.prototype.close = function () {};
+BroadcastChannel.prototype.close = function () {};
+Worker.prototype.terminate = function () {};
+globalThis.ticks = 0;
+globalThis.got = 0;
+const mc = new MessageChannel();
+mc.port1.onmessage = () => { globalThis.ticks++; mc.port2.postMessage(1); };
+mc.port2.postMessage(1);
+const w = new Worker("data:text/javascript," + encodeURIComponent("setInterval(() => postMessage(1), 5)"));
+w.onmessage = () => { globalThis.got++; };
+await new Promise((r) => setTimeout(r, 300));
+AI.next = realNext;
+[globalThis.ticks > 0, globalThis.got > 0]`;
+  let made = await run(make, { lang: "javascript", timeoutMs: 10000 });
+  if (B === "firefox" && made.error && made.error.kind === "timeout") {
+    // The Firefox nested-worker stall (see the test above): reported and tried once more.
+    console.log(`# ${B}: constructing a nested worker stalled until the run's timeout; trying once more`);
+    made = await run(make, { lang: "javascript", timeoutMs: 10000 });
+  }
+  assert.equal(made.error, null, JSON.stringify(made.error));
+  assert.equal(made.result, "[true, true]", "the loop and the worker worked while the run lasted");
+  assert.equal(made.restarted, false);
+  await sleep(300);
+  const a = await run("[globalThis.ticks, globalThis.got]", { lang: "javascript" });
+  await sleep(300);
+  const b = await run("[globalThis.ticks, globalThis.got]", { lang: "javascript" });
+  assert.equal(a.error, null, JSON.stringify(a.error));
+  assert.equal(a.result, b.result, "the message loop or the nested worker outlived its run");
+  await page.evaluate(() => window.dens.trust.reset());
+});
+
 test(`${B}: timers and tasks made through the prototypes (not the global's own methods) are detected too`, async () => {
   await page.evaluate(() => window.dens.trust.reset());
   const via = async (code) => {
@@ -410,6 +451,28 @@ for (const [o, n] of [[performance, "now"], [Date, "now"], [JSON, "stringify"], 
   const seen = await run("JSON.stringify(globalThis.callers)", { lang: "javascript" });
   assert.equal(seen.error, null, JSON.stringify(seen.error));
   assert.deepEqual(JSON.parse(JSON.parse(seen.result)), []);
+  await page.evaluate(() => window.dens.trust.reset());
+});
+
+test(`${B}: Promise.prototype and Promise are frozen in the worker: a then, constructor or species of user code's never gets the worker's resolvers`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  const patch = await run(`
+globalThis.grabbed = 0;
+globalThis.species = 0;
+const tries = [];
+const attempt = (what, f) => { try { f(); tries.push(what + " changed"); } catch (e) { tries.push(what + " " + e.name); } };
+const then = Promise.prototype.then;
+attempt("then", () => { "use strict"; Promise.prototype.then = function (a, b) { globalThis.grabbed++; return then.call(this, a, b); }; });
+attempt("constructor", () => { "use strict"; Promise.prototype.constructor = function () {}; });
+attempt("species", () => Object.defineProperty(Promise, Symbol.species, { get() { globalThis.species++; return Promise; } }));
+[Object.isFrozen(Promise.prototype), Object.isFrozen(Promise), tries.join(", ")]`, { lang: "javascript" });
+  assert.equal(patch.error, null, JSON.stringify(patch.error));
+  assert.equal(patch.result, '[true, true, "then TypeError, constructor TypeError, species TypeError"]');
+  // Runs of both languages (awaits, the run queue) go on as usual, and nothing was handed over.
+  const py = await run("import asyncio\nawait asyncio.sleep(0.01)\n6 * 7");
+  assert.equal(py.result, "42", JSON.stringify(py.error));
+  const js = await run("await new Promise((r) => setTimeout(r, 10)); [globalThis.grabbed, globalThis.species]", { lang: "javascript" });
+  assert.equal(js.result, "[0, 0]", JSON.stringify(js.error));
   await page.evaluate(() => window.dens.trust.reset());
 });
 

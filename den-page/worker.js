@@ -2548,9 +2548,12 @@ self.addEventListener(
   "message",
   (event) => {
     if (!event.isTrusted) return;
+    const data = apply(eventData, event, []);
+    if (!data || typeof data !== "object") return;
+    // A copy of its own fields, made now: user code's message listeners (called after this one)
+    // get the same object and may change it while a run still reads it (after its awaits).
     /** @type {import("./protocol").DenToWorker} */
-    const m = apply(eventData, event, []);
-    if (!m || typeof m !== "object") return;
+    const m = { ...data };
     if (!key) {
       if (m.t === "boot" && typeof m.key === "string" && m.key) onBoot(m);
       return;

@@ -476,6 +476,25 @@ attempt("species", () => Object.defineProperty(Promise, Symbol.species, { get() 
   await page.evaluate(() => window.dens.trust.reset());
 });
 
+test(`${B}: a message listener of user code's cannot change the run message the worker is still reading`, async () => {
+  await page.evaluate(() => window.dens.trust.reset());
+  // The listener runs after the worker's own (same event, same data object) and shrinks the
+  // output cap of every later run it sees.
+  const patch = await run(`
+self.addEventListener("message", (e) => { const d = e.data; if (d && d.t === "run") { d.maxOutputBytes = 5; d.killGraceMs = 0; } });
+'listening'`, { lang: "javascript" });
+  assert.equal(patch.result, '"listening"', JSON.stringify(patch.error));
+  // The runs wait for a timer: the listener runs after the worker's, once the run is under way.
+  const long = await run("import asyncio\nawait asyncio.sleep(0.05)\n'x' * 50", { maxOutputBytes: 1000 });
+  assert.equal(long.error, null, JSON.stringify(long.error));
+  assert.equal(long.result, `'${"x".repeat(50)}'`);
+  assert.equal(long.truncated, false);
+  const js = await run("await new Promise((r) => setTimeout(r, 50)); 'y'.repeat(50)", { lang: "javascript", maxOutputBytes: 1000 });
+  assert.equal(js.result, `"${"y".repeat(50)}"`, JSON.stringify(js.error));
+  assert.equal(js.truncated, false);
+  await page.evaluate(() => window.dens.trust.reset());
+});
+
 test(`${B}: the den page rules every run: timeouts kill, leftovers restart, each new worker gets the den's files`, async () => {
   const out = await page.evaluate(async () => {
     const den = window.dens.trust;

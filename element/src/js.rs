@@ -188,7 +188,8 @@ pub fn data_to_bytes(v: &JsValue) -> Result<Vec<u8>, String> {
     }
     let u = byte_view(v).ok_or_else(|| String::from("data must be a string or bytes"))?;
     let len = get_f64(&u, "length").unwrap_or(f64::INFINITY);
-    let no_room = || format!("{len} bytes do not fit in the page's memory");
+    // As a whole number: formatting a float would pull float printing into the wasm.
+    let no_room = || format!("{} bytes do not fit in the page's memory", len as u64);
     if len > f64::from(u32::MAX) {
         return Err(no_room());
     }

@@ -63,6 +63,10 @@ const globalPost = self.postMessage;
 // The run queue chains with this `then`: one user code patched on Promise.prototype would be
 // handed the queue's callbacks (and could start or end a later run at will).
 const promiseThen = Promise.prototype.then;
+// The Promise constructor as it is now: user code may replace the global binding
+// (`self.Promise = …`), which freezing Promise does not prevent; this script's own promises
+// are made with this one.
+const RealPromise = Promise;
 const eventData = /** @type {(this: MessageEvent) => any} */ (/** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data")).get);
 // input() blocks on these: patched by user code, they could make it return at once while the
 // run's clock stays paused for the request (a run that never times out).
@@ -138,21 +142,29 @@ function shadowPrototypes(obj, names) {
 }
 shadowPrototypes(self, ["setTimeout", "clearTimeout", "setInterval", "clearInterval"]);
 /** @param {number} ms */
-const sleep = (ms) => new Promise((r) => realSetTimeout(r, ms));
+const sleep = (ms) => new RealPromise((r) => realSetTimeout(r, ms));
 // One turn of the message task queue, through a channel of this script's own (made before any
 // tracking): while code floods that queue (a call_soon chain), timers may never get a turn, so
 // waiting for the flood to end must not use them.
 const turnChannel = new MessageChannel();
-/** @type {(() => void)[]} */
-const turnWaiters = [];
+// Its waiters by number, in a prototype-less record (user code may replace Array.prototype's
+// push and shift).
+/** @type {Record<number, () => void>} */
+const turnWaiters = Object.create(null);
+let turnFirst = 0;
+let turnNext = 0;
 turnChannel.port1.onmessage = () => {
-  const w = turnWaiters.shift();
-  if (w) w();
+  if (turnFirst === turnNext) return;
+  const w = turnWaiters[turnFirst];
+  delete turnWaiters[turnFirst++];
+  w();
 };
+const turnPost = MessagePort.prototype.postMessage;
+const turnPort2 = turnChannel.port2;
 const nextTurn = () =>
-  new Promise((r) => {
-    turnWaiters.push(() => r(undefined));
-    turnChannel.port2.postMessage(0);
+  new RealPromise((r) => {
+    turnWaiters[turnNext++] = () => r(undefined);
+    apply(turnPost, turnPort2, [0]);
   });
 
 // Message loops (MessageChannel, BroadcastChannel), nested workers, scheduler.postTask and
@@ -1027,7 +1039,7 @@ function askInput(prompt) {
   if (!inputBuf) {
     if (inputWaiting) return [3, "input() is already waiting for an answer"];
     const id = current.id;
-    return new Promise((resolve) => {
+    return new RealPromise((resolve) => {
       inputWaiting = { id, resolve };
       post({ t: "input", id, prompt: String(prompt).slice(0, 4096) });
     });
@@ -1070,19 +1082,19 @@ const refusedAnswer = (url, refused, message) => ({ url, status: undefined, head
  */
 function fetchViaHost(url, method, headersJson, body) {
   url = String(url);
-  if (!current) return Promise.resolve(refusedAnswer(url, "aborted", "no run is in progress"));
-  if (current.stopped) return Promise.resolve(refusedAnswer(url, "interrupted", "the run is being stopped"));
+  if (!current) return RealPromise.resolve(refusedAnswer(url, "aborted", "no run is in progress"));
+  if (current.stopped) return RealPromise.resolve(refusedAnswer(url, "interrupted", "the run is being stopped"));
   /** @type {{name: string, value: string}[]} */
   let headers;
   try {
     headers = JSON.parse(String(headersJson)).map((/** @type {unknown[]} */ h) => ({ name: String(h[0]), value: String(h[1]) }));
   } catch (_) {
-    return Promise.resolve(refusedAnswer(url, "bad-request", "headers must be a dict or a list of (name, value)"));
+    return RealPromise.resolve(refusedAnswer(url, "bad-request", "headers must be a dict or a list of (name, value)"));
   }
   const data = body instanceof Uint8Array ? body.slice() : null; // a copy of its own, transferred
   flushOutput(); // what was printed before the request shows while it is made
   const req = ++fetchSeq;
-  return new Promise((resolve) => {
+  return new RealPromise((resolve) => {
     fetchPending.set(req, { url, resolve });
     post({ t: "fetch", id: /** @type {NonNullable<typeof current>} */ (current).id, req, url, method: String(method), headers, body: data }, data ? [data.buffer] : []);
   });
@@ -1758,7 +1770,7 @@ function unpackSnapshot(target, packed, copies) {
 /** @type {(m: import("./protocol").DenToWorkerSnapshot | null) => void} */
 let onSnapshot = () => {};
 /** @type {Promise<import("./protocol").DenToWorkerSnapshot | null>} */
-const snapshotComing = new Promise((resolve) => {
+const snapshotComing = new RealPromise((resolve) => {
   onSnapshot = (m) => {
     onSnapshot = () => {};
     resolve(m);
@@ -1960,7 +1972,7 @@ function inspect(v, depth = 0, seen = new Set()) {
     if (o instanceof Error) return `${o.name}: ${o.message}`;
     if (o instanceof Date) return isNaN(o.getTime()) ? "Invalid Date" : o.toISOString();
     if (o instanceof RegExp) return String(o);
-    if (o instanceof Promise) return "Promise {…}";
+    if (o instanceof RealPromise) return "Promise {…}";
     if (o instanceof ArrayBuffer) return `ArrayBuffer { byteLength: ${o.byteLength} }`;
     const isArray = Array.isArray(o);
     if (depth > 2) return isArray ? "[Array]" : "[Object]";
@@ -2369,7 +2381,7 @@ async function brokeredFetch(input, init) {
   const body = req.method === "GET" || req.method === "HEAD" ? undefined : new Uint8Array(await req.arrayBuffer());
   if (signal.aborted) throw signal.reason;
   const asked = fetchViaHost(req.url, req.method, JSON.stringify([...req.headers]), body);
-  const r = await new Promise((resolve, reject) => {
+  const r = await new RealPromise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
     asked.then((a) => {

@@ -21,5 +21,4 @@ export const {
   DenError,
   DenLoadError,
   liveCounts,
-  wasmMemoryBytes,
 } = await load(init, wasm, new URL("./foxden_api_bg.wasm", import.meta.url), import.meta.url);

@@ -23,7 +23,6 @@ export const {
   DenError,
   DenLoadError,
   liveCounts,
-  wasmMemoryBytes,
 } = await load(init, wasm, new URL("./foxden_wasm_bg.wasm", import.meta.url), import.meta.url, new URL("./editor.js", import.meta.url).href);
 
 // <foxden-den>: the class shim (element.js, shipped with the wasm module) forwards to this Rust

@@ -16,9 +16,8 @@ export async function load(init, wasm, wasmUrl, base, editorUrl) {
   // runtime adapter) the module sits at a file: URL, which Node's fetch cannot read: the bytes
   // are read from disk instead. process.getBuiltinModule keeps bundlers from seeing "node:fs".
   const nodeFs = wasmUrl.protocol === "file:" && globalThis.process?.getBuiltinModule?.("fs");
-  let exports;
   try {
-    exports = await init({ module_or_path: nodeFs ? nodeFs.readFileSync(wasmUrl) : wasmUrl });
+    await init({ module_or_path: nodeFs ? nodeFs.readFileSync(wasmUrl) : wasmUrl });
   } catch (e) {
     // In a page, most often a bundler that left the wasm behind: esbuild and plain Rollup do
     // not copy the files a module names with new URL("…", import.meta.url) (Vite and webpack 5 do).
@@ -63,8 +62,5 @@ export async function load(init, wasm, wasmUrl, base, editorUrl) {
     ...wasm.__errorClasses(),
     /** Live Rust-owned listeners and den connections in this page (for leak checks). */
     liveCounts: () => wasm.__liveCounts(),
-    /** The size of the host's WebAssembly memory in bytes (for tests: it never shrinks, so a
-     * copy made into it shows as growth). */
-    wasmMemoryBytes: () => exports.memory.buffer.byteLength,
   };
 }

@@ -368,9 +368,6 @@ export declare function clearWarmCache(): Promise<boolean>;
  * file; throws `SnapshotError`. Any typed array or `DataView` at any offset is accepted. */
 export declare function decodeSnapshot(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, opts?: { maxDenBytes?: number }): Record<string, Uint8Array>;
 export declare function liveCounts(): { listeners: number; connections: number };
-/** The size of the host's WebAssembly memory in bytes (for tests: it never shrinks, so a copy
- * made into it shows as growth). */
-export declare function wasmMemoryBytes(): number;
 
 export declare class FoxdenError extends Error {}
 export declare class PathError extends FoxdenError {

@@ -130,7 +130,6 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
     let mut files: Vec<(JsString, Uint8Array)> = Vec::with_capacity(changed.length() as usize);
     let mut total = 0u64;
     let mut over_cap = None;
-    let mut file_too_big = None;
     for f in changed.iter() {
         if !f.is_object() {
             return Err(ReplyError::Field {
@@ -156,9 +155,6 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         {
             over_cap = Some(bytes);
         }
-        if file_too_big.is_none() && len > limits.max_file_bytes as f64 {
-            file_too_big = Some((String::from(&path), len as u64));
-        }
         files.push((path, data));
     }
     let mut gone = Vec::with_capacity(deleted.length() as usize);
@@ -172,15 +168,14 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
     }
     // Second pass: copy (under the cap), stopping at the first file the page's memory cannot
     // take: then the reply is `no_room` and none of it is kept.
-    let copied: Option<Vec<_>> = match (&over_cap, &file_too_big) {
-        (None, None) => files
+    let copied: Option<Vec<_>> = match over_cap {
+        None => files
             .iter()
             .map(|(_, data)| crate::js::shared_bytes(data).ok())
             .collect(),
-        _ => None,
+        Some(_) => None,
     };
-    let no_room =
-        (over_cap.is_none() && file_too_big.is_none() && copied.is_none()).then_some(total);
+    let no_room = (over_cap.is_none() && copied.is_none()).then_some(total);
     let mut data = copied.into_iter().flatten();
     let changed = files
         .into_iter()
@@ -211,7 +206,6 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         duration_ms,
         over_cap,
         no_room,
-        file_too_big,
         too_many_files: (too_many_files > 0.0).then_some(too_many_files as u64),
     })
 }

@@ -299,9 +299,6 @@ pub struct Done {
     /// The changed files (this many bytes) did not fit in the page's memory: their contents
     /// were not copied, as for `over_cap`.
     pub no_room: Option<u64>,
-    /// A changed file (path as named, size) was larger than the den's `maxFileBytes`: no
-    /// content was copied, as for `over_cap` (the run's changes cannot be kept).
-    pub file_too_big: Option<(String, u64)>,
     /// The run changed this many files, more than a den can hold: none was sent, and the
     /// run's changes cannot be kept (it ends with a `storage` error).
     pub too_many_files: Option<u64>,
@@ -321,7 +318,6 @@ impl Done {
             duration_ms: 0.0,
             over_cap: None,
             no_room: None,
-            file_too_big: None,
             too_many_files: None,
         }
     }
@@ -348,22 +344,19 @@ pub struct ReplyLimits {
     pub max_files: usize,
     /// Most bytes in all of `changed` together.
     pub max_bytes: u64,
-    /// Most bytes of one file of `changed` (the den's `maxFileBytes`).
-    pub max_file_bytes: u64,
     /// Most UTF-8 bytes kept of `result`, `error.message` and `error.traceback` each.
     pub max_text_bytes: usize,
 }
 
 impl ReplyLimits {
-    /// Limits for a run with this output cap in a den with these byte caps.
-    pub fn for_run(max_output_bytes: usize, max_den_bytes: u64, max_file_bytes: u64) -> Self {
+    /// Limits for a run with this output cap in a den with this byte cap.
+    pub fn for_run(max_output_bytes: usize, max_den_bytes: u64) -> Self {
         ReplyLimits {
             // A run may delete every file of a full den and create as many anew (the den page
             // allows that many in each list); the den's own maxFiles is checked at the commit,
             // which refuses the changes cleanly instead of treating the reply as broken.
             max_files: 2 * crate::limits::DEFAULT_MAX_FILES,
             max_bytes: max_den_bytes,
-            max_file_bytes,
             max_text_bytes: max_output_bytes,
         }
     }
@@ -597,7 +590,7 @@ mod tests {
 
     #[test]
     fn reply_limits() {
-        let l = ReplyLimits::for_run(1000, 100, 100);
+        let l = ReplyLimits::for_run(1000, 100);
         assert!(l.check_counts(5000, 5000).is_ok());
         assert!(l.check_counts(10_000, 10_000).is_ok());
         assert!(l.check_counts(10_001, 10_000).is_err());

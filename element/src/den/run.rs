@@ -199,11 +199,7 @@ impl Den {
         };
         // The den page enforces the timeout itself; the host's watchdog catches a den page that
         // hangs or lies: it is removed and a new one opened, files kept.
-        let limits = ReplyLimits::for_run(
-            ro.max_output_bytes as usize,
-            inner.opts.max_den_bytes,
-            inner.opts.max_file_bytes,
-        );
+        let limits = ReplyLimits::for_run(ro.max_output_bytes as usize, inner.opts.max_den_bytes);
         // foxden.fetch: requests of this run, decided by the den's broker, made by this page.
         let fetches = net::RunFetches::new(inner, seq, conn.link(), ro.on_request.clone());
         // A `run` listener may have closed the den: the run is not posted (it ends `Closed`,
@@ -264,32 +260,22 @@ impl Den {
                 requests,
             }
         };
-        let not_copied = match (
-            done.too_many_files,
-            done.over_cap,
-            done.file_too_big.take(),
-            done.no_room,
-        ) {
-            (Some(count), ..) => Some(StorageError::TooManyFiles {
+        let not_copied = match (done.too_many_files, done.over_cap, done.no_room) {
+            (Some(count), _, _) => Some(StorageError::TooManyFiles {
                 count: usize::try_from(count).unwrap_or(usize::MAX),
                 max: inner.opts.max_files,
             }),
-            (None, Some(bytes), ..) => Some(StorageError::CapExceeded {
+            (None, Some(bytes), _) => Some(StorageError::CapExceeded {
                 needed: bytes,
                 cap: inner.opts.max_den_bytes,
             }),
-            (None, None, Some((path, size)), _) => Some(StorageError::FileTooBig {
-                path,
-                size,
-                max: inner.opts.max_file_bytes,
-            }),
-            (None, None, None, Some(bytes)) => Some(StorageError::NoRoom { bytes }),
-            (None, None, None, None) => None,
+            (None, None, Some(bytes)) => Some(StorageError::NoRoom { bytes }),
+            (None, None, None) => None,
         };
         if let Some(e) = not_copied {
             // The run changed more files than a den holds (none was sent), the changed files
-            // alone are over the cap, one is over the per-file cap, or they did not fit in the
-            // page's memory: nothing was copied, nothing is kept.
+            // alone are over the cap, or they did not fit in the page's memory: nothing was
+            // copied, nothing is kept.
             let mut sync = inner.sync.borrow_mut();
             sync.refused_paths(done.changed.iter().map(|f| f.path.as_str()));
             sync.refused_paths(done.deleted.iter().map(String::as_str));

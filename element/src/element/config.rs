@@ -317,8 +317,9 @@ pub(crate) fn parse_config(el: &Element) -> Result<Config, Vec<JsValue>> {
         max_file_bytes as u64,
         max_files as u64,
         max_writes as u64,
-        max_memory as u64,
-        kill_grace as u64,
+        // Not applied to a runtime adapter: a change must not reopen an adapter's den.
+        if adapter.is_none() { max_memory as u64 } else { 0 },
+        if adapter.is_none() { kill_grace as u64 } else { 0 },
         // The network attributes as written (a change reopens the den).
         ["network", "network-methods", "network-per-minute", "network-max-response-bytes"]
             .map(|a| attr(el, a).unwrap_or_default())

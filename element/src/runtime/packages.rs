@@ -110,6 +110,8 @@ pub fn from_js(v: &JsValue) -> Result<Vec<PackageSource>, JsValue> {
             core::add_bytes(0, &wheel, len as u64).map_err(|e| package_error(&e))?;
             u.slice(0, u.length())
         } else if let Some(b) = raw.dyn_ref::<js_sys::ArrayBuffer>() {
+            let len = js::get_f64(b, "byteLength").unwrap_or(f64::INFINITY);
+            core::add_bytes(0, &wheel, len as u64).map_err(|e| package_error(&e))?;
             Uint8Array::new(&b.slice(0))
         } else {
             return Err(option_error(

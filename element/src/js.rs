@@ -178,27 +178,27 @@ pub fn shared_bytes(view: &Uint8Array) -> Result<std::sync::Arc<[u8]>, foxden_co
     Ok(data)
 }
 
-/// Converts string / Uint8Array / ArrayBuffer / typed array view to bytes.
-/// `Err`: why not (not data, or more bytes than the page's wasm memory can take, checked
-/// before the copy: `length()` is a u32 that wraps at 4 GiB, and a copy of the wrapped length
-/// would throw across wasm).
-pub fn data_to_bytes(v: &JsValue) -> Result<Vec<u8>, String> {
+/// The size in bytes of an ArrayBuffer or a view as JavaScript has it: a double, as js-sys's
+/// `length()`/`byte_length()` are u32s that wrap at 4 GiB. Infinite for anything else.
+pub fn byte_len(v: &JsValue) -> f64 {
+    get_f64(v, "byteLength").unwrap_or(f64::INFINITY)
+}
+
+/// Converts string / Uint8Array / ArrayBuffer / typed array view to bytes. `Err`: why not (not
+/// data, or more bytes than the page's wasm memory can take: [`shared_bytes`] checks that
+/// before the copy).
+pub fn data_to_bytes(v: &JsValue) -> Result<std::sync::Arc<[u8]>, String> {
     if let Some(s) = v.as_string() {
-        return Ok(s.into_bytes());
+        return Ok(s.into_bytes().into());
     }
     let u = byte_view(v).ok_or_else(|| String::from("data must be a string or bytes"))?;
-    let len = get_f64(&u, "length").unwrap_or(f64::INFINITY);
-    // As a whole number: formatting a float would pull float printing into the wasm.
-    let no_room = || format!("{} bytes do not fit in the page's memory", len as u64);
-    if len > f64::from(u32::MAX) {
-        return Err(no_room());
-    }
-    let mut out = Vec::new();
-    out.try_reserve_exact(u.length() as usize)
-        .map_err(|_| no_room())?;
-    out.resize(u.length() as usize, 0);
-    u.copy_to(&mut out);
-    Ok(out)
+    // The size as a whole number: formatting a float would pull float printing into the wasm.
+    shared_bytes(&u).map_err(|_| {
+        format!(
+            "{} bytes do not fit in the page's memory",
+            byte_len(&u) as u64
+        )
+    })
 }
 
 /// Hands `f` JS bytes in 1 MiB slices with their offsets (no full copy into wasm memory).
@@ -287,7 +287,7 @@ pub fn sized_view(data: &JsValue, max: u64) -> Result<(Uint8Array, f64), NotSize
         Some(s) => utf8_of(s).map_err(NotSized::Encode)?,
         None => byte_view(data).ok_or(NotSized::NotData)?,
     };
-    let size = get_f64(&view, "length").unwrap_or(f64::INFINITY);
+    let size = byte_len(&view);
     if over(size) {
         return Err(NotSized::TooBig(size));
     }

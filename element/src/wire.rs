@@ -251,9 +251,7 @@ pub fn display(msg: &JsValue, room: usize) -> Option<Display> {
         let binary = display_mime(&mime)?;
         let data = if binary {
             let b = get(&item, "bytes").dyn_into::<Uint8Array>().ok()?;
-            // The length as JavaScript has it: `length()` is a u32 and wraps at 4 GiB.
-            let len = crate::js::get_f64(&b, "length").unwrap_or(f64::INFINITY);
-            if len > room.saturating_sub(used) as f64 {
+            if crate::js::byte_len(&b) > room.saturating_sub(used) as f64 {
                 return None;
             }
             DisplayData::Bytes(b.to_vec())
@@ -302,8 +300,8 @@ pub fn fetch_request(msg: &JsValue) -> Option<(u32, Request, Option<Uint8Array>)
     let body_v = get(msg, "body");
     let (body, body_len) = match body_v.dyn_into::<Uint8Array>() {
         Ok(b) => {
-            // `byte_length()` is a u32 and wraps at 4 GiB: read the double (saturating cast).
-            let len = crate::js::get_f64(&b, "byteLength").unwrap_or(f64::INFINITY) as usize;
+            // A saturating cast: past usize::MAX is over every cap.
+            let len = crate::js::byte_len(&b) as usize;
             (Some(b), len)
         }
         // Anything else than bytes or null: over every cap, so refused as `bad-request`.

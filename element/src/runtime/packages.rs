@@ -104,14 +104,14 @@ pub fn from_js(v: &JsValue) -> Result<Vec<PackageSource>, JsValue> {
         wheel.check_tags().map_err(|e| package_error(&e))?;
         let sha256 = core::parse_sha256(&wheel.name, &sha).map_err(|e| package_error(&e))?;
         let raw = js::opt(&item, "bytes")?;
+        // The size as JavaScript has it, checked before the copy.
+        let check_size =
+            || core::add_bytes(0, &wheel, js::byte_len(&raw) as u64).map_err(|e| package_error(&e));
         let bytes = if let Some(u) = raw.dyn_ref::<Uint8Array>() {
-            // The size as JavaScript has it (`length()` wraps at 4 GiB), checked before the copy.
-            let len = js::get_f64(u, "length").unwrap_or(f64::INFINITY);
-            core::add_bytes(0, &wheel, len as u64).map_err(|e| package_error(&e))?;
+            check_size()?;
             u.slice(0, u.length())
         } else if let Some(b) = raw.dyn_ref::<js_sys::ArrayBuffer>() {
-            let len = js::get_f64(b, "byteLength").unwrap_or(f64::INFINITY);
-            core::add_bytes(0, &wheel, len as u64).map_err(|e| package_error(&e))?;
+            check_size()?;
             Uint8Array::new(&b.slice(0))
         } else {
             return Err(option_error(
@@ -177,8 +177,8 @@ pub async fn load(list: &[PackageSource]) -> Result<Vec<Wheel>, JsValue> {
             PackageSource::Url(u) => (&u.wheel, &u.sha256),
             PackageSource::Bytes { wheel, sha256, .. } => (wheel, sha256),
         };
-        let size = js::get_f64(&data, "length").unwrap_or(f64::INFINITY) as u64;
-        total = core::add_bytes(total, wheel, size).map_err(|e| package_error(&e))?;
+        total = core::add_bytes(total, wheel, js::byte_len(&data) as u64)
+            .map_err(|e| package_error(&e))?;
         let digest = super::warm::sha256(&data).await;
         core::check_sha256(wheel, &digest, pin).map_err(|e| package_error(&e))?;
         out.push(Wheel {

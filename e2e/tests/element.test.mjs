@@ -864,9 +864,12 @@ test(`${B}: a setup that leaves work running is not counted as done: the status 
     const first = await el.run();
     const status = el.shadowRoot.querySelector('[part~="status"]').textContent;
     el.remove();
-    return { restarted: first.restarted, status, runs };
+    return { restarted: first.restarted, status, runs, errorType: first.error?.type, errorMessage: first.error?.message };
   });
   assert.equal(r.restarted, true);
+  // run() says the code did not run (not the setup's result as if it were the code's).
+  assert.equal(r.errorType, "SetupError");
+  assert.match(r.errorMessage, /did not run/);
   assert.match(r.status, /setup code left work running/);
   assert.deepEqual(r.runs, [], "the code did not run without its setup");
 });
@@ -1354,6 +1357,120 @@ test(`${B}: max-memory-bytes and kill-grace set what openDen's maxMemoryBytes an
   assert.equal(r.errors.length, 2, JSON.stringify(r.errors));
   assert.match(r.errors[0], /^max-memory-bytes: .*max-memory-bytes/);
   assert.match(r.errors[1], /^kill-grace: .*kill-grace/);
+});
+
+test(`${B}: review mends 5: code set by property keeps its editor; edits survive removal; dropped files wait for the den; the hidden check is a busy run Stop can end; a check after code that left work running says so; run() runs the code of its call`, async () => {
+  const r = await page.evaluate(async () => {
+    const make = window.makeLab;
+    const out = {};
+    const tick = (ms = 50) => new Promise((res) => setTimeout(res, ms));
+    const until = async (f, ms = 30000) => {
+      const t = performance.now();
+      while (!f()) {
+        if (performance.now() - t > ms) return false;
+        await tick();
+      }
+      return true;
+    };
+    const part = (el, p) => el.shadowRoot.querySelector(`[part~="${p}"]`);
+    // 1. Code from the `code` property (no script child): its editor stays when an attribute
+    //    changes and when the element moves, and it is still the code.
+    const a = make({ name: "m4-code", controls: "" });
+    a.code = "x = 41\nx + 1";
+    out.editorShown = await until(() => a.shadowRoot?.querySelector(".cm-content"));
+    a.timeout = 10000;
+    await tick();
+    document.getElementById("b").append(a);
+    await tick();
+    out.codeAfter = a.code;
+    out.editorAfter = !!a.shadowRoot?.querySelector(".cm-content");
+    out.run1 = (await a.run()).result;
+    a.remove();
+    // 2. Edits in the editor of an element with a script child survive its removal.
+    const e = make({ name: "m4-edit", controls: "" }, [["", "'starter'"]]);
+    await until(() => e.shadowRoot?.querySelector(".cm-content"));
+    e.code = "'edited'";
+    e.remove();
+    await tick();
+    out.codeDetached = e.code;
+    document.getElementById("a").append(e);
+    await tick();
+    await e.ready;
+    out.runEdited = (await e.run()).result;
+    e.remove();
+    // 3. Files dropped while Python loads are written once the den is open.
+    const f = make({ name: "m4-drop", controls: "" });
+    const errs = [];
+    f.addEventListener("error", (ev) => errs.push(ev.detail.error.code));
+    await tick(0);
+    const dt = new DataTransfer();
+    dt.items.add(new File(["a,b\n"], "early.csv"));
+    f.shadowRoot.getElementById("drop").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    await f.ready;
+    let listed = [];
+    for (let i = 0; i < 100 && !listed.includes("/drop/early.csv"); i++) {
+      listed = (await f.list()).map((x) => x.path);
+      await tick();
+    }
+    out.dropped = listed.includes("/drop/early.csv");
+    out.dropErrors = errs;
+    f.remove();
+    // 4. The hidden check is part of the run: Stop is on (and Run off) while it runs, the
+    //    status says so, and Stop ends it without a verdict.
+    const c = make({ name: "m4-check", controls: "", readonly: "" }, [["", "def slow():\n    import time\n    time.sleep(30)"], ["check", "slow()"]]);
+    await c.ready;
+    const checks = [];
+    c.addEventListener("check", (ev) => checks.push(ev.detail));
+    const running = c.run();
+    out.checking = await until(() => part(c, "status").textContent.startsWith("Checking"));
+    await tick(200);
+    out.stopOnDuringCheck = !part(c, "stop-button").disabled;
+    out.runBusyDuringCheck = part(c, "run-button").getAttribute("aria-disabled");
+    part(c, "stop-button").click();
+    await running;
+    out.statusAfterStop = part(c, "status").textContent;
+    out.stopOffAfter = part(c, "stop-button").disabled;
+    out.checksAfterStop = checks.length;
+    c.remove();
+    // 5. Code that leaves work running restarts the interpreter: the check does not run in the
+    //    new one (where the code's variables are gone), and the verdict says why.
+    const d = make({ name: "m4-left", readonly: "" }, [["", "from pyodide.code import run_js\nrun_js('setInterval(() => {}, 1000)')\ntotal = 1"], ["check", "assert total == 1"]]);
+    await d.ready;
+    const verdict = new Promise((res) => d.addEventListener("check", (ev) => res(ev.detail), { once: true }));
+    const left = await d.run();
+    out.leftRestarted = left.restarted;
+    out.leftVerdict = await verdict;
+    d.remove();
+    // 6. run() without code runs the element's code as it was at the call, not as it is when
+    //    the run gets its turn.
+    const g = make({ name: "m4-turn", readonly: "" }, [["", "'at the call'"]]);
+    await g.ready;
+    const busy = g.run("import time\ntime.sleep(0.5)");
+    const own = g.run();
+    g.code = "'changed later'";
+    await busy;
+    out.ownResult = (await own).result;
+    g.remove();
+    return out;
+  });
+  assert.ok(r.editorShown, "the editor appears for code set by property");
+  assert.equal(r.codeAfter, "x = 41\nx + 1");
+  assert.ok(r.editorAfter, "the editor stays after an attribute change and a move");
+  assert.equal(r.run1, "42");
+  assert.equal(r.codeDetached, "'edited'");
+  assert.equal(r.runEdited, "'edited'");
+  assert.ok(r.dropped, `a file dropped while loading is written (errors: ${JSON.stringify(r.dropErrors)})`);
+  assert.deepEqual(r.dropErrors, []);
+  assert.ok(r.checking, "the status says the check runs");
+  assert.equal(r.stopOnDuringCheck, true);
+  assert.equal(r.runBusyDuringCheck, "true");
+  assert.match(r.statusAfterStop, /^Stopped/);
+  assert.equal(r.stopOffAfter, true);
+  assert.equal(r.checksAfterStop, 0, "a stopped check gives no verdict");
+  assert.equal(r.leftRestarted, true);
+  assert.equal(r.leftVerdict.passed, false);
+  assert.match(r.leftVerdict.message, /left work running/);
+  assert.equal(r.ownResult, "'at the call'");
 });
 
 test(`${B}: no page errors`, async () => {

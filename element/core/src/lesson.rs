@@ -237,6 +237,15 @@ impl CheckResult {
         }
     }
 
+    /// The reader's code ended but left work running (a task, a timer): the interpreter was
+    /// restarted, so the check did not run (it would not see what the code made).
+    pub fn code_left_work() -> CheckResult {
+        CheckResult {
+            passed: false,
+            message: "Your code left work running when it ended (a task or a timer), so the interpreter was restarted and the check could not see what it made: end that work in your code".into(),
+        }
+    }
+
     /// The check ran: `None` is a pass. An `AssertionError`'s message is the check's own words;
     /// a bare `assert` says which line failed, from the traceback.
     pub fn of_check(error: Option<&RunError>) -> CheckResult {

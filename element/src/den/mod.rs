@@ -17,6 +17,7 @@ use crate::js::{self, bytes_to_js, get_str, obj, str_array};
 use crate::runtime::{
     self, Connection, DisplayHandler, Displays, OutputHandler, Progress, RunEnd, RunRequest,
 };
+pub(crate) use events::error_js;
 pub use events::storage_to_js;
 use events::{changes_js, display_chunk, outcome_js, output_chunk};
 pub use events::{DenEvent, EventSink, InputReply};

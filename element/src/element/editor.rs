@@ -63,7 +63,11 @@ pub(crate) fn keep_edited_text(state: &State, host: &Element, text: Option<Strin
 /// Shows the editor, or the read-only code with `readonly` (or when there is no code).
 pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
     let readonly = host.has_attribute("readonly");
-    let has_code = script_code(host).is_some() || state.code.borrow().is_some();
+    // The editor's own text is code too when it came from the `code` property; when it came
+    // from a script child that the page removed since, there is nothing left to run.
+    let has_code = script_code(host).is_some()
+        || state.code.borrow().is_some()
+        || (ui.editor.borrow().is_some() && ui.editor_owns_code.get());
     let show = |on: bool| {
         for id in ["editor", "editor-hint", "reset-code"] {
             if let Some(el) = by_id(&ui.root, id) {
@@ -125,7 +129,7 @@ pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
         };
         let ws = weak_state.clone();
         let on_run = Closure::<dyn FnMut()>::new(move || {
-            if let Some(s) = ws.upgrade().filter(|s| s.runs_active.get() == 0) {
+            if let Some(s) = ws.upgrade().filter(|s| !s.busy()) {
                 if s.den().is_some() {
                     run_script(&s);
                 }
@@ -153,7 +157,8 @@ pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
             _on_run: on_run,
         });
         // The edited text is the code from now on.
-        state.code.borrow_mut().take();
+        ui.editor_owns_code
+            .set(state.code.borrow_mut().take().is_some());
         parent.set_hidden(false);
         for id in ["editor-hint", "reset-code"] {
             if let Some(el) = by_id(&ui.root, id) {
@@ -177,6 +182,7 @@ pub(crate) fn lesson_controls(weak: &Weak<State>, ui: &Rc<Ui>, host: &Element) -
                 if let Some(ed) = ui.editor.borrow().as_ref() {
                     ed.set_text(code.trim_end());
                 }
+                ui.editor_owns_code.set(false);
                 s.ui_status("Code reset to the original");
             }
         }));
@@ -233,16 +239,22 @@ pub(crate) fn get_code(state: &State) -> JsValue {
 }
 
 /// Sets the element's code (`code` property): into the editor if one is shown.
-pub(crate) fn set_code(state: &State, code: &JsValue) {
+pub(crate) fn set_code(state: &Rc<State>, code: &JsValue) {
     let text = code.as_string();
     if let (Some(ui), Some(t)) = (state.ui(), text.as_deref()) {
         if let Some(ed) = ui.editor.borrow().as_ref() {
             ed.set_text(t);
+            // Now the property's code: it stays if the page removes the script child.
+            ui.editor_owns_code.set(true);
             return;
         }
     }
     *state.code.borrow_mut() = text;
     if let (Some(ui), Some(host)) = (state.ui(), state.host.borrow().clone()) {
+        // `code = null` with an editor: the script child's code (if any) is the code again;
+        // without one, the editor goes.
+        ui.editor_owns_code.set(false);
         show_code(&ui, state, &host);
+        sync_editor(state, &ui, &host);
     }
 }

@@ -305,6 +305,34 @@ pub(crate) fn lesson_scripts(host: &Element) -> LessonScripts {
     LessonScripts::collect(scripts)
 }
 
+/// The element is busy for as long as this lives (a run through it, hidden setup and check
+/// included): Stop is on and Run off, as during a run of the reader's code.
+struct Busy(Weak<State>);
+
+impl Busy {
+    fn new(state: &Rc<State>) -> Busy {
+        state.lesson_busy.set(state.lesson_busy.get() + 1);
+        if let Some(ui) = state.ui() {
+            ui.set_busy(true);
+        }
+        Busy(Rc::downgrade(state))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let Some(state) = self.0.upgrade() else {
+            return;
+        };
+        state
+            .lesson_busy
+            .set(state.lesson_busy.get().saturating_sub(1));
+        if let Some(ui) = state.ui() {
+            ui.set_busy(state.busy());
+        }
+    }
+}
+
 /// The `error` of a run's result object, as a `RunError`.
 fn run_error(result: &JsValue) -> Option<RunError> {
     let e = get(result, "error");
@@ -323,9 +351,13 @@ fn run_error(result: &JsValue) -> Option<RunError> {
 
 /// A run through the element: the setup script first (once per interpreter, hidden), then
 /// `code` (or, when `None`, the element's own code followed by the exercise's check).
+///
+/// `own` is the element's own code as it was when the run was asked for (the click, the
+/// `run()` call): typing while the run waits for its turn or its setup does not change it.
 pub(crate) async fn lesson_run(
     state: Rc<State>,
     code: Option<String>,
+    own: Option<String>,
     opts: JsValue,
 ) -> Result<JsValue, JsValue> {
     let den = live_den(state.clone()).await?;
@@ -358,11 +390,14 @@ pub(crate) async fn lesson_run(
     if state.generation.get() != generation {
         return Err(closed_error(&state));
     }
+    // Busy (Stop on, Run off) for the whole turn: the hidden setup and check are runs too.
+    let _busy = Busy::new(&state);
     // Every element's setup in a shared environment: a cell may use what another's setup made.
     for setup in router.setup_scripts() {
         let setup = setup.as_str();
         let interpreter = den.interpreter();
         if router.setup.borrow_mut().claim(setup, interpreter) {
+            state.ui_status("Running the setup code…");
             // A run that is refused (bad options, closed den) did not run the setup either.
             let r = match den
                 .run_tagged(setup.to_owned(), python_opts.clone(), hidden)
@@ -393,15 +428,23 @@ pub(crate) async fn lesson_run(
                 // It left work running (a task, a timer): the worker was restarted, and what
                 // it set up went with it. The code would run without it.
                 router.setup.borrow_mut().undo(setup);
-                state.ui_status("The setup code left work running when it ended (a task or a timer), so the interpreter was restarted without it: end that work in the setup");
+                const LEFT: &str = "The setup code left work running when it ended (a task or a timer), so the interpreter was restarted without it: end that work in the setup";
+                state.ui_status(LEFT);
+                // The caller's code did not run: its result says why (not the setup's success).
+                let e = RunError::new(
+                    ErrorKind::Python,
+                    "SetupError",
+                    format!("{LEFT}. The code given to run() did not run."),
+                );
+                let _ = js_sys::Reflect::set(&r, &"error".into(), &crate::den::error_js(&e));
                 return Ok(r);
             }
         }
     }
-    let own = code.is_none();
+    let is_own = code.is_none();
     let code = match code {
         Some(c) => c,
-        None => current_code(&state).ok_or_else(|| {
+        None => own.or_else(|| current_code(&state)).ok_or_else(|| {
             crate::errors::den_error(
                 crate::errors::DenErrorCode::BadData,
                 "nothing to run: give run() some code, or add a <script type=\"text/x-python\"> (or type=\"text/x-foxden-javascript\") child",
@@ -412,21 +455,47 @@ pub(crate) async fn lesson_run(
         ui.show_check(None);
     }
     // The element's own code runs in its script's language; run(code, opts) as opts say.
-    let main_opts = if own && scripts.main_is_javascript {
+    let main_opts = if is_own && scripts.main_is_javascript {
         with_lang(&opts, Some("javascript"))
     } else {
         opts.clone()
     };
     let main_opts = with_line_stdin(&state, &main_opts);
+    let interpreter = den.interpreter();
     let result = den.run_tagged(code, main_opts, visible).await?;
-    let Some(check) = scripts.check.filter(|_| own) else {
+    let Some(check) = scripts.check.filter(|_| is_own) else {
         return Ok(result);
     };
+    // The element left its den (closed, renamed, removed) during the run: no verdict.
+    if state.generation.get() != generation {
+        return Ok(result);
+    }
     let verdict = match run_error(&result) {
         Some(e) => CheckResult::code_failed(&e),
+        // The code ended but left work running (a task, a timer): the interpreter was
+        // restarted, and the check would not see what the code made.
+        None if den.interpreter() != interpreter => CheckResult::code_left_work(),
         None => {
+            let done = state
+                .ui()
+                .map(|ui| ui.status.text_content().unwrap_or_default());
+            state.ui_status("Checking your code…");
             let c = den.run_tagged(check, python_opts, hidden).await?;
-            CheckResult::of_check(run_error(&c).as_ref())
+            if state.generation.get() != generation {
+                return Ok(result);
+            }
+            let error = run_error(&c);
+            if den.run_stopped() {
+                // Stopped (Stop, stop(), the signal) while the check ran: no verdict.
+                let restarted = crate::js::get(&c, "restarted").as_bool() == Some(true);
+                let ty = error.as_ref().map_or("", |e| e.ty.as_str());
+                state.ui_status(super::lifecycle::stopped_status(restarted, ty));
+                return Ok(result);
+            }
+            if let Some(done) = done {
+                state.ui_status(&done);
+            }
+            CheckResult::of_check(error.as_ref())
         }
     };
     if let Some(ui) = state.ui() {

@@ -91,6 +91,8 @@ pub(crate) struct State {
     pub(crate) run_defaults: Cell<(f64, f64)>,
     pub(crate) ui: RefCell<Option<Rc<Ui>>>,
     pub(crate) runs_active: Cell<u32>,
+    /// Runs through the element (`lesson_run`) under way, hidden setup and check included.
+    pub(crate) lesson_busy: Cell<u32>,
     /// The Run button's (or Ctrl-Enter's) run is under way, hidden setup and check included:
     /// the element's `generation` when it started (a run of an earlier den blocks nothing).
     pub(crate) script_running: Cell<Option<u32>>,
@@ -157,6 +159,11 @@ impl State {
 
     pub(crate) fn ui(&self) -> Option<Rc<Ui>> {
         self.ui.borrow().clone()
+    }
+
+    /// A run of the element's is under way (Stop on, Run off).
+    pub(crate) fn busy(&self) -> bool {
+        self.runs_active.get() > 0 || self.lesson_busy.get() > 0
     }
 
     pub(crate) fn ui_status(&self, text: &str) {
@@ -274,6 +281,11 @@ fn reconcile_step(
             // Removed (and not re-inserted in the same task): close, drop the UI and the element.
             state.shut(Phase::Detached);
             state.carried.borrow_mut().take();
+            // The reader's edits stay the code (`code`, and the editor if it is put back).
+            let text = state.ui().and_then(|ui| ui.editor_text());
+            if let Some(h) = state.host.borrow().clone() {
+                super::editor::keep_edited_text(state, &h, text);
+            }
             state.ui.borrow_mut().take();
             let err = closed_error(state);
             state.ready.borrow_mut().gone(&err);
@@ -598,7 +610,7 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
                     }
                 }
             }
-            ui.set_busy(state.runs_active.get() > 0);
+            ui.set_busy(state.busy());
         }
         DenEvent::FileChange { .. } => refresh_files(state, &ui),
         // Reported as the `request` event only; the output shows what Python prints of it.
@@ -627,10 +639,11 @@ pub(crate) fn script_code(host: &Element) -> Option<String> {
 /// Runs the element's code (Run button, Ctrl-Enter and `autorun`): setup first, then the
 /// check if it is an exercise.
 pub(crate) fn run_script(state: &Rc<State>) {
-    if super::lesson::current_code(state).is_none() {
+    // The code as it is now: typing while the run waits for its turn does not change it.
+    let Some(own) = super::lesson::current_code(state) else {
         state.ui_status("Nothing to run: add a <script type=\"text/x-python\"> (or type=\"text/x-foxden-javascript\") child");
         return;
-    }
+    };
     // A lazy element that waits opens its den for this run (lesson_run asks for it); with
     // `autorun`, opening runs the code, so waking it is all.
     let waiting = state.phase.borrow().name() == PhaseName::Waiting;
@@ -653,7 +666,7 @@ pub(crate) fn run_script(state: &Rc<State>) {
     let s = state.clone();
     spawn_local(async move {
         // The outcome reaches the page as the "run" event; a rejection here (a closed den) too.
-        let r = super::lesson::lesson_run(s.clone(), None, JsValue::UNDEFINED).await;
+        let r = super::lesson::lesson_run(s.clone(), None, Some(own), JsValue::UNDEFINED).await;
         if s.script_running.get() == Some(generation) {
             s.script_running.set(None);
         }

@@ -95,7 +95,7 @@ pub(crate) fn stop_run(state: &State) -> bool {
     member.is_some() && running == member && den.stop_impl()
 }
 
-async fn live_den(state: Rc<State>) -> Result<Den, JsValue> {
+pub(crate) async fn live_den(state: Rc<State>) -> Result<Den, JsValue> {
     // The den is needed now: a lazy element that waits (or may, after the reconcile already
     // scheduled) opens it, in the reconcile this schedules, which the branches below wait for.
     let waiting = state.phase.borrow().name() == foxden_core::phase::PhaseName::Waiting;
@@ -143,6 +143,7 @@ impl ElementHandle {
                 )),
                 ui: RefCell::new(None),
                 runs_active: Cell::new(0),
+                lesson_busy: Cell::new(0),
                 script_running: Cell::new(None),
                 reported: RefCell::new(None),
                 failure: RefCell::new(None),
@@ -228,6 +229,10 @@ impl ElementHandle {
     /// exercise's check. Setup code runs first, once per interpreter.
     pub fn run(&self, code: JsValue, opts: JsValue) -> Promise {
         let s = self.state.clone();
+        // The element's own code as it is at the call (not when the run gets its turn).
+        let own = js::is_absent(&code)
+            .then(|| lesson::current_code(&s))
+            .flatten();
         promise(async move {
             let code = if js::is_absent(&code) {
                 None
@@ -236,7 +241,7 @@ impl ElementHandle {
                     crate::errors::option_error("code", "run(code): code must be a string")
                 })?)
             };
-            lesson::lesson_run(s, code, opts).await
+            lesson::lesson_run(s, code, own, opts).await
         })
     }
 

@@ -107,6 +107,9 @@ pub(crate) struct Ui {
     /// The code editor, once its module has loaded (none with `readonly`).
     pub(crate) editor: RefCell<Option<super::editor::Editor>>,
     pub(crate) editor_loading: Cell<bool>,
+    /// The editor's text came from the `code` property (not the script child): it stays when
+    /// there is no script child.
+    pub(crate) editor_owns_code: Cell<bool>,
 }
 
 impl Drop for Ui {
@@ -147,6 +150,7 @@ impl Ui {
             listeners: RefCell::new(Vec::new()),
             editor: RefCell::new(None),
             editor_loading: Cell::new(false),
+            editor_owns_code: Cell::new(false),
         })
     }
 
@@ -405,7 +409,7 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
     {
         let w = weak.clone();
         ls.push(Listener::new(ui.run.as_ref(), "click", move |_| {
-            if let Some(s) = w.upgrade().filter(|s| s.runs_active.get() == 0) {
+            if let Some(s) = w.upgrade().filter(|s| !s.busy()) {
                 run_script(&s);
             }
         }));
@@ -465,7 +469,7 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
     let phase = state.phase.borrow().name();
     let live = phase == PhaseName::Live;
     ui.set_run_enabled(live);
-    ui.set_busy(state.runs_active.get() > 0);
+    ui.set_busy(state.busy());
     if live {
         ui.hide_progress();
         ui.status.set_text_content(Some("Ready"));
@@ -519,13 +523,16 @@ pub(crate) fn add_files(state: &Rc<State>, files: JsValue) {
                     "not a file",
                 )),
             };
-            let result = match (buf, s.den()) {
-                (Ok(b), Some(den)) => {
-                    den.write_impl(format!("/drop/{name}"), Uint8Array::new(&b).into())
-                        .await
-                }
-                (Err(e), _) => Err(e),
-                (_, None) => Err(closed_error(&s)),
+            // Dropped while Python loads: the write waits for the den, as `writeFile` does.
+            let result = match buf {
+                Ok(b) => match super::live_den(s.clone()).await {
+                    Ok(den) => {
+                        den.write_impl(format!("/drop/{name}"), Uint8Array::new(&b).into())
+                            .await
+                    }
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e),
             };
             match result {
                 Ok(_) => s.ui_status(&format!("Added /drop/{name}")),

@@ -407,6 +407,68 @@ test(`${B}: writeFile and restore take the bytes as they are at the call: the bu
   assert.deepEqual(r.opened, [1, 2, 3]);
 });
 
+test(`${B}: IndexedDB records are trusted only under their own key, with bounded strings and a real time; another script deleting the database is not blocked by an open den`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, idbStore } = window.foxden;
+    const db = "fx-keyed";
+    const open = (name) => openDen({ name, runtime: iframeRuntime(), store: idbStore(db) });
+    const outcome = (p) => p.then(() => "opened", (e) => `${e.name} ${e.code} ${e.message}`);
+    /** Changes the database behind the dens' back: `f(store)` in one transaction. */
+    const tamper = (f) => new Promise((res, rej) => {
+      const req = indexedDB.open(db);
+      req.onerror = () => rej(req.error);
+      req.onsuccess = () => {
+        const tx = req.result.transaction("files", "readwrite");
+        f(tx.objectStore("files"));
+        tx.oncomplete = () => { req.result.close(); res(); };
+        tx.onerror = () => rej(tx.error);
+      };
+    });
+    const out = {};
+    let den = await open("keyed");
+    await den.writeFile("/work/b.txt", "old");
+    await den.close();
+    // A copy of a record under another key (it would undo later writes and deletes of b.txt).
+    await tamper((s) => { s.get(["keyed", "/work/b.txt"]).onsuccess = (e) => s.put(e.target.result, ["keyed", "/work/z"]); });
+    out.strayKey = await outcome(open("keyed"));
+    await tamper((s) => s.delete(["keyed", "/work/z"]));
+    // A record whose path is not in normal form, under that very key.
+    await tamper((s) => { s.get(["keyed", "/work/b.txt"]).onsuccess = (e) => s.put({ ...e.target.result, path: "/work//c" }, ["keyed", "/work//c"]); });
+    out.notNormal = await outcome(open("keyed"));
+    await tamper((s) => s.delete(["keyed", "/work//c"]));
+    // A path longer than any den path (not copied whole), and a time that is not a number.
+    await tamper((s) => { s.get(["keyed", "/work/b.txt"]).onsuccess = (e) => s.put({ ...e.target.result, path: "/work/" + "p".repeat(5000000) }, ["keyed", "/work/b.txt"]); });
+    out.longPath = await outcome(open("keyed"));
+    await tamper((s) => { s.get(["keyed", "/work/b.txt"]).onsuccess = (e) => s.put({ ...e.target.result, path: "/work/b.txt", mtime: NaN }, ["keyed", "/work/b.txt"]); });
+    out.nanTime = await outcome(open("keyed"));
+    await tamper((s) => { s.get(["keyed", "/work/b.txt"]).onsuccess = (e) => s.put({ ...e.target.result, mtime: 1 }, ["keyed", "/work/b.txt"]); });
+    den = await open("keyed");
+    out.healthy = await den.readText("/work/b.txt");
+    // Another script deletes the database while the den is open: the deletion goes ahead (the
+    // den's connection closes), and a later write of the den is refused, typed.
+    out.deleted = await Promise.race([
+      new Promise((res) => { const q = indexedDB.deleteDatabase(db); q.onsuccess = () => res("deleted"); q.onerror = () => res("error"); }),
+      new Promise((res) => setTimeout(() => res("still blocked after 10 s"), 10000)),
+    ]);
+    out.writeAfter = await den.writeFile("/work/n.txt", "new").then(() => "written", (e) => `${e.name} ${e.code}`);
+    out.stillReadable = await den.readText("/work/b.txt");
+    await den.close();
+    den = await open("keyed");
+    out.afterDelete = (await den.list()).map((f) => f.path);
+    await den.close();
+    return out;
+  });
+  assert.match(r.strayKey, /^DenError storage .*not under its own path/);
+  assert.match(r.notNormal, /^DenError storage .*not under its own path/);
+  assert.match(r.longPath, /^DenError storage .*without a valid path/);
+  assert.match(r.nanTime, /^DenError storage .*no valid time/);
+  assert.equal(r.healthy, "old");
+  assert.equal(r.deleted, "deleted");
+  assert.equal(r.writeAfter, "DenError storage");
+  assert.equal(r.stillReadable, "old");
+  assert.deepEqual(r.afterDelete, []);
+});
+
 test(`${B}: a damaged IndexedDB den is refused, and repaired by opening it with a snapshot (or forking onto it)`, async () => {
   const r = await page.evaluate(async () => {
     const { openDen, iframeRuntime, idbStore, encodeSnapshot } = window.foxden;

@@ -8,10 +8,10 @@
 
 use crate::callback::Listener;
 use crate::errors::den_error;
-use crate::js::{self, bytes_to_js, get, get_f64, get_str, obj};
+use crate::js::{self, bytes_to_js, get, get_f64, obj};
 use foxden_core::files::{FileEntry, FileMap, Op};
 use futures::channel::oneshot;
-use js_sys::{Array, Uint8Array};
+use js_sys::{Array, Reflect, Uint8Array};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -26,6 +26,11 @@ pub struct IdbDen {
     db: IdbDatabase,
     den: String,
     lock: Option<crate::locks::HeldLock>,
+    /// Closes the connection when another script deletes or upgrades the database (which
+    /// would otherwise wait, with every later opening of it, until this den closes).
+    _versionchange: Listener,
+    /// The connection was closed for that reason: writes are refused with a clear error.
+    closed_by_other: Rc<std::cell::Cell<bool>>,
 }
 
 impl IdbDen {
@@ -132,10 +137,20 @@ impl IdbDen {
             .map_err(|e| idb_err("open", &e))?
             .unchecked_into();
         drop(upgrade);
+        let closed_by_other = Rc::new(std::cell::Cell::new(false));
+        let versionchange = Listener::new(db.as_ref(), "versionchange", {
+            let (db, flag) = (db.clone(), closed_by_other.clone());
+            move |_| {
+                flag.set(true);
+                db.close();
+            }
+        });
         let me = IdbDen {
             db,
             den: den.to_owned(),
             lock: Some(lock),
+            _versionchange: versionchange,
+            closed_by_other,
         };
         let files = if replacing {
             FileMap::new()
@@ -157,28 +172,56 @@ impl IdbDen {
             .map_err(|e| idb_err("read", &e))?;
         let store = tx.object_store(STORE).map_err(|e| idb_err("read", &e))?;
         let range = self.range().map_err(|e| idb_err("read", &e))?;
-        let all = request(
-            &store
-                .get_all_with_key(&range)
-                .map_err(|e| idb_err("read", &e))?,
-        )
-        .await
-        .map_err(|e| idb_err("read", &e))?;
+        // The records and their keys (both in key order), read in one transaction: a record
+        // counts only under its own key, `[den, path]`, with `path` already normal. (Any
+        // script of the page's origin can write this database.)
+        let all = store
+            .get_all_with_key(&range)
+            .map_err(|e| idb_err("read", &e))?;
+        let keys = store
+            .get_all_keys_with_key(&range)
+            .map_err(|e| idb_err("read", &e))?;
+        let all = request(&all).await.map_err(|e| idb_err("read", &e))?;
+        let keys = Array::from(&request(&keys).await.map_err(|e| idb_err("read", &e))?);
+        let damaged = |what: &str| {
+            den_error(
+                crate::errors::DenErrorCode::Storage,
+                &format!("IndexedDB {what}; the store is damaged (openDen with a snapshot, or a fork onto this name, replaces its files)"),
+            )
+        };
+        let all = Array::from(&all);
+        if keys.length() != all.length() {
+            return Err(damaged("changed while it was read"));
+        }
         let mut ops = Vec::new();
-        for rec in Array::from(&all).iter() {
-            let path = get_str(&rec, "path").unwrap_or_default();
-            let data: Uint8Array = get(&rec, "data").dyn_into().map_err(|_| {
-                den_error(
-                    crate::errors::DenErrorCode::Storage,
-                    &format!("IndexedDB record {path} holds no bytes; the store is damaged (openDen with a snapshot, or a fork onto this name, replaces its files)"),
-                )
-            })?;
+        for (i, rec) in all.iter().enumerate() {
+            // Strings are read with bounds (copied into this page's memory, which never
+            // shrinks): a path is at most MAX_PATH_BYTES, a SHA-256 64 hex digits.
+            let bounded = |v: &JsValue, cap: usize| {
+                crate::wire::text(v, cap).and_then(|(t, cut)| (!cut).then_some(t))
+            };
+            let path = bounded(&get(&rec, "path"), foxden_core::paths::MAX_PATH_BYTES)
+                .ok_or_else(|| damaged("holds a record without a valid path"))?;
+            let keyed = bounded(
+                &Reflect::get_u32(&keys.get(i as u32), 1).unwrap_or(JsValue::UNDEFINED),
+                foxden_core::paths::MAX_PATH_BYTES,
+            );
+            let normal = foxden_core::paths::normalize_file_path(&path).ok();
+            if keyed.as_deref() != Some(path.as_str()) || normal.as_deref() != Some(path.as_str()) {
+                return Err(damaged(&format!("record {path} is not under its own path")));
+            }
+            let data: Uint8Array = get(&rec, "data")
+                .dyn_into()
+                .map_err(|_| damaged(&format!("record {path} holds no bytes")))?;
+            let mtime = get_f64(&rec, "mtime")
+                .filter(|t| t.is_finite())
+                .ok_or_else(|| damaged(&format!("record {path} has no valid time")))?;
+            let sha = bounded(&get(&rec, "sha256"), 64);
             let bytes =
                 crate::js::shared_bytes(&data).map_err(|e| crate::den::storage_to_js(&e))?;
-            let entry = FileEntry::new(bytes, get_f64(&rec, "mtime").unwrap_or(0.0));
+            let entry = FileEntry::new(bytes, mtime);
             // Records are checked on load too: a record whose hash does not match is refused.
-            if get_str(&rec, "sha256").as_deref() != Some(foxden_core::hex(&entry.sha256).as_str())
-            {
+            if sha.as_deref() != Some(foxden_core::hex(&entry.sha256).as_str()) {
                 return Err(den_error(
                     crate::errors::DenErrorCode::Storage,
                     &format!(
@@ -210,6 +253,12 @@ impl IdbDen {
     }
 
     async fn write(&self, ops: &[Op], wipe: bool) -> Result<(), JsValue> {
+        if self.closed_by_other.get() {
+            return Err(den_error(
+                crate::errors::DenErrorCode::Storage,
+                "IndexedDB write refused: another script of this page's origin deleted or upgraded the database, so the den's connection to it was closed (nothing was written; close the den and open it again)",
+            ));
+        }
         // Build every record (and its bytes) before the transaction opens.
         let mut records = Vec::with_capacity(ops.len());
         for op in ops {

@@ -102,8 +102,13 @@ fn run(
         if read > read_limit {
             sink.err(
                 format!(
-                    "den.sh: this command line reads more than {} MiB; stopped\n",
-                    read_limit >> 20
+                    "den.sh: this command line reads more than {} MiB{}; stopped\n",
+                    read_limit >> 20,
+                    match cmd {
+                        Command::Grep(o) if o.passes() > 1 =>
+                            " (grep reads its input once per pattern)",
+                        _ => "",
+                    }
                 )
                 .as_bytes(),
             );
@@ -168,9 +173,13 @@ impl Io<'_> {
         self.sink.err(msg.as_bytes());
     }
 
-    /// True when nothing written to stdout can be seen any more (the cap was reached).
+    /// True when nothing written to stdout can be seen any more: the output cap was reached,
+    /// or the pipe's limit (the command line then stops after this command).
     fn out_closed(&self) -> bool {
-        self.pipe.is_none() && self.sink.truncated
+        match &self.pipe {
+            Some(p) => p.over_limit(),
+            None => self.sink.truncated,
+        }
     }
 }
 
@@ -217,16 +226,22 @@ impl Command {
                 return 0
             }
         };
+        // grep searches each line once per pattern: its work is its input times that.
+        let passes = match self {
+            Command::Grep(o) => o.passes(),
+            _ => 1,
+        };
         if operands.is_empty() {
-            return stdin;
+            return stdin.saturating_mul(passes);
         }
-        operands.iter().fold(0usize, |n, name| {
+        let bytes = operands.iter().fold(0usize, |n, name| {
             n.saturating_add(match fs.resolve(name) {
                 _ if name == "-" => stdin,
                 Ok(fs::Node::File(d)) => d.len(),
                 _ => 0,
             })
-        })
+        });
+        bytes.saturating_mul(passes)
     }
 
     fn run(&self, fs: &fs::Fs, io: &mut Io) -> i32 {
@@ -398,6 +413,15 @@ mod tests {
                 1
             )
         );
+        // R and Q are no suffixes in GNU head 9.1: a plain invalid number.
+        assert_eq!(
+            sh(&m, "head -n 1R /drop/sales.csv"),
+            (
+                "".into(),
+                "head: invalid number of lines: \u{2018}1R\u{2019}\n".into(),
+                1
+            )
+        );
         assert_eq!(sh(&m, "wc /drop/sales.csv").0, " 4  4 38 /drop/sales.csv\n");
         assert_eq!(
             sh(&m, "wc -l /drop/sales.csv /drop/notes.txt").0,
@@ -520,6 +544,68 @@ mod tests {
         let (code, _, err) = run_with(&format!("grep -c x {}", "/drop/big ".repeat(800)));
         assert_eq!(code, 2);
         assert!(err.contains("reads more than 3 MiB"), "{err}");
+    }
+
+    #[test]
+    fn grep_counts_its_input_once_per_pattern() {
+        // 2 000 patterns over 1 MB would be 2 GB of searching on the page's main thread.
+        let m = den(&[("/drop/big", &[b'x'; 1 << 20])]);
+        let pats: Vec<String> = (0..2000).map(|i| format!("zz{i:05}")).collect();
+        let mut sink = Sink::new(1 << 20);
+        let code = run(
+            &format!("grep -c '{}' /drop/big", pats.join("\n")),
+            &m,
+            &mut sink,
+            stream::PIPE_OWNED_LIMIT,
+            1 << 30,
+        );
+        assert_eq!(code, 2);
+        assert_eq!(
+            String::from_utf8_lossy(&sink.stderr),
+            "den.sh: this command line reads more than 1024 MiB (grep reads its input once per pattern); stopped\n"
+        );
+        // The same pattern given many times is searched once.
+        let mut sink = Sink::new(1 << 20);
+        let same = vec!["x"; 2000].join("\n");
+        let code = run(
+            &format!("grep -c '{same}' /drop/big"),
+            &m,
+            &mut sink,
+            stream::PIPE_OWNED_LIMIT,
+            1 << 30,
+        );
+        assert_eq!((code, sink.stdout.as_slice()), (0, &b"1\n"[..]));
+    }
+
+    #[test]
+    fn grep_does_not_copy_a_line_across_piped_files_without_bound() {
+        // One 1 MiB line with no newline, named 80 times: a line of 80 MiB across the pipe.
+        let m = den(&[("/drop/f", &[b'a'; 1 << 20])]);
+        let ops = "/drop/f ".repeat(80);
+        for (flags, limit) in [("", 64), ("-i ", 16)] {
+            let mut sink = Sink::new(1 << 20);
+            let code = run(
+                &format!("cat {ops}| grep {flags}-c a"),
+                &m,
+                &mut sink,
+                stream::PIPE_OWNED_LIMIT,
+                1 << 30,
+            );
+            let err = String::from_utf8_lossy(&sink.stderr).into_owned();
+            assert_eq!(code, 2, "{err}");
+            assert!(err.contains(&format!("than {limit} MiB")), "{err}");
+        }
+        // Under the bound, the long line is one line.
+        let ops = "/drop/f ".repeat(3);
+        let mut sink = Sink::new(1 << 20);
+        let code = run(
+            &format!("cat {ops}| grep -c a"),
+            &m,
+            &mut sink,
+            stream::PIPE_OWNED_LIMIT,
+            1 << 30,
+        );
+        assert_eq!((code, sink.stdout.as_slice()), (0, &b"1\n"[..]));
     }
 
     #[test]

@@ -48,8 +48,12 @@ const NAME_MAX: usize = 255;
 /// The den's files, with a folder index built on first use.
 pub(super) struct Fs<'a> {
     files: &'a FileMap,
-    dirs: OnceLock<BTreeMap<String, BTreeSet<String>>>,
+    /// Borrowed from the files' paths: the index costs no copy of them.
+    dirs: OnceLock<BTreeMap<&'a str, BTreeSet<&'a str>>>,
 }
+
+/// The roots' folder paths ([`crate::paths::ROOTS`] with their slash).
+const ROOT_DIRS: [&str; 3] = ["/drop", "/out", "/work"];
 
 impl<'a> Fs<'a> {
     pub(super) fn new(files: &'a FileMap) -> Self {
@@ -60,26 +64,26 @@ impl<'a> Fs<'a> {
     }
 
     /// Folder path (`""` for `/`) -> names of its entries.
-    fn dirs(&self) -> &BTreeMap<String, BTreeSet<String>> {
+    fn dirs(&self) -> &BTreeMap<&'a str, BTreeSet<&'a str>> {
+        let files: &'a FileMap = self.files;
         self.dirs.get_or_init(|| {
-            let mut dirs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-            for root in crate::paths::ROOTS {
-                dirs.entry(String::new())
-                    .or_default()
-                    .insert(root.to_owned());
-                dirs.entry(format!("/{root}")).or_default();
+            let mut dirs: BTreeMap<&'a str, BTreeSet<&'a str>> = BTreeMap::new();
+            for root in ROOT_DIRS {
+                dirs.entry("").or_default().insert(&root[1..]);
+                dirs.entry(root).or_default();
             }
-            for (path, _) in self.files.iter() {
+            for (path, _) in files.iter() {
+                let path: &'a str = path;
                 let mut parent = 0;
                 for (i, _) in path.match_indices('/').skip(1) {
-                    dirs.entry(path[..parent].to_owned())
+                    dirs.entry(&path[..parent])
                         .or_default()
-                        .insert(path[parent + 1..i].to_owned());
+                        .insert(&path[parent + 1..i]);
                     parent = i;
                 }
-                dirs.entry(path[..parent].to_owned())
+                dirs.entry(&path[..parent])
                     .or_default()
-                    .insert(path[parent + 1..].to_owned());
+                    .insert(&path[parent + 1..]);
             }
             dirs
         })
@@ -89,7 +93,7 @@ impl<'a> Fs<'a> {
     pub(super) fn list(&self, dir: &str) -> Vec<String> {
         self.dirs()
             .get(dir)
-            .map(|s| s.iter().cloned().collect())
+            .map(|s| s.iter().map(|n| (*n).to_owned()).collect())
             .unwrap_or_default()
     }
 
@@ -132,7 +136,7 @@ impl<'a> Fs<'a> {
             let path = format!("{dir}/{comp}");
             if let Some(entry) = self.files.get(&path) {
                 file = Some(entry.data.clone());
-            } else if self.dirs().contains_key(&path) {
+            } else if self.dirs().contains_key(path.as_str()) {
                 dir = path;
             } else {
                 return Err(Errno::NoEnt);
@@ -149,6 +153,11 @@ impl<'a> Fs<'a> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    #[test]
+    fn root_dirs_are_the_roots() {
+        assert_eq!(super::ROOT_DIRS.map(|r| &r[1..]), crate::paths::ROOTS);
+    }
+
     use super::*;
     use crate::files::{FileEntry, Op};
 

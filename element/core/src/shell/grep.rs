@@ -129,8 +129,12 @@ fn key(u: Unit) -> u32 {
 
 impl Matcher {
     fn new(patterns: &str, icase: bool) -> Matcher {
-        let patterns = patterns
-            .split('\n')
+        // A pattern given twice matches the same lines: each is searched once.
+        let mut unique: Vec<&str> = patterns.split('\n').collect();
+        unique.sort_unstable();
+        unique.dedup();
+        let patterns = unique
+            .into_iter()
             .map(|p| {
                 if icase {
                     let chars: Vec<u32> = p.chars().map(u32::from).collect();
@@ -210,6 +214,10 @@ struct Found {
 /// the page's WebAssembly memory.
 const MAX_FOLD_LINE: usize = 16 << 20;
 
+/// The longest line grep copies together from the slices of piped data (a line inside one
+/// file's bytes is not copied, whatever its length).
+const MAX_COPIED_LINE: usize = 64 << 20;
+
 fn search(o: &Opts, rope: &Rope, name: &str, prefix: bool, io: &mut Io) -> Found {
     let mut buf = (Vec::new(), Vec::new());
     // Where binary mode starts: the block holding the first NUL.
@@ -228,9 +236,22 @@ fn search(o: &Opts, rope: &Rope, name: &str, prefix: bool, io: &mut Io) -> Found
     let mut encoding_error = false;
     let mut lineno = 0u64;
     let mut too_long = false;
-    'lines: for line in lines(rope) {
+    let max_line = if o.matcher.icase {
+        MAX_FOLD_LINE
+    } else {
+        MAX_COPIED_LINE
+    };
+    'lines: for line in lines(rope, max_line) {
         lineno += 1;
-        if o.matcher.icase && line.text.len() > MAX_FOLD_LINE {
+        if line.too_long && !o.matcher.icase {
+            io.err(&format!(
+                "grep: {name}: line {lineno} runs across piped data for more than {} MiB, the longest den.sh reads as one line; stopped\n",
+                MAX_COPIED_LINE >> 20
+            ));
+            too_long = true;
+            break;
+        }
+        if o.matcher.icase && (line.too_long || line.text.len() > MAX_FOLD_LINE) {
             io.err(&format!(
                 "grep: {name}: line {lineno} is longer than {} MiB, the longest den.sh folds for -i; stopped\n",
                 MAX_FOLD_LINE >> 20
@@ -301,6 +322,11 @@ impl Opts {
     /// The files named (none: standard input).
     pub(super) fn operands(&self) -> &[String] {
         &self.files
+    }
+
+    /// How many times grep goes over its input: once per (distinct) pattern.
+    pub(super) fn passes(&self) -> usize {
+        self.matcher.patterns.len().max(1)
     }
 }
 

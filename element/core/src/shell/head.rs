@@ -19,8 +19,9 @@ pub(super) struct Opts {
 
 const SUPPORTED: &str = "-n N, -n -N, -N (first), -q, -v";
 
-/// GNU's multiplier suffixes for `-n`, which den.sh does not support.
-const SUFFIXES: &str = "bkKmMGTPEZYRQ";
+/// GNU head 9.1's multiplier suffixes for `-n` (R and Q came later), which den.sh does not
+/// support.
+const SUFFIXES: &str = "bkKmMGTPEZY";
 
 /// Parses a line count as GNU head does (`xstrtoumax`): leading white space, an
 /// optional `+`, decimal digits. `Err(Ok(msg))` is GNU's error, `Err(Err(msg))` an

@@ -70,6 +70,10 @@ pub(super) fn run(o: &Opts, fs: &Fs, io: &mut Io) -> i32 {
     }
     let mut first = true;
     for (name, path) in dirs {
+        // Listing more folders would show nothing more (each listing copies its entries).
+        if io.out_closed() {
+            break;
+        }
         if print_names {
             if !first {
                 io.out(b"\n");

@@ -121,8 +121,10 @@ impl RopeBuilder {
 
     /// Appends copied bytes.
     pub(super) fn push(&mut self, b: &[u8]) {
-        if self.owned > self.limit {
-            return; // over the limit: the run stops after this command
+        if self.owned.saturating_add(b.len()) > self.limit {
+            // Over the limit, the write not copied: the run stops after this command.
+            self.owned = self.limit.saturating_add(1);
+            return;
         }
         self.pending.extend_from_slice(b);
         self.len += b.len();
@@ -178,10 +180,27 @@ pub(super) struct Line<'a> {
     pub(super) end: usize,
     /// The line with its newline as one shared slice, when it lies in one slice.
     pub(super) shared: Option<Seg>,
+    /// The line lies across slices and is longer than the iterator's `max_copied`: it was not
+    /// copied (`text` is empty), and it is the last line given.
+    pub(super) too_long: bool,
+}
+
+impl Line<'_> {
+    fn too_long(start: usize) -> Self {
+        Line {
+            text: Cow::Borrowed(&[]),
+            newline: false,
+            end: start,
+            shared: None,
+            too_long: true,
+        }
+    }
 }
 
 /// Iterates over the lines of a rope (split at `\n`; a last line without newline counts).
-pub(super) fn lines(rope: &Rope) -> impl Iterator<Item = Line<'_>> + '_ {
+/// A line that lies across slices is copied, up to `max_copied` bytes: a longer one ends the
+/// lines with a [`Line::too_long`] (the page's memory never shrinks).
+pub(super) fn lines(rope: &Rope, max_copied: usize) -> impl Iterator<Item = Line<'_>> + '_ {
     let segs = rope.segs();
     let mut si = 0; // current slice
     let mut off = 0; // offset inside it
@@ -197,6 +216,7 @@ pub(super) fn lines(rope: &Rope) -> impl Iterator<Item = Line<'_>> + '_ {
                     text: Cow::Owned(v),
                     newline: false,
                     shared: None,
+                    too_long: false,
                 });
             };
             let b = seg.bytes();
@@ -216,19 +236,30 @@ pub(super) fn lines(rope: &Rope) -> impl Iterator<Item = Line<'_>> + '_ {
                             newline: true,
                             end: start + i,
                             shared: Some(seg.sub(line_start, line_start + i + 1)),
+                            too_long: false,
                         },
                         Some(mut v) => {
+                            if v.len().saturating_add(i) > max_copied {
+                                si = segs.len();
+                                return Some(Line::too_long(start));
+                            }
                             v.extend_from_slice(&rest[..i]);
                             Line {
                                 end: start + v.len(),
                                 text: Cow::Owned(v),
                                 newline: true,
                                 shared: None,
+                                too_long: false,
                             }
                         }
                     });
                 }
                 None => {
+                    let had = carry.as_ref().map_or(0, Vec::len);
+                    if had.saturating_add(rest.len()) > max_copied {
+                        si = segs.len();
+                        return Some(Line::too_long(start));
+                    }
                     carry.get_or_insert_with(Vec::new).extend_from_slice(rest);
                     pos += rest.len();
                     si += 1;
@@ -331,7 +362,7 @@ mod tests {
     #[test]
     fn lines_across_slices() {
         let r = rope(&[b"ab\ncd", b"ef\n", b"", b"g"]);
-        let got: Vec<(Vec<u8>, bool, usize)> = lines(&r)
+        let got: Vec<(Vec<u8>, bool, usize)> = lines(&r, usize::MAX)
             .map(|l| (l.text.to_vec(), l.newline, l.end))
             .collect();
         assert_eq!(
@@ -342,8 +373,8 @@ mod tests {
                 (b"g".to_vec(), false, 9)
             ]
         );
-        assert_eq!(lines(&Rope::default()).count(), 0);
-        assert_eq!(lines(&rope(&[b"\n"])).count(), 1);
+        assert_eq!(lines(&Rope::default(), usize::MAX).count(), 0);
+        assert_eq!(lines(&rope(&[b"\n"]), usize::MAX).count(), 1);
         let s: Vec<u8> = r
             .slice(1, 8)
             .iter()

@@ -1451,6 +1451,24 @@ test(`${B}: review mends 5: code set by property keeps its editor; edits survive
     await busy;
     out.ownResult = (await own).result;
     g.remove();
+    // 7. An element of a shared environment that leaves while its run (through the element)
+    //    goes on, and comes back: its new controls are not busy with the old run.
+    const h1 = make({ env: "m4env", controls: "", readonly: "" }, [["", "import time\ntime.sleep(3)"]]);
+    const h2 = make({ env: "m4env", readonly: "" }, [["", "1"]]);
+    await Promise.all([h1.ready, h2.ready]);
+    const slow = h1.run().catch(() => null);
+    await until(() => part(h1, "stop-button") && !part(h1, "stop-button").disabled);
+    h1.remove();
+    await tick();
+    document.getElementById("a").append(h1);
+    await tick();
+    await h1.ready;
+    await until(() => part(h1, "run-button") && !part(h1, "run-button").disabled);
+    out.rejoinedRunBusy = part(h1, "run-button").getAttribute("aria-disabled");
+    out.rejoinedStopDisabled = part(h1, "stop-button").disabled;
+    await slow;
+    h1.remove();
+    h2.remove();
     return out;
   });
   assert.ok(r.editorShown, "the editor appears for code set by property");
@@ -1471,6 +1489,8 @@ test(`${B}: review mends 5: code set by property keeps its editor; edits survive
   assert.equal(r.leftVerdict.passed, false);
   assert.match(r.leftVerdict.message, /left work running/);
   assert.equal(r.ownResult, "'at the call'");
+  assert.equal(r.rejoinedRunBusy, "false", "the old den's run does not make the rejoined element busy");
+  assert.equal(r.rejoinedStopDisabled, true);
 });
 
 test(`${B}: no page errors`, async () => {

@@ -432,6 +432,10 @@ test(`${B}: IndexedDB records are trusted only under their own key, with bounded
     await tamper((s) => { s.get(["keyed", "/work/b.txt"]).onsuccess = (e) => s.put(e.target.result, ["keyed", "/work/z"]); });
     out.strayKey = await outcome(open("keyed"));
     await tamper((s) => s.delete(["keyed", "/work/z"]));
+    // A longer key that starts with the record's own (it lies in the den's key range too).
+    await tamper((s) => { s.get(["keyed", "/work/b.txt"]).onsuccess = (e) => s.put(e.target.result, ["keyed", "/work/b.txt", 0]); });
+    out.longerKey = await outcome(open("keyed"));
+    await tamper((s) => s.delete(["keyed", "/work/b.txt", 0]));
     // A record whose path is not in normal form, under that very key.
     await tamper((s) => { s.get(["keyed", "/work/b.txt"]).onsuccess = (e) => s.put({ ...e.target.result, path: "/work//c" }, ["keyed", "/work//c"]); });
     out.notNormal = await outcome(open("keyed"));
@@ -459,6 +463,7 @@ test(`${B}: IndexedDB records are trusted only under their own key, with bounded
     return out;
   });
   assert.match(r.strayKey, /^DenError storage .*not under its own path/);
+  assert.match(r.longerKey, /^DenError storage .*not under its own path/);
   assert.match(r.notNormal, /^DenError storage .*not under its own path/);
   assert.match(r.longPath, /^DenError storage .*without a valid path/);
   assert.match(r.nanTime, /^DenError storage .*no valid time/);

@@ -11,7 +11,7 @@ use crate::errors::den_error;
 use crate::js::{self, bytes_to_js, get, get_f64, obj};
 use foxden_core::files::{FileEntry, FileMap, Op};
 use futures::channel::oneshot;
-use js_sys::{Array, Reflect, Uint8Array};
+use js_sys::{Array, Uint8Array};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -202,10 +202,12 @@ impl IdbDen {
             };
             let path = bounded(&get(&rec, "path"), foxden_core::paths::MAX_PATH_BYTES)
                 .ok_or_else(|| damaged("holds a record without a valid path"))?;
-            let keyed = bounded(
-                &Reflect::get_u32(&keys.get(i as u32), 1).unwrap_or(JsValue::UNDEFINED),
-                foxden_core::paths::MAX_PATH_BYTES,
-            );
+            // Exactly `[den, path]` (a longer array key also lies in the den's range).
+            let key = keys.get(i as u32);
+            let keyed = Array::is_array(&key)
+                .then(|| Array::from(&key))
+                .filter(|k| k.length() == 2)
+                .and_then(|k| bounded(&k.get(1), foxden_core::paths::MAX_PATH_BYTES));
             let normal = foxden_core::paths::normalize_file_path(&path).ok();
             if keyed.as_deref() != Some(path.as_str()) || normal.as_deref() != Some(path.as_str()) {
                 return Err(damaged(&format!("record {path} is not under its own path")));

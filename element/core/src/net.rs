@@ -1012,6 +1012,9 @@ fn check_headers(headers: &[(String, String)]) -> Result<Vec<(String, String)>, 
     Ok(out)
 }
 
+/// The most query parameters (split at `&` or `;`) a URL foxden fetches may have.
+pub const MAX_QUERY_PARAMS: usize = 256;
+
 /// A den's broker: its options (or none: network off) and its sliding minute of requests.
 #[derive(Debug, Clone, Default)]
 pub struct Broker {
@@ -1045,6 +1048,17 @@ impl Broker {
                 format!("{:?} is not a URL foxden fetches: {e}", clip(&req.url)),
             )
         })?;
+        // Each parameter costs the checks below (and servers' parsers) work: a URL of the
+        // 8 KiB allowed could otherwise carry thousands.
+        let params = split_query(&url.path).1.map_or(0, |q| {
+            q.bytes().filter(|&b| b == b'&' || b == b';').count() + 1
+        });
+        if params > MAX_QUERY_PARAMS {
+            return Err(Refused::new(
+                Refusal::BadUrl,
+                format!("the URL's query has {params} parameters, over the {MAX_QUERY_PARAMS} foxden fetches"),
+            ));
+        }
         if !cfg.allow.iter().any(|p| p.matches(&url)) {
             return Err(Refused::new(
                 Refusal::NotAllowed,
@@ -1678,6 +1692,12 @@ mod tests {
         }
         let r = req("http://a.b/api/x?my_method=1&method=2", "POST");
         assert_eq!(reason(&mut m, r), Ok(()));
+        // At most MAX_QUERY_PARAMS parameters (each costs the checks work).
+        let q = vec!["a=1"; MAX_QUERY_PARAMS].join("&");
+        let r = req(&format!("http://a.b/api/x?{q}"), "POST");
+        assert_eq!(reason(&mut m, r), Ok(()));
+        let r = req(&format!("http://a.b/api/x?{q}&+"), "POST");
+        assert_eq!(reason(&mut m, r), Err(Refusal::BadUrl));
         h.headers = vec![("bad name".into(), "x".into())];
         assert_eq!(reason(&mut b, h.clone()), Err(Refusal::BadRequest));
         h.headers = vec![("x".into(), "y".into()); MAX_HEADERS + 1];

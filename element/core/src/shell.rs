@@ -594,6 +594,16 @@ mod tests {
             let err = String::from_utf8_lossy(&sink.stderr).into_owned();
             assert_eq!(code, 2, "{err}");
             assert!(err.contains(&format!("than {limit} MiB")), "{err}");
+            // The count so far (GNU grep prints it too when it stops at an error).
+            assert_eq!(sink.stdout, b"0\n");
+        }
+        // A long unterminated last line inside one file is not copied: no limit.
+        let big = vec![b'a'; (64 << 20) + 10];
+        let m1 = den(&[("/drop/big", &big)]);
+        for cmd in ["grep -c a /drop/big", "cat /drop/big | grep -c a"] {
+            let mut sink = Sink::new(1 << 20);
+            let code = run(cmd, &m1, &mut sink, stream::PIPE_OWNED_LIMIT, 1 << 30);
+            assert_eq!((code, sink.stdout.as_slice()), (0, &b"1\n"[..]), "{cmd}");
         }
         // Under the bound, the long line is one line.
         let ops = "/drop/f ".repeat(3);

@@ -349,7 +349,12 @@ async fn make(
         ("cache", "no-store".into()),
         ("referrerPolicy", "no-referrer".into()),
         ("signal", signal),
-        ("body", body.map_or(JsValue::UNDEFINED, JsValue::from)),
+        // An empty body is no body (the browser refuses any body on a GET or HEAD).
+        (
+            "body",
+            body.filter(|b| b.length() > 0)
+                .map_or(JsValue::UNDEFINED, JsValue::from),
+        ),
     ] {
         let _ = js_sys::Reflect::set(&init, &k.into(), &v);
     }

@@ -241,19 +241,30 @@ pub(crate) fn get_code(state: &State) -> JsValue {
 /// Sets the element's code (`code` property): into the editor if one is shown.
 pub(crate) fn set_code(state: &Rc<State>, code: &JsValue) {
     let text = code.as_string();
-    if let (Some(ui), Some(t)) = (state.ui(), text.as_deref()) {
+    let host = state.host.borrow().clone();
+    if let Some(ui) = state.ui() {
         if let Some(ed) = ui.editor.borrow().as_ref() {
-            ed.set_text(t);
-            // Now the property's code: it stays if the page removes the script child.
-            ui.editor_owns_code.set(true);
-            return;
+            // Into the editor: the property's code stays if the page removes the script
+            // child. `code = null`: the script child's code is the code again (as Reset code
+            // does); without a script child, the editor goes (below).
+            let script = host.as_ref().and_then(|h| script_code(h));
+            match (text.as_deref(), script) {
+                (Some(t), _) => {
+                    ed.set_text(t);
+                    ui.editor_owns_code.set(true);
+                    return;
+                }
+                (None, Some(s)) => {
+                    ed.set_text(s.trim_end());
+                    ui.editor_owns_code.set(false);
+                    return;
+                }
+                (None, None) => ui.editor_owns_code.set(false),
+            }
         }
     }
     *state.code.borrow_mut() = text;
-    if let (Some(ui), Some(host)) = (state.ui(), state.host.borrow().clone()) {
-        // `code = null` with an editor: the script child's code (if any) is the code again;
-        // without one, the editor goes.
-        ui.editor_owns_code.set(false);
+    if let (Some(ui), Some(host)) = (state.ui(), host) {
         show_code(&ui, state, &host);
         sync_editor(state, &ui, &host);
     }

@@ -307,7 +307,8 @@ pub(crate) fn lesson_scripts(host: &Element) -> LessonScripts {
 
 /// The element is busy for as long as this lives (a run through it, hidden setup and check
 /// included): Stop is on and Run off, as during a run of the reader's code.
-struct Busy(Weak<State>);
+/// It counts for the den it started on only (`generation`): leaving that den resets the count.
+struct Busy(Weak<State>, u32);
 
 impl Busy {
     fn new(state: &Rc<State>) -> Busy {
@@ -315,7 +316,7 @@ impl Busy {
         if let Some(ui) = state.ui() {
             ui.set_busy(true);
         }
-        Busy(Rc::downgrade(state))
+        Busy(Rc::downgrade(state), state.generation.get())
     }
 }
 
@@ -324,6 +325,9 @@ impl Drop for Busy {
         let Some(state) = self.0.upgrade() else {
             return;
         };
+        if state.generation.get() != self.1 {
+            return;
+        }
         state
             .lesson_busy
             .set(state.lesson_busy.get().saturating_sub(1));
@@ -397,6 +401,9 @@ pub(crate) async fn lesson_run(
         let setup = setup.as_str();
         let interpreter = den.interpreter();
         if router.setup.borrow_mut().claim(setup, interpreter) {
+            let before = state
+                .ui()
+                .map(|ui| ui.status.text_content().unwrap_or_default());
             state.ui_status("Running the setup code…");
             // A run that is refused (bad options, closed den) did not run the setup either.
             let r = match den
@@ -406,6 +413,9 @@ pub(crate) async fn lesson_run(
                 Ok(r) => r,
                 Err(e) => {
                     router.setup.borrow_mut().undo(setup);
+                    if let Some(before) = &before {
+                        state.ui_status(before);
+                    }
                     return Err(e);
                 }
             };
@@ -480,7 +490,15 @@ pub(crate) async fn lesson_run(
                 .ui()
                 .map(|ui| ui.status.text_content().unwrap_or_default());
             state.ui_status("Checking your code…");
-            let c = den.run_tagged(check, python_opts, hidden).await?;
+            let c = match den.run_tagged(check, python_opts, hidden).await {
+                Ok(c) => c,
+                Err(e) => {
+                    if let Some(done) = &done {
+                        state.ui_status(done);
+                    }
+                    return Err(e);
+                }
+            };
             if state.generation.get() != generation {
                 return Ok(result);
             }

@@ -201,8 +201,10 @@ impl State {
             ui.stop_asking();
         }
         self.lease.borrow_mut().take();
-        // The den's run events end with it: nothing is running any more.
+        // The den's run events end with it: nothing is running any more (a run through the
+        // element still going on the den it left does not make the next one busy).
         self.runs_active.set(0);
+        self.lesson_busy.set(0);
         if let Some(ui) = self.ui() {
             ui.set_busy(false);
         }

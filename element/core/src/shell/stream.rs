@@ -254,6 +254,19 @@ pub(super) fn lines(rope: &Rope, max_copied: usize) -> impl Iterator<Item = Line
                         }
                     });
                 }
+                None if carry.is_none() && si + 1 == segs.len() => {
+                    // An unterminated last line inside one slice: not copied, whatever its
+                    // length.
+                    si += 1;
+                    pos += rest.len();
+                    return Some(Line {
+                        end: start + rest.len(),
+                        text: Cow::Borrowed(rest),
+                        newline: false,
+                        shared: None,
+                        too_long: false,
+                    });
+                }
                 None => {
                     let had = carry.as_ref().map_or(0, Vec::len);
                     if had.saturating_add(rest.len()) > max_copied {

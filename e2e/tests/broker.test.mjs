@@ -256,6 +256,27 @@ reason
   await close("net-js");
 });
 
+test(`${B}: the host makes at most 6 requests of a run at once (to any servers); the rest wait their turn and are all answered`, async () => {
+  await open("net-conc", { network: { allow: ALLOW, perMinute: 50 } });
+  const m = marker("conc");
+  const r = await run(
+    "net-conc",
+    `
+// Two servers (the browser itself makes at most 6 at once to one of them).
+const all = await Promise.all(Array.from({ length: 14 }, (_, i) => foxden.fetch((i % 2 ? "${COI_BASE}" : "${BASE}") + "/api/slow?ms=300&cors=1&g=${m}&m=${m}-" + i)));
+JSON.stringify([all.every((a) => a.status === 200), Math.max(...all.map((a) => a.json().concurrent))])
+`,
+    { lang: "javascript", timeoutMs: 20000 },
+  );
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  const [ok, most] = JSON.parse(JSON.parse(r.result));
+  assert.equal(ok, true);
+  assert.ok(most <= 6, `at most 6 at once on the server, saw ${most}`);
+  assert.ok(most >= 2, `requests still go in parallel, saw ${most}`);
+  assert.equal(r.requests.length, 14);
+  await close("net-conc");
+});
+
 test(`${B}: the worker's fetch() and Pyodide's pyfetch go through the same broker: allowed URLs answer as Responses, refused ones reach no server`, async () => {
   await open("net-web", { network: { allow: ALLOW, methods: ["GET", "POST"], perMinute: 30 } });
   const m = marker("web");

@@ -229,12 +229,34 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
             let _ = stream.write_all(b"0\r\n\r\n");
         }
         "slow" => {
+            use std::collections::HashMap;
+            // How many `slow` requests of one group (`g=`) are being answered at once (the
+            // most seen while this one waited is in the answer): the broker's concurrency
+            // limit is checked by it. Requests of other tests, still sleeping, do not count.
+            static IN_FLIGHT: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
+            let group = query_param(query, "g").unwrap_or_default();
+            let count = |delta: isize| {
+                let mut map = IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner());
+                let n = map
+                    .get_or_insert_with(HashMap::new)
+                    .entry(group.clone())
+                    .or_default();
+                *n = n.saturating_add_signed(delta);
+                *n
+            };
             let ms = query_param(query, "ms")
                 .and_then(|n| n.parse::<u64>().ok())
                 .unwrap_or(0)
                 .min(30_000);
-            thread::sleep(std::time::Duration::from_millis(ms));
-            send(stream, "200 OK", "application/json", "", b"{\"ok\": true}");
+            let mut most = count(1);
+            let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+            while std::time::Instant::now() < until {
+                thread::sleep(std::time::Duration::from_millis(5));
+                most = most.max(count(0));
+            }
+            count(-1);
+            let body = format!("{{\"ok\": true, \"concurrent\": {most}}}");
+            send(stream, "200 OK", "application/json", "", body.as_bytes());
         }
         "redirect" => {
             let to = query_param(query, "to").unwrap_or_else(|| "/".into());

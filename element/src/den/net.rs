@@ -75,6 +75,59 @@ pub(crate) struct RunFetches {
     records: Vec<RequestRecord>,
     /// The run ended: nothing more is made, answered or recorded.
     closed: bool,
+    /// Requests being made now (at most [`MAX_CONCURRENT`]), and those waiting for a slot.
+    in_flight: usize,
+    waiting: std::collections::VecDeque<futures::channel::oneshot::Sender<()>>,
+}
+
+/// The most requests of one run the host makes at once (each may hold up to twice
+/// `maxResponseBytes` while its answer comes); later ones wait for a slot, in order, as a
+/// browser queues requests to one server.
+pub(crate) const MAX_CONCURRENT: usize = 6;
+
+/// A request's slot among the [`MAX_CONCURRENT`]; dropping it hands the slot to the next
+/// request waiting, if any.
+struct Slot(Weak<RefCell<RunFetches>>);
+
+impl Slot {
+    /// Waits for a slot; `None` when the run ended meanwhile.
+    async fn acquire(this: &Weak<RefCell<RunFetches>>) -> Option<Slot> {
+        let wait = {
+            let rc = this.upgrade()?;
+            let mut me = rc.borrow_mut();
+            if me.closed {
+                return None;
+            }
+            if me.in_flight < MAX_CONCURRENT {
+                me.in_flight += 1;
+                None
+            } else {
+                let (tx, rx) = futures::channel::oneshot::channel();
+                me.waiting.push_back(tx);
+                Some(rx)
+            }
+        };
+        if let Some(rx) = wait {
+            // Handed over by a request that ended; cancelled when the run ends.
+            rx.await.ok()?;
+        }
+        Some(Slot(this.clone()))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let Some(rc) = self.0.upgrade() else { return };
+        let Ok(mut me) = rc.try_borrow_mut() else {
+            return;
+        };
+        while let Some(next) = me.waiting.pop_front() {
+            if next.send(()).is_ok() {
+                return;
+            }
+        }
+        me.in_flight = me.in_flight.saturating_sub(1);
+    }
 }
 
 impl Drop for RunFetches {
@@ -100,6 +153,8 @@ impl RunFetches {
             pending: HashMap::new(),
             records: Vec::new(),
             closed: false,
+            in_flight: 0,
+            waiting: std::collections::VecDeque::new(),
         }))
     }
 
@@ -136,6 +191,8 @@ impl RunFetches {
         }
         let mut me = this.borrow_mut();
         me.closed = true;
+        // Requests still waiting for a slot are not made (they are recorded as aborted above).
+        me.waiting.clear();
         std::mem::take(&mut me.records)
     }
 
@@ -275,7 +332,11 @@ fn on_fetch(this: &Rc<RefCell<RunFetches>>, msg: &JsValue) {
         let started = js::now_ms();
         let href = checked.url.href();
         let method = checked.method;
+        let Some(slot) = Slot::acquire(&weak).await else {
+            return;
+        };
         let (answer, status, bytes) = make(&checked, body, signal, max).await;
+        drop(slot);
         let Some(this) = weak.upgrade() else { return };
         // Aborted by the end of the run: finish() has recorded it.
         if this.borrow_mut().pending.remove(&req_no).is_none() {

@@ -73,7 +73,7 @@
   // Limits on what a worker may send (it runs user code: every message is hostile). The host
   // checks all of these again (and the bytes of the files, which pass through here by transfer,
   // without a copy); here they keep the den page itself bounded.
-  const PROTOCOL = 12;
+  const PROTOCOL = 13;
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
   const MAX_PATH = 4096; // UTF-16 units, as the host reads them (it applies the path rules after: a longer path is noted, not kept)
   const STREAMS = ["stdout", "stderr"];

@@ -5,7 +5,7 @@
 // what an honest sender posts; the reader of a den page or worker message checks it anyway.
 
 /** The protocol version a den page announces in `hello`. */
-export type ProtocolVersion = 12;
+export type ProtocolVersion = 13;
 
 /** A pure-Python wheel to install, checked by the host against its SHA-256 pin. */
 export interface Wheel {
@@ -35,6 +35,8 @@ export interface JsCode {
   splits: number[];
   /** A `return` statement at the top level. */
   topReturn: boolean;
+  /** An `await` outside functions (the code runs as an async function body). */
+  topAwait: boolean;
 }
 
 /** One HTTP header (`foxden.fetch`). */

@@ -2079,7 +2079,7 @@ const ASYNC_MARK = Symbol("foxden async run");
  */
 async function runJavascript(msg) {
   const code = msg.code;
-  const prep = msg.js || { names: [], functions: [], splits: [0], topReturn: false };
+  const prep = msg.js || { names: [], functions: [], splits: [0], topReturn: false, topAwait: false };
   // A top-level declaration becomes a global property: one the worker's global object keeps
   // read-only (`undefined`, `NaN`, `Infinity`, …) would silently keep its old value.
   const stuck = prep.names.find(readOnlyGlobal);
@@ -2103,7 +2103,9 @@ async function runJavascript(msg) {
   }
   let value;
   try {
-    if (!prep.topReturn && parses(RealFunction, code)) {
+    // Code with top-level await runs as an async body even when it also parses as a plain
+    // one (`await (p)` there would call a function named `await`).
+    if (!prep.topReturn && !(prep.topAwait && parses(AsyncFunction, code)) && parses(RealFunction, code)) {
       value = indirectEval(code);
     } else if (parses(AsyncFunction, code)) {
       value = await runAsyncBody(code, prep);

@@ -67,6 +67,17 @@ test(`${BROWSER}: results are formatted; declarations persist between runs (also
   assert.equal(aw.error, null, JSON.stringify(aw.error));
   assert.equal(aw.result, "42");
   assert.equal((await js("[later, h()]")).result, "[41, 42]");
+  // `await (…)`, `await(…)` and `await […]` also parse as a call of a function named await
+  // or an index of it: they are top-level awaits all the same.
+  assert.equal((await js("const v5 = await (Promise.resolve(5)); v5")).result, "5");
+  assert.equal((await js("let r3 = await(Promise.resolve(3)); r3")).result, "3");
+  assert.equal((await js("const [p1, p2] = await [1, 2]; p1 + p2")).result, "3");
+  // `let x;` starts x afresh in every run, as a console does (a rerun cell does not keep it).
+  assert.equal((await js("var rows = [5, 9]")).error, null);
+  const cell = "let best;\nfor (const r of rows) if (!best || r > best) best = r;\nbest";
+  assert.equal((await js(cell)).result, "9");
+  assert.equal((await js("rows = [1, 2]")).error, null);
+  assert.equal((await js(cell)).result, "2");
   // A top-level return gives the result.
   assert.equal((await js("if (a > 5) return 'big'; return 'small'")).result, '"big"');
   // Python and JavaScript share the worker's globals, not their variables' namespaces.

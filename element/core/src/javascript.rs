@@ -63,6 +63,9 @@ pub struct Prepared {
     pub splits: Vec<u32>,
     /// A `return` statement at the top level (the code then runs as a function body).
     pub top_return: bool,
+    /// An `await` outside functions (the code then runs as an async function body, even when
+    /// it also parses as a plain one, where `await (p)` would call a function named `await`).
+    pub top_await: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -888,6 +891,31 @@ pub fn prepare(code: &str) -> Prepared {
         }
         v
     };
+    // An `await` outside functions: not a property (`o.await`, `{ await: 1 }`), a label, or
+    // in the body of an arrow function without braces earlier in its statement (`async () =>
+    // await x`, whose tokens are not `in_fn`).
+    let after_arrow = |k: usize| {
+        for j in (0..k).rev() {
+            // The statement of `toks[k]` starts after `toks[j]`.
+            if is_start[j + 1] {
+                return false;
+            }
+            let u = &toks[j];
+            if is_punct(u, "=>") {
+                return true;
+            }
+            if u.kind == Kind::Punct && matches!(u.text, ";" | "{" | "}") {
+                return false;
+            }
+        }
+        false
+    };
+    let top_await = toks.iter().enumerate().any(|(k, t)| {
+        is_kw(t, "await")
+            && !t.in_fn
+            && !toks.get(k + 1).is_some_and(|n| is_punct(n, ":"))
+            && !after_arrow(k)
+    });
     let mut names: Vec<String> = Vec::new();
     let mut functions: Vec<String> = Vec::new();
     // Edits of the source: (byte offset, bytes removed, text inserted), in order.
@@ -917,7 +945,14 @@ pub fn prepare(code: &str) -> Prepared {
                 // The bindings: pattern (= initializer)?, … up to the end of the statement.
                 let mut j = i + 1;
                 loop {
+                    let first = j;
                     j = binding(&toks, j, &mut names, 0);
+                    // `let x;` starts x afresh (as a console does), where `var x;` would keep
+                    // the value an earlier run gave it.
+                    let initialized = toks.get(j).is_some_and(|u| u.text == "=" && !is_start[j]);
+                    if t.text == "let" && !initialized && j > first && j - first == 1 {
+                        edits.push((toks[j - 1].end, 0, " = undefined".into()));
+                    }
                     while let Some(u) = toks.get(j) {
                         if u.depth == 0 && (u.text == "," || u.text == ";" || is_start[j]) {
                             break;
@@ -1015,6 +1050,7 @@ pub fn prepare(code: &str) -> Prepared {
         functions,
         splits,
         top_return,
+        top_await,
     }
 }
 
@@ -1168,6 +1204,46 @@ mod tests {
         ] {
             let p = prepare(code);
             assert!(p.code.len() >= code.len().saturating_sub(3));
+        }
+    }
+
+    #[test]
+    fn let_without_initializer_starts_afresh() {
+        assert_eq!(
+            prepare("let best;\nbest").code,
+            "var best = undefined;\nbest"
+        );
+        assert_eq!(
+            prepare("let a, b = 2, c\nc").code,
+            "var a = undefined, b = 2, c = undefined\nc"
+        );
+        // var keeps its meaning; const always has an initializer.
+        assert_eq!(prepare("var v; const k = 1").code, "var v; var k = 1");
+    }
+
+    #[test]
+    fn top_level_await_is_seen_where_it_also_parses_as_a_call() {
+        for code in [
+            "const v = await (Promise.resolve(5)); v",
+            "await (p)",
+            "let r = await(p)",
+            "const [a, b] = await [1, 2]",
+            "if (x) { await (p) }",
+            "x = { a: await (p) }",
+            "f = async () => 1\nawait (p)",
+            "for await (const x of xs) {}",
+        ] {
+            assert!(prepare(code).top_await, "{code}");
+        }
+        for code in [
+            "async function f() { await (p) }",
+            "f = async () => await (p)",
+            "f = async x => { await x }",
+            "o.await; x = { await: 1 }",
+            "class A { async m() { await (p) } }",
+            "var awaited = 1",
+        ] {
+            assert!(!prepare(code).top_await, "{code}");
         }
     }
 

@@ -12,7 +12,7 @@
 use std::fmt;
 
 /// The protocol version a den page announces in `hello`; the host refuses any other.
-pub const PROTOCOL_VERSION: u32 = 12;
+pub const PROTOCOL_VERSION: u32 = 13;
 
 /// Longest path a den page may name (the path rules' own limit).
 pub const MAX_PATH_BYTES: usize = crate::paths::MAX_PATH_BYTES;

@@ -145,6 +145,7 @@ impl Den {
                 ("functions", str_array(&p.functions).into()),
                 ("splits", splits.into()),
                 ("topReturn", p.top_return.into()),
+                ("topAwait", p.top_await.into()),
             ]);
             (p.code, JsValue::from(js))
         } else {

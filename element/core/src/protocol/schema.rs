@@ -352,6 +352,11 @@ pub const JS_CODE: Shape = Shape {
             Ty::Bool,
             "A `return` statement at the top level.",
         ),
+        f(
+            "topAwait",
+            Ty::Bool,
+            "An `await` outside functions (the code runs as an async function body).",
+        ),
     ],
 };
 

@@ -328,6 +328,12 @@ class _Wheel:
                 raise fail("the path %r would escape site-packages" % info.filename[:200])
             if info.filename in members:
                 raise fail("the path %r is in the zip twice" % info.filename[:200])
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                # zipfile inflates bzip2, LZMA and Zstandard members with no bound on what one
+                # read makes (only deflate is inflated chunk by chunk): a member declaring one
+                # byte could fill the worker's memory. Wheels are stored or deflated.
+                raise fail("%s is compressed with method %d; foxden reads only stored or deflated wheel members"
+                           % (info.filename[:200], info.compress_type))
             if info.filename.lower().endswith(_COMPILED):
                 # The file name's tags are the wheel's word; its contents are what gets imported.
                 raise fail("%s is compiled code; foxden installs only pure-Python wheels" % info.filename[:200])
@@ -574,10 +580,14 @@ def _foxden_install(items, verify):
     """Called by worker.js with a JS array of {file, data: Uint8Array}: [None, [paths written]],
     or [package, message]."""
     import sysconfig
-    wheels = [(str(it.file), it.data.to_bytes()) for it in items]
     written = []
     try:
+        # Inside the try: a MemoryError copying the bytes is a refusal of the wheels too.
+        wheels = [(str(it.file), it.data.to_bytes()) for it in items]
         install(wheels, sysconfig.get_path("purelib"), verify=bool(verify), written_out=written)
         return [None, written]
     except WheelError as e:
         return [e.package, e.message]
+    except MemoryError:
+        first = str(items[0].file).split("-", 1)[0] if len(items) else ""
+        return [first, "the wheels do not fit in the worker's memory (maxMemoryBytes)"]

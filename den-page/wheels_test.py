@@ -190,6 +190,24 @@ class Install(unittest.TestCase):
             self.assertIn("fx_lie.py", cm.exception.message)
             self.assertEqual(self.installed(), [])
 
+    def test_members_compressed_other_than_stored_or_deflated_are_refused_unread(self):
+        # zipfile would inflate a bzip2/LZMA member whole in one read, whatever it declares.
+        for method in (zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+                src = zipfile.ZipFile(io.BytesIO(make_wheel("fx-z", "1", {"fx_z.py": "x = 1\n"})))
+                for info in src.infolist():
+                    z.writestr(info.filename, src.read(info), compress_type=method if info.filename == "fx_z.py" else zipfile.ZIP_DEFLATED)
+            self.refuse([(whl("fx-z", "1"), buf.getvalue())], "fx-z", "compressed with method %d" % method)
+        # Stored members are fine.
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+            src = zipfile.ZipFile(io.BytesIO(make_wheel("fx-s", "1", {"fx_s.py": "x = 1\n"})))
+            for info in src.infolist():
+                z.writestr(info.filename, src.read(info))
+        wheels.install([(whl("fx-s", "1"), buf.getvalue())], self.site, PYODIDE_ENV)
+        self.assertIn("fx_s.py", self.installed())
+
     def test_not_purelib_and_wrong_names_are_refused(self):
         self.refuse([(whl("fx-c", "1"), make_wheel("fx-c", "1", {"fx_c.py": ""}, purelib=False))], "fx-c", "Root-Is-Purelib")
         self.refuse([(whl("fx-a", "1"), make_wheel("fx-a", "1", {"fx_a.py": ""}, meta_name="other"))], "fx-a", "METADATA names the project")

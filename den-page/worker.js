@@ -1420,7 +1420,8 @@ function applySyncUntracked(put, del) {
     const existing = lstatOrNull(path);
     if (existing && !FS.isFile(existing.mode)) removeTree(path);
     FS.writeFile(path, data);
-    const t = mtime || Date.now();
+    // The host's time, 0 included (a file from encodeSnapshot); now only when none is given.
+    const t = typeof mtime === "number" && Number.isFinite(mtime) ? mtime : Date.now();
     FS.utime(path, t, t);
     known.set(path, fsStat(path));
   }

@@ -542,6 +542,8 @@ test(`${B}: a damaged IndexedDB den is refused, and repaired by opening it with 
 test(`${B}: fork copies the files and then diverges`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.snap;
+    // Only { name }: any other key (which fork would not apply) is refused.
+    const refused = await den.fork({ name: "snap-fork-x", store: window.foxden.memoryStore() }).then(() => "forked", (e) => `${e.name} ${e.code} ${e.option}`);
     const fork = await den.fork({ name: "snap-fork" });
     await fork.writeFile("/drop/a.txt", "fork only");
     await den.writeFile("/drop/new.txt", "parent only");
@@ -551,15 +553,35 @@ test(`${B}: fork copies the files and then diverges`, async () => {
       forkList: (await fork.list()).map((f) => f.path),
       forkRun: (await fork.run("open('/drop/a.txt').read()")).result,
       forkName: fork.name,
+      refused,
     };
     await fork.close();
     return out;
   });
+  assert.equal(r.refused, "DenError bad-option store");
   assert.equal(r.parentA, "alpha");
   assert.equal(r.forkA, "fork only");
   assert.deepEqual(r.forkList, ["/drop/a.txt", "/work/b.bin"]);
   assert.equal(r.forkRun, "'fork only'");
   assert.equal(r.forkName, "snap-fork");
+});
+
+test(`${B}: Python sees the file times the host keeps, 0 included (files from encodeSnapshot), also after a reset`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, encodeSnapshot } = window.foxden;
+    const den = await openDen({ name: "mtime0", runtime: iframeRuntime() });
+    await den.restore(encodeSnapshot({ "/work/a.txt": "x" }));
+    const listed = (await den.list())[0].mtime;
+    const code = "import os\nos.stat('/work/a.txt').st_mtime_ns // 1000000";
+    const before = (await den.run(code)).result;
+    await den.reset();
+    const after = (await den.run(code)).result;
+    await den.close();
+    return { listed, before, after };
+  });
+  assert.equal(r.listed, 0);
+  assert.equal(r.before, "0");
+  assert.equal(r.after, "0");
 });
 
 test(`${B}: maxDenBytes is enforced on writes and runs; a refused run keeps the store as it was`, async () => {

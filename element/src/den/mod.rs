@@ -794,6 +794,21 @@ impl Den {
         inner.check_open()?;
         let name = js::opt_str(&opts, "name")?
             .ok_or_else(|| option_error("name", "fork needs { name }"))?;
+        // The fork has the den's store, limits and options: any other key would be silently
+        // ignored (a `store: memoryStore()` on an IndexedDB den would replace a stored den of
+        // that name), so it is refused.
+        if opts.is_object() {
+            // (Reflect.ownKeys: what a Proxy's trap throws is the call's error.)
+            for key in js_sys::Reflect::own_keys(&opts)?.iter() {
+                let Some(key) = key.as_string() else { continue };
+                if key != "name" {
+                    return Err(option_error(
+                        &key,
+                        &format!("fork takes only {{ name }}: the fork keeps this den's store, limits and options ({key:?} is not one fork sets)"),
+                    ));
+                }
+            }
+        }
         let mut o = inner.opts.clone();
         o.name = name;
         limits::validate_den_name(&o.name).map_err(|e| option_error("name", &e.to_string()))?;

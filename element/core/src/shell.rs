@@ -546,35 +546,29 @@ mod tests {
         assert!(err.contains("reads more than 3 MiB"), "{err}");
     }
 
+    /// Runs `cmd` with the real bounds (256 MiB pipes, 1 GiB read): exit code, stdout, stderr.
+    fn run_bounded(m: &FileMap, cmd: &str) -> (i32, Vec<u8>, String) {
+        let mut sink = Sink::new(1 << 20);
+        let code = run(cmd, m, &mut sink, stream::PIPE_OWNED_LIMIT, 1 << 30);
+        let err = String::from_utf8_lossy(&sink.stderr).into_owned();
+        (code, sink.stdout, err)
+    }
+
     #[test]
     fn grep_counts_its_input_once_per_pattern() {
         // 2 000 patterns over 1 MB would be 2 GB of searching on the page's main thread.
         let m = den(&[("/drop/big", &[b'x'; 1 << 20])]);
         let pats: Vec<String> = (0..2000).map(|i| format!("zz{i:05}")).collect();
-        let mut sink = Sink::new(1 << 20);
-        let code = run(
-            &format!("grep -c '{}' /drop/big", pats.join("\n")),
-            &m,
-            &mut sink,
-            stream::PIPE_OWNED_LIMIT,
-            1 << 30,
-        );
+        let (code, _, err) = run_bounded(&m, &format!("grep -c '{}' /drop/big", pats.join("\n")));
         assert_eq!(code, 2);
         assert_eq!(
-            String::from_utf8_lossy(&sink.stderr),
+            err,
             "den.sh: this command line reads more than 1024 MiB (grep reads its input once per pattern); stopped\n"
         );
         // The same pattern given many times is searched once.
-        let mut sink = Sink::new(1 << 20);
         let same = vec!["x"; 2000].join("\n");
-        let code = run(
-            &format!("grep -c '{same}' /drop/big"),
-            &m,
-            &mut sink,
-            stream::PIPE_OWNED_LIMIT,
-            1 << 30,
-        );
-        assert_eq!((code, sink.stdout.as_slice()), (0, &b"1\n"[..]));
+        let (code, out, _) = run_bounded(&m, &format!("grep -c '{same}' /drop/big"));
+        assert_eq!((code, out.as_slice()), (0, &b"1\n"[..]));
     }
 
     #[test]
@@ -583,39 +577,22 @@ mod tests {
         let m = den(&[("/drop/f", &[b'a'; 1 << 20])]);
         let ops = "/drop/f ".repeat(80);
         for (flags, limit) in [("", 64), ("-i ", 16)] {
-            let mut sink = Sink::new(1 << 20);
-            let code = run(
-                &format!("cat {ops}| grep {flags}-c a"),
-                &m,
-                &mut sink,
-                stream::PIPE_OWNED_LIMIT,
-                1 << 30,
-            );
-            let err = String::from_utf8_lossy(&sink.stderr).into_owned();
+            let (code, out, err) = run_bounded(&m, &format!("cat {ops}| grep {flags}-c a"));
             assert_eq!(code, 2, "{err}");
             assert!(err.contains(&format!("than {limit} MiB")), "{err}");
             // The count so far (GNU grep prints it too when it stops at an error).
-            assert_eq!(sink.stdout, b"0\n");
+            assert_eq!(out, b"0\n");
         }
         // A long unterminated last line inside one file is not copied: no limit.
         let big = vec![b'a'; (64 << 20) + 10];
         let m1 = den(&[("/drop/big", &big)]);
         for cmd in ["grep -c a /drop/big", "cat /drop/big | grep -c a"] {
-            let mut sink = Sink::new(1 << 20);
-            let code = run(cmd, &m1, &mut sink, stream::PIPE_OWNED_LIMIT, 1 << 30);
-            assert_eq!((code, sink.stdout.as_slice()), (0, &b"1\n"[..]), "{cmd}");
+            let (code, out, _) = run_bounded(&m1, cmd);
+            assert_eq!((code, out.as_slice()), (0, &b"1\n"[..]), "{cmd}");
         }
         // Under the bound, the long line is one line.
-        let ops = "/drop/f ".repeat(3);
-        let mut sink = Sink::new(1 << 20);
-        let code = run(
-            &format!("cat {ops}| grep -c a"),
-            &m,
-            &mut sink,
-            stream::PIPE_OWNED_LIMIT,
-            1 << 30,
-        );
-        assert_eq!((code, sink.stdout.as_slice()), (0, &b"1\n"[..]));
+        let (code, out, _) = run_bounded(&m, &format!("cat {}| grep -c a", "/drop/f ".repeat(3)));
+        assert_eq!((code, out.as_slice()), (0, &b"1\n"[..]));
     }
 
     #[test]

@@ -172,6 +172,8 @@ const BEFORE_REGEX: &[&str] = &[
     "else",
     "yield",
     "await",
+    // A statement of its own: what follows starts an expression statement.
+    "debugger",
 ];
 
 /// Three-character and two-character punctuators the tokenizer keeps whole.
@@ -1205,6 +1207,15 @@ mod tests {
             let p = prepare(code);
             assert!(p.code.len() >= code.len().saturating_sub(3));
         }
+    }
+
+    #[test]
+    fn a_regex_after_debugger_is_a_regex() {
+        let code = "debugger\n/`/.test(\"a\")\nconst help = `\nlet x = 1 declares x\n`\nhelp";
+        assert_eq!(
+            prepare(code).code,
+            code.replacen("const help", "var help", 1)
+        );
     }
 
     #[test]

@@ -145,6 +145,8 @@ struct Tok<'a> {
     bk: Bk,
     /// For a class body's `{`: the index of its `class` token.
     owner: usize,
+    /// A `:` that ends a label or a `case`/`default` clause (a statement follows it).
+    ends_clause: bool,
 }
 
 /// True if `t` is the keyword `word` (not a property name).
@@ -405,6 +407,7 @@ fn starts_statement(p: Option<&Tok>, kind: Kind, text: &str, nl: bool, prop: boo
                     || after_line_break()
             }
             ")" if matches!(p.bk, Bk::Head | Bk::HeadOther | Bk::DoWhile) => true,
+            ":" if p.ends_clause => true,
             _ => after_line_break(),
         },
         Kind::Ident if !p.prop && matches!(p.text, "else" | "do" | "try" | "finally" | "catch") => {
@@ -509,6 +512,8 @@ fn lex_until_close<'a>(lx: &mut Lexer<'a>, out: &mut Vec<Tok<'a>>, stop_at_close
     // `class` tokens waiting for their body (depth, index), and `do` tokens for their `while`.
     let mut pending_class: Vec<(usize, usize)> = Vec::new();
     let mut pending_do: Vec<usize> = Vec::new();
+    // `case` clauses waiting for their `:` (depth, `?`s of conditionals seen in the test).
+    let mut pending_case: Vec<(usize, usize)> = Vec::new();
     let mut prev: Option<Tok<'a>> = None;
     loop {
         let nl_before = lx.skip_blank(prev.is_none() && !stop_at_close);
@@ -581,6 +586,9 @@ fn lex_until_close<'a>(lx: &mut Lexer<'a>, out: &mut Vec<Tok<'a>>, stop_at_close
             while pending_do.last().is_some_and(|&d| d > open.len()) {
                 pending_do.pop();
             }
+            while pending_case.last().is_some_and(|&(d, _)| d > open.len()) {
+                pending_case.pop();
+            }
         }
         let depth = open.len();
         let inside = open.last().copied();
@@ -621,6 +629,11 @@ fn lex_until_close<'a>(lx: &mut Lexer<'a>, out: &mut Vec<Tok<'a>>, stop_at_close
                         prev.as_ref().filter(|p| is_punct(p, ")")).map(|p| p.bk)
                     {
                         Bk::FnBody { decl }
+                    } else if matches!(inside, Some(Bk::ClassBody { .. }))
+                        && prev.as_ref().is_some_and(|p| is_kw(p, "static"))
+                    {
+                        // A class's `static { … }` block: statements, as in a function.
+                        Bk::FnBody { decl: false }
                     } else if stmt {
                         Bk::Block
                     } else {
@@ -641,7 +654,31 @@ fn lex_until_close<'a>(lx: &mut Lexer<'a>, out: &mut Vec<Tok<'a>>, stop_at_close
             match text {
                 "class" => pending_class.push((depth, out.len())),
                 "do" => pending_do.push(depth),
+                "case" if stmt => pending_case.push((depth, 0)),
                 _ => {}
+            }
+        }
+        // A `:` after a `case` test (not a conditional's), or after a name that starts a
+        // statement (a label, `default`), is followed by a statement.
+        let mut ends_clause = false;
+        if kind == Kind::Punct && text == "?" {
+            if let Some((d, q)) = pending_case.last_mut() {
+                if *d == depth {
+                    *q += 1;
+                }
+            }
+        } else if kind == Kind::Punct && text == ":" {
+            match pending_case.last_mut() {
+                Some((d, q)) if *d == depth && *q > 0 => *q -= 1,
+                Some((d, _)) if *d == depth => {
+                    pending_case.pop();
+                    ends_clause = true;
+                }
+                _ => {
+                    ends_clause = prev
+                        .as_ref()
+                        .is_some_and(|p| p.kind == Kind::Ident && !p.prop && p.stmt);
+                }
             }
         }
         let tok = Tok {
@@ -657,6 +694,7 @@ fn lex_until_close<'a>(lx: &mut Lexer<'a>, out: &mut Vec<Tok<'a>>, stop_at_close
             in_object: inside == Some(Bk::Object),
             bk,
             owner,
+            ends_clause,
         };
         if kind == Kind::Punct && matches!(text, "(" | "[" | "{") {
             open.push(bk);
@@ -1207,6 +1245,30 @@ mod tests {
             let p = prepare(code);
             assert!(p.code.len() >= code.len().saturating_sub(3));
         }
+    }
+
+    #[test]
+    fn blocks_after_labels_cases_and_static_are_blocks() {
+        // A regex after such a block is a regex: the template after it stays text.
+        for code in [
+            "found: {\n  x = 1\n}\n/'|`/.test(s)\nconst tip = `\nlet y = 1\n`",
+            "switch (k) { case 1: { x = 1 } /`/.test(s) }\nconst tip = `\nlet y = 1\n`",
+            "class R {\n static {\n  if (!g) {}\n  /`/.test(s)\n }\n}\nconst tip = `\nlet y = 1\n`",
+        ] {
+            assert_eq!(
+                prepare(code).code,
+                code.replacen("const tip", "var tip", 1)
+                    .replacen("class R {", "var R = class R {", 1)
+                    .replacen("\n}\nvar tip", "\n};\nvar tip", 1),
+                "{code}"
+            );
+        }
+        // A top-level return inside a braced case or a labelled block.
+        assert!(prepare("switch (1) { case 1: { return \"one\" } }").top_return);
+        assert!(prepare("out: { return 1 }").top_return);
+        // Conditionals in a case test, and object literals, are not clauses.
+        assert!(!prepare("switch (k) { case a ? b : c: x = { r: { return: 1 } } }").top_return);
+        assert!(!prepare("x = c ? { return: 1 } : 2").top_return);
     }
 
     #[test]

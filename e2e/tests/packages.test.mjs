@@ -222,6 +222,8 @@ test(`${B}: wrong tags, a corrupt zip, a RECORD mismatch, an escaping path and a
   is(r.escape, "six", /escape site-packages/);
   is(r.missing, "sympy", /requires mpmath<1\.4,>=1\.1\.0, which is not among the given wheels/);
   is(r.fetch, "nothing", /could not be fetched.*HTTP 404/);
+  // (The hint about Pyodide's files is not for a wheel's URL, which is the page's own.)
+  assert.doesNotMatch(r.fetch.message, /pyodideUrl/);
   assert.equal(r.works, "[1, 2]");
 });
 

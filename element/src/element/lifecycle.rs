@@ -14,7 +14,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
+use wasm_bindgen_futures::spawn_local;
 use web_sys::{Element, HtmlElement};
 
 // ---------------------------------------------------------------------------------------------
@@ -37,8 +37,16 @@ impl Ready {
             reject = Some(rej);
         });
         // Marks the promise handled: a page that never reads `ready` gets no unhandled rejection
-        // (the error is also an `error` event). The future's callbacks go away once it settles.
-        drop(JsFuture::from(promise.clone()));
+        // (the error is also an `error` event). One handler for every element's promises, kept
+        // for the page's life: a promise that never settles (an element never connected) holds
+        // nothing of its own.
+        thread_local! {
+            static IGNORE: wasm_bindgen::closure::Closure<dyn FnMut(JsValue)> =
+                wasm_bindgen::closure::Closure::new(|_: JsValue| {});
+        }
+        IGNORE.with(|f| {
+            let _ = promise.catch(f);
+        });
         Ready {
             promise,
             resolve,

@@ -132,8 +132,15 @@ async fn fetch_bytes_teed(
         })?
         .unchecked_into();
     if !resp.ok() {
-        return Err(load_error(crate::errors::LoadStage::Assets,
-            &format!("GET {url} answered HTTP {} (is pyodideUrl right, and are the Pyodide {PYODIDE_VERSION} files there?)", resp.status()),
+        // The hint is about Pyodide's files (a wheel's URL is the page's own).
+        let hint = if max == MAX_BODY_BYTES {
+            format!(" (is pyodideUrl right, and are the Pyodide {PYODIDE_VERSION} files there?)")
+        } else {
+            String::new()
+        };
+        return Err(load_error(
+            crate::errors::LoadStage::Assets,
+            &format!("GET {url} answered HTTP {}{hint}", resp.status()),
         ));
     }
     let total = resp

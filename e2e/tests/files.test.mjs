@@ -544,7 +544,7 @@ test(`${B}: fork copies the files and then diverges`, async () => {
     const den = window.dens.snap;
     // Only { name }: any other key (which fork would not apply) is refused.
     const refused = await den.fork({ name: "snap-fork-x", store: window.foxden.memoryStore() }).then(() => "forked", (e) => `${e.name} ${e.code} ${e.option}`);
-    const fork = await den.fork({ name: "snap-fork" });
+    const fork = await den.fork({ name: "snap-fork", store: undefined });
     await fork.writeFile("/drop/a.txt", "fork only");
     await den.writeFile("/drop/new.txt", "parent only");
     const out = {

@@ -78,6 +78,8 @@ test(`${BROWSER}: results are formatted; declarations persist between runs (also
   assert.equal((await js(cell)).result, "9");
   assert.equal((await js("rows = [1, 2]")).error, null);
   assert.equal((await js(cell)).result, "2");
+  // A `let` that a line break ended stays ended (the next line is not its initializer's call).
+  assert.equal((await js("let res\n(() => { globalThis.ranIt = 1 })();\n[res, ranIt]")).result, "[undefined, 1]");
   // A top-level return gives the result.
   assert.equal((await js("if (a > 5) return 'big'; return 'small'")).result, '"big"');
   // Python and JavaScript share the worker's globals, not their variables' namespaces.

@@ -935,20 +935,40 @@ pub fn prepare(code: &str) -> Prepared {
     // in the body of an arrow function without braces earlier in its statement (`async () =>
     // await x`, whose tokens are not `in_fn`).
     let after_arrow = |k: usize| {
-        for j in (0..k).rev() {
-            // The statement of `toks[k]` starts after `toks[j]`.
-            if is_start[j + 1] {
+        // Back from `toks[k]` to the start of its statement, over whole bracket groups (an
+        // object literal's `{` is part of the expression; a block's is not). Long scans are
+        // cut short as "after an arrow" (the async path runs such code too).
+        let mut j = k;
+        for _ in 0..10_000 {
+            if toks[j].stmt || j == 0 {
                 return false;
             }
+            j -= 1;
             let u = &toks[j];
-            if is_punct(u, "=>") {
-                return true;
+            if u.kind != Kind::Punct {
+                continue;
             }
-            if u.kind == Kind::Punct && matches!(u.text, ";" | "{" | "}") {
-                return false;
+            match u.text {
+                "=>" => return true,
+                ";" => return false,
+                "{" if u.bk != Bk::Object => return false,
+                ")" | "]" | "}" => {
+                    let d = u.depth;
+                    while j > 0 {
+                        j -= 1;
+                        let o = &toks[j];
+                        if o.depth == d
+                            && o.kind == Kind::Punct
+                            && matches!(o.text, "(" | "[" | "{")
+                        {
+                            break;
+                        }
+                    }
+                }
+                _ => {}
             }
         }
-        false
+        true
     };
     let top_await = toks.iter().enumerate().any(|(k, t)| {
         is_kw(t, "await")
@@ -989,9 +1009,19 @@ pub fn prepare(code: &str) -> Prepared {
                     j = binding(&toks, j, &mut names, 0);
                     // `let x;` starts x afresh (as a console does), where `var x;` would keep
                     // the value an earlier run gave it.
-                    let initialized = toks.get(j).is_some_and(|u| u.text == "=" && !is_start[j]);
+                    let next = toks.get(j);
+                    let initialized = next.is_some_and(|u| u.text == "=" && !is_start[j]);
                     if t.text == "let" && !initialized && j > first && j - first == 1 {
-                        edits.push((toks[j - 1].end, 0, " = undefined".into()));
+                        // On a new line, what follows ended the declaration by automatic
+                        // semicolon insertion: after `= undefined` it would continue it
+                        // (`let r\n(f)()`), so the semicolon is written out.
+                        let ends_line = next.is_some_and(|u| u.nl_before && u.text != ",");
+                        let init = if ends_line {
+                            " = undefined;"
+                        } else {
+                            " = undefined"
+                        };
+                        edits.push((toks[j - 1].end, 0, init.into()));
                     }
                     while let Some(u) = toks.get(j) {
                         if u.depth == 0 && (u.text == "," || u.text == ";" || is_start[j]) {
@@ -1288,10 +1318,24 @@ mod tests {
         );
         assert_eq!(
             prepare("let a, b = 2, c\nc").code,
-            "var a = undefined, b = 2, c = undefined\nc"
+            "var a = undefined, b = 2, c = undefined;\nc"
         );
         // var keeps its meaning; const always has an initializer.
         assert_eq!(prepare("var v; const k = 1").code, "var v; var k = 1");
+        // A line that automatic semicolon insertion ended stays ended.
+        assert_eq!(
+            prepare("let r\n(async () => 1)()").code,
+            "var r = undefined;\n(async () => 1)()"
+        );
+        assert_eq!(
+            prepare("let acc\n[1, 2].forEach(f)").code,
+            "var acc = undefined;\n[1, 2].forEach(f)"
+        );
+        assert_eq!(prepare("let x\n= 1").code, "var x\n= 1");
+        assert_eq!(
+            prepare("let a\n, b").code,
+            "var a = undefined\n, b = undefined"
+        );
     }
 
     #[test]
@@ -1308,6 +1352,16 @@ mod tests {
         ] {
             assert!(prepare(code).top_await, "{code}");
         }
+        // An arrow's await inside brackets of its expression body is the arrow's.
+        for code in [
+            "const get = async (u) => ({ body: await (await fetch(u)).json() })",
+            "btn.onclick = async () => render({ v: await load() })",
+            "g = async () => f(() => {}, await x)",
+        ] {
+            assert!(!prepare(code).top_await, "{code}");
+        }
+        // One in a block, after an arrow on an earlier line, is top-level.
+        assert!(prepare("if (ok) {\n const d = n => n * 2\n log(d(await (p)))\n}").top_await);
         for code in [
             "async function f() { await (p) }",
             "f = async () => await (p)",

@@ -801,7 +801,10 @@ impl Den {
             // (Reflect.ownKeys: what a Proxy's trap throws is the call's error.)
             for key in js_sys::Reflect::own_keys(&opts)?.iter() {
                 let Some(key) = key.as_string() else { continue };
-                if key != "name" {
+                // (A key left undefined sets nothing: `fork({ ...opts, name })` is fine.)
+                if key != "name"
+                    && !js_sys::Reflect::get(&opts, &key.as_str().into())?.is_undefined()
+                {
                     return Err(option_error(
                         &key,
                         &format!("fork takes only {{ name }}: the fork keeps this den's store, limits and options ({key:?} is not one fork sets)"),

@@ -2104,14 +2104,16 @@ async function runJavascript(msg) {
   }
   let value;
   try {
-    // Code with top-level await runs as an async body even when it also parses as a plain
-    // one (`await (p)` there would call a function named `await`).
-    if (!prep.topReturn && !(prep.topAwait && parses(AsyncFunction, code)) && parses(RealFunction, code)) {
+    // Code with top-level await (or return) runs as an async body even when it also parses
+    // as a plain one (`await (p)` there would call a function named `await`).
+    if (!prep.topReturn && !prep.topAwait && parses(RealFunction, code)) {
       value = indirectEval(code);
     } else if (parses(AsyncFunction, code)) {
       value = await runAsyncBody(code, prep);
     } else {
-      value = indirectEval(code); // throws the SyntaxError, with the engine's message
+      // Plain code after all (an `await` that is a name), or the SyntaxError, with the
+      // engine's message.
+      value = indirectEval(code);
     }
   } catch (e) {
     return { result: null, error: jsError(e, msg.maxOutputBytes) };

@@ -193,13 +193,13 @@ impl IdbDen {
         if keys.length() != all.length() {
             return Err(damaged("changed while it was read"));
         }
+        // Strings are read with bounds (copied into this page's memory, which never shrinks):
+        // a path is at most MAX_PATH_BYTES, a SHA-256 64 hex digits.
+        let bounded = |v: &JsValue, cap: usize| {
+            crate::wire::text(v, cap).and_then(|(t, cut)| (!cut).then_some(t))
+        };
         let mut ops = Vec::new();
         for (i, rec) in all.iter().enumerate() {
-            // Strings are read with bounds (copied into this page's memory, which never
-            // shrinks): a path is at most MAX_PATH_BYTES, a SHA-256 64 hex digits.
-            let bounded = |v: &JsValue, cap: usize| {
-                crate::wire::text(v, cap).and_then(|(t, cut)| (!cut).then_some(t))
-            };
             let path = bounded(&get(&rec, "path"), foxden_core::paths::MAX_PATH_BYTES)
                 .ok_or_else(|| damaged("holds a record without a valid path"))?;
             // Exactly `[den, path]` (a longer array key also lies in the den's range).
@@ -224,12 +224,9 @@ impl IdbDen {
             let entry = FileEntry::new(bytes, mtime);
             // Records are checked on load too: a record whose hash does not match is refused.
             if sha.as_deref() != Some(foxden_core::hex(&entry.sha256).as_str()) {
-                return Err(den_error(
-                    crate::errors::DenErrorCode::Storage,
-                    &format!(
-                        "IndexedDB record {path} does not match its SHA-256; the store is damaged (openDen with a snapshot, or a fork onto this name, replaces its files)"
-                    ),
-                ));
+                return Err(damaged(&format!(
+                    "record {path} does not match its SHA-256"
+                )));
             }
             ops.push(Op::Put { path, entry });
         }

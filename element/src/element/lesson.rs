@@ -337,6 +337,38 @@ impl Drop for Busy {
     }
 }
 
+/// A hidden run (setup, check) with the status `saying` so. Returns its result and the status
+/// shown before; a run that is refused puts that status back.
+async fn hidden_run(
+    state: &State,
+    den: &Den,
+    code: String,
+    opts: JsValue,
+    tag: u32,
+    saying: &str,
+) -> Result<(JsValue, Option<String>), JsValue> {
+    let before = state
+        .ui()
+        .map(|ui| ui.status.text_content().unwrap_or_default());
+    state.ui_status(saying);
+    match den.run_tagged(code, opts, tag).await {
+        Ok(r) => Ok((r, before)),
+        Err(e) => {
+            if let Some(before) = &before {
+                state.ui_status(before);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Says in the status that Stop, `stop()` or the signal ended the run whose result is `r`.
+fn show_stopped(state: &State, r: &JsValue, error: Option<&RunError>) {
+    let restarted = get(r, "restarted").as_bool() == Some(true);
+    let ty = error.map_or("", |e| e.ty.as_str());
+    state.ui_status(super::lifecycle::stopped_status(restarted, ty));
+}
+
 /// The `error` of a run's result object, as a `RunError`.
 fn run_error(result: &JsValue) -> Option<RunError> {
     let e = get(result, "error");
@@ -401,21 +433,21 @@ pub(crate) async fn lesson_run(
         let setup = setup.as_str();
         let interpreter = den.interpreter();
         if router.setup.borrow_mut().claim(setup, interpreter) {
-            let before = state
-                .ui()
-                .map(|ui| ui.status.text_content().unwrap_or_default());
-            state.ui_status("Running the setup code…");
             // A run that is refused (bad options, closed den) did not run the setup either.
-            let r = match den
-                .run_tagged(setup.to_owned(), python_opts.clone(), hidden)
-                .await
+            let said = "Running the setup code…";
+            let r = match hidden_run(
+                &state,
+                &den,
+                setup.to_owned(),
+                python_opts.clone(),
+                hidden,
+                said,
+            )
+            .await
             {
-                Ok(r) => r,
+                Ok((r, _)) => r,
                 Err(e) => {
                     router.setup.borrow_mut().undo(setup);
-                    if let Some(before) = &before {
-                        state.ui_status(before);
-                    }
                     return Err(e);
                 }
             };
@@ -423,8 +455,7 @@ pub(crate) async fn lesson_run(
                 router.setup.borrow_mut().undo(setup);
                 if den.run_stopped() {
                     // Stopped (Stop, stop(), the signal) while the setup ran: not its failure.
-                    let restarted = crate::js::get(&r, "restarted").as_bool() == Some(true);
-                    state.ui_status(super::lifecycle::stopped_status(restarted, &e.ty));
+                    show_stopped(&state, &r, Some(&e));
                     return Ok(r);
                 }
                 state.ui_status(&format!("The setup code failed: {}: {}", e.ty, e.message));
@@ -486,28 +517,15 @@ pub(crate) async fn lesson_run(
         // restarted, and the check would not see what the code made.
         None if den.interpreter() != interpreter => CheckResult::code_left_work(),
         None => {
-            let done = state
-                .ui()
-                .map(|ui| ui.status.text_content().unwrap_or_default());
-            state.ui_status("Checking your code…");
-            let c = match den.run_tagged(check, python_opts, hidden).await {
-                Ok(c) => c,
-                Err(e) => {
-                    if let Some(done) = &done {
-                        state.ui_status(done);
-                    }
-                    return Err(e);
-                }
-            };
+            let said = "Checking your code…";
+            let (c, done) = hidden_run(&state, &den, check, python_opts, hidden, said).await?;
             if state.generation.get() != generation {
                 return Ok(result);
             }
             let error = run_error(&c);
             if den.run_stopped() {
                 // Stopped (Stop, stop(), the signal) while the check ran: no verdict.
-                let restarted = crate::js::get(&c, "restarted").as_bool() == Some(true);
-                let ty = error.as_ref().map_or("", |e| e.ty.as_str());
-                state.ui_status(super::lifecycle::stopped_status(restarted, ty));
+                show_stopped(&state, &c, error.as_ref());
                 return Ok(result);
             }
             if let Some(done) = done {

@@ -524,16 +524,12 @@ pub(crate) fn add_files(state: &Rc<State>, files: JsValue) {
                 )),
             };
             // Dropped while Python loads: the write waits for the den, as `writeFile` does.
-            let result = match buf {
-                Ok(b) => match super::live_den(s.clone()).await {
-                    Ok(den) => {
-                        den.write_impl(format!("/drop/{name}"), Uint8Array::new(&b).into())
-                            .await
-                    }
-                    Err(e) => Err(e),
-                },
-                Err(e) => Err(e),
-            };
+            let result = async {
+                let bytes = Uint8Array::new(&buf?);
+                let den = super::live_den(s.clone()).await?;
+                den.write_impl(format!("/drop/{name}"), bytes.into()).await
+            }
+            .await;
             match result {
                 Ok(_) => s.ui_status(&format!("Added /drop/{name}")),
                 Err(e) => s.emit_error(&e),

@@ -89,23 +89,33 @@ pub(crate) async fn fetch_bytes(
     url: &str,
     progress: &dyn Fn(f64, f64),
 ) -> Result<ArrayBuffer, JsValue> {
-    fetch_bytes_teed(url, progress, None, MAX_BODY_BYTES).await
+    fetch_bytes_teed(url, progress, None, MAX_BODY_BYTES, true).await
 }
 
-/// [`fetch_bytes`], refusing a body longer than `max` bytes: by its `Content-Length` before
-/// reading, else as soon as that many bytes came (the download is aborted).
+/// [`fetch_bytes`] of a file that is not Pyodide's (a wheel), refusing a body longer than
+/// `max` bytes: by its `Content-Length` before reading, else as soon as that many bytes came
+/// (the download is aborted).
 pub(crate) async fn fetch_bytes_capped(url: &str, max: u64) -> Result<ArrayBuffer, JsValue> {
-    fetch_bytes_teed(url, &|_, _| {}, None, (max as f64).min(MAX_BODY_BYTES)).await
+    fetch_bytes_teed(
+        url,
+        &|_, _| {},
+        None,
+        (max as f64).min(MAX_BODY_BYTES),
+        false,
+    )
+    .await
 }
 
 /// [`fetch_bytes`], and with `tee`, a second reading of the body as it downloads (a
 /// `ReadableStream` from the body's `tee()`), sent as soon as the response came; dropped
-/// unsent when there is no body to split.
+/// unsent when there is no body to split. `pyodide`: one of Pyodide's files (an HTTP error's
+/// message then asks whether `pyodideUrl` is right).
 async fn fetch_bytes_teed(
     url: &str,
     progress: &dyn Fn(f64, f64),
     tee: Option<futures::channel::oneshot::Sender<JsValue>>,
     max: f64,
+    pyodide: bool,
 ) -> Result<ArrayBuffer, JsValue> {
     let too_big = |n: f64| {
         load_error(
@@ -133,7 +143,7 @@ async fn fetch_bytes_teed(
         .unchecked_into();
     if !resp.ok() {
         // The hint is about Pyodide's files (a wheel's URL is the page's own).
-        let hint = if max == MAX_BODY_BYTES {
+        let hint = if pyodide {
             format!(" (is pyodideUrl right, and are the Pyodide {PYODIDE_VERSION} files there?)")
         } else {
             String::new()
@@ -249,7 +259,7 @@ pub(crate) async fn fetch_assets(
     let zip_url = format!("{}python_stdlib.zip", opts.pyodide_url);
     let lock_url = format!("{}pyodide-lock.json", opts.pyodide_url);
     let (wasm, stdlib, lock) = futures::future::join3(
-        fetch_bytes_teed(&wasm_url, &r0, wasm_stream, MAX_BODY_BYTES),
+        fetch_bytes_teed(&wasm_url, &r0, wasm_stream, MAX_BODY_BYTES, true),
         fetch_bytes(&zip_url, &r1),
         async {
             let t = fetch_text(&lock_url).await;

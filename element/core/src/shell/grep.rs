@@ -243,19 +243,18 @@ fn search(o: &Opts, rope: &Rope, name: &str, prefix: bool, io: &mut Io) -> Found
     };
     'lines: for line in lines(rope, max_line) {
         lineno += 1;
-        if line.too_long && !o.matcher.icase {
-            io.err(&format!(
-                "grep: {name}: line {lineno} runs across piped data for more than {} MiB, the longest den.sh reads as one line; stopped\n",
-                MAX_COPIED_LINE >> 20
-            ));
-            too_long = true;
-            break;
-        }
-        if o.matcher.icase && (line.too_long || line.text.len() > MAX_FOLD_LINE) {
-            io.err(&format!(
-                "grep: {name}: line {lineno} is longer than {} MiB, the longest den.sh folds for -i; stopped\n",
-                MAX_FOLD_LINE >> 20
-            ));
+        if line.too_long || (o.matcher.icase && line.text.len() > MAX_FOLD_LINE) {
+            io.err(&if o.matcher.icase {
+                format!(
+                    "grep: {name}: line {lineno} is longer than {} MiB, the longest den.sh folds for -i; stopped\n",
+                    MAX_FOLD_LINE >> 20
+                )
+            } else {
+                format!(
+                    "grep: {name}: line {lineno} runs across piped data for more than {} MiB, the longest den.sh reads as one line; stopped\n",
+                    MAX_COPIED_LINE >> 20
+                )
+            });
             too_long = true;
             break;
         }

@@ -187,6 +187,47 @@ test(`${B}: a wheel larger than the den's budget for wheels is refused as it dow
   }
 });
 
+test(`${B}: wheels downloading together stop at the den's budget for wheels in all, and the first refusal stops the others`, async () => {
+  const { createHash } = await import("node:crypto");
+  const MiB = 1024 * 1024;
+  const sent = (g) => page.evaluate(async (g) => (await (await fetch(`/api/sent?g=${g}`)).json()).sent, g);
+  /** What the server wrote for group `g`, once it stopped growing. */
+  const settled = async (g) => {
+    let last = -1;
+    for (;;) {
+      const now = await sent(g);
+      if (now === last) return now;
+      last = now;
+      await new Promise((r) => setTimeout(r, 400));
+    }
+  };
+  // Three wheels of 60 MiB each (each under the 64 MiB budget, correctly pinned): together
+  // they pass it, and the downloads stop there instead of all 180 MiB being held first.
+  const n = 60 * MiB;
+  const pin = createHash("sha256").update(Buffer.alloc(n, "y")).digest("hex");
+  const g1 = `total-${B}-${Date.now()}`;
+  const three = ["ka", "kb", "kc"].map((k) => ({ url: `/api/stream/${k}-1.0-py3-none-any.whl?n=${n}&g=${g1}`, sha256: pin }));
+  const r = await page.evaluate((three) => window.refusal("pk-total", three), three);
+  assert.deepEqual([r.name, r.stage, r.isLoad], ["DenLoadError", "package", true], JSON.stringify(r));
+  assert.ok(["ka", "kb", "kc"].includes(r.package), JSON.stringify(r));
+  assert.match(r.message, /-1\.0-py3-none-any\.whl takes the den's wheels past 64 MiB in all \(the downloads were stopped there\)/);
+  const total = await settled(g1);
+  assert.ok(total >= 64 * MiB && total < 120 * MiB, `the server wrote ${total / MiB} MiB`);
+  // A wheel refused by its pin stops a slow download of another (4 MiB at 16 KiB per 40 ms,
+  // about 10 s): the refusal comes first and the server is cut off early.
+  const g2 = `cancel-${B}-${Date.now()}`;
+  const slow = { url: `/api/stream/slow-1.0-py3-none-any.whl?n=${4 * MiB}&delay=40&g=${g2}`, sha256: "0".repeat(64) };
+  const bad = { ...spec("six"), sha256: "0".repeat(64) };
+  const c = await page.evaluate(async (list) => {
+    const t0 = performance.now();
+    return { ...(await window.refusal("pk-cancel", list)), ms: performance.now() - t0 };
+  }, [slow, bad]);
+  assert.deepEqual([c.name, c.stage, c.package], ["DenLoadError", "package", "six"], JSON.stringify(c));
+  assert.match(c.message, /six-1\.17\.0-py2\.py3-none-any\.whl has SHA-256 .* but 0{64} was pinned/);
+  const written = await settled(g2);
+  assert.ok(written < 2 * MiB, `the server wrote ${written / MiB} MiB of the slow wheel`);
+});
+
 test(`${B}: wrong tags, a corrupt zip, a RECORD mismatch, an escaping path and a missing dependency are refused by name`, async () => {
   const r = await page.evaluate(
     async (record, escape, sympy) => {

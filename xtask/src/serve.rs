@@ -172,7 +172,8 @@ fn query_param(query: &str, key: &str) -> Option<String> {
 /// - `json`: `{"ok": true, "method", "path"}` as JSON;
 /// - `echo` (any method): the request body back, as `application/octet-stream`;
 /// - `big?n=N`: N bytes with a `Content-Length`; `stream?n=N`: N bytes, chunked, no length
-///   (N at most 128 MiB);
+///   (N at most 128 MiB), with `delay=T` T ms before each 16 KiB piece (at most 1 s), and with
+///   `g=G` the bytes written counted under group G (`sent?g=G` answers `{"sent": bytes}`);
 /// - `redirect?to=URL`: 302 to URL;
 /// - `slow?ms=T`: `{"ok": true}` after T ms (at most 30 s).
 fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8], headers: &str) {
@@ -207,7 +208,17 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
         }
         "echo" => send(stream, "200 OK", "application/octet-stream", "", body),
         "big" => send(stream, "200 OK", "text/plain", "", &vec![b'x'; n]),
+        "sent" => {
+            let group = query_param(query, "g").unwrap_or_default();
+            let text = format!("{{\"sent\": {}}}", sent_count(&group, 0));
+            send(stream, "200 OK", "application/json", "", text.as_bytes());
+        }
         "stream" => {
+            let group = query_param(query, "g");
+            let delay = query_param(query, "delay")
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+                .min(1000);
             let head = format!(
                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n{headers}\r\n"
             );
@@ -216,6 +227,9 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
             let mut left = n;
             while left > 0 {
                 let k = left.min(chunk.len());
+                if delay > 0 {
+                    thread::sleep(std::time::Duration::from_millis(delay));
+                }
                 if stream
                     .write_all(format!("{k:x}\r\n").as_bytes())
                     .and_then(|_| stream.write_all(&chunk[..k]))
@@ -223,6 +237,9 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
                     .is_err()
                 {
                     return; // the client stopped reading (cut at its cap)
+                }
+                if let Some(g) = &group {
+                    sent_count(g, k);
                 }
                 left -= k;
             }
@@ -271,6 +288,19 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
             b"no such endpoint",
         ),
     }
+}
+
+/// Adds `bytes` to what `stream` wrote for `group`; returns the new count.
+fn sent_count(group: &str, bytes: usize) -> usize {
+    use std::collections::HashMap;
+    static SENT: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
+    let mut map = SENT.lock().unwrap_or_else(|e| e.into_inner());
+    let n = map
+        .get_or_insert_with(HashMap::new)
+        .entry(group.to_owned())
+        .or_default();
+    *n += bytes;
+    *n
 }
 
 /// Starts the static server on 127.0.0.1:`port` (0: any); returns the port.

@@ -348,6 +348,19 @@ pub fn add_bytes(total: u64, wheel: &WheelName, size: u64) -> Result<u64, Packag
     Ok(sum)
 }
 
+/// The refusal of a wheel whose download took the wheels being downloaded (with the caller's
+/// own) past [`MAX_PACKAGES_BYTES`] together; the downloads are stopped there.
+pub fn past_budget(wheel: &WheelName) -> PackageError {
+    err(
+        &wheel.name,
+        format!(
+            "{} takes the den's wheels past {} MiB in all (the downloads were stopped there)",
+            wheel.file,
+            MAX_PACKAGES_BYTES >> 20
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,19 +89,25 @@ pub(crate) async fn fetch_bytes(
     url: &str,
     progress: &dyn Fn(f64, f64),
 ) -> Result<ArrayBuffer, JsValue> {
-    fetch_bytes_teed(url, progress, None, MAX_BODY_BYTES, true).await
+    fetch_bytes_teed(url, progress, None, MAX_BODY_BYTES, true, &|_| Ok(())).await
 }
 
 /// [`fetch_bytes`] of a file that is not Pyodide's (a wheel), refusing a body longer than
 /// `max` bytes: by its `Content-Length` before reading, else as soon as that many bytes came
-/// (the download is aborted).
-pub(crate) async fn fetch_bytes_capped(url: &str, max: u64) -> Result<ArrayBuffer, JsValue> {
+/// (the download is aborted). `take` is told each piece's length as it comes, before it is
+/// kept; its error ends (and aborts) the download, and is the fetch's error.
+pub(crate) async fn fetch_bytes_capped(
+    url: &str,
+    max: u64,
+    take: &dyn Fn(u32) -> Result<(), JsValue>,
+) -> Result<ArrayBuffer, JsValue> {
     fetch_bytes_teed(
         url,
         &|_, _| {},
         None,
         (max as f64).min(MAX_BODY_BYTES),
         false,
+        take,
     )
     .await
 }
@@ -109,13 +115,14 @@ pub(crate) async fn fetch_bytes_capped(url: &str, max: u64) -> Result<ArrayBuffe
 /// [`fetch_bytes`], and with `tee`, a second reading of the body as it downloads (a
 /// `ReadableStream` from the body's `tee()`), sent as soon as the response came; dropped
 /// unsent when there is no body to split. `pyodide`: one of Pyodide's files (an HTTP error's
-/// message then asks whether `pyodideUrl` is right).
+/// message then asks whether `pyodideUrl` is right). `take`: see [`fetch_bytes_capped`].
 async fn fetch_bytes_teed(
     url: &str,
     progress: &dyn Fn(f64, f64),
     tee: Option<futures::channel::oneshot::Sender<JsValue>>,
     max: f64,
     pyodide: bool,
+    take: &dyn Fn(u32) -> Result<(), JsValue>,
 ) -> Result<ArrayBuffer, JsValue> {
     let too_big = |n: f64| {
         load_error(
@@ -177,6 +184,7 @@ async fn fetch_bytes_teed(
             if f64::from(buf.byte_length()) > max {
                 return Err(too_big(f64::from(buf.byte_length())));
             }
+            take(buf.byte_length())?;
             return Ok(buf);
         }
     };
@@ -212,6 +220,8 @@ async fn fetch_bytes_teed(
             // Dropping `abort` (still armed) aborts the download.
             return Err(too_big(loaded));
         }
+        // An error here drops `abort` still armed: the download is aborted.
+        take(chunk.length())?;
         progress(loaded, total.max(loaded));
         chunks.push(chunk);
     }
@@ -258,8 +268,12 @@ pub(crate) async fn fetch_assets(
     let wasm_url = format!("{}pyodide.asm.wasm", opts.pyodide_url);
     let zip_url = format!("{}python_stdlib.zip", opts.pyodide_url);
     let lock_url = format!("{}pyodide-lock.json", opts.pyodide_url);
-    let (wasm, stdlib, lock) = futures::future::join3(
-        fetch_bytes_teed(&wasm_url, &r0, wasm_stream, MAX_BODY_BYTES, true),
+    // The first to fail ends the others (each download is aborted when its future is dropped):
+    // a missing lock file does not wait for the 9 MB wasm.
+    let (wasm, stdlib, lock) = futures::future::try_join3(
+        fetch_bytes_teed(&wasm_url, &r0, wasm_stream, MAX_BODY_BYTES, true, &|_| {
+            Ok(())
+        }),
         fetch_bytes(&zip_url, &r1),
         async {
             let t = fetch_text(&lock_url).await;
@@ -267,8 +281,7 @@ pub(crate) async fn fetch_assets(
             t
         },
     )
-    .await;
-    let (wasm, stdlib, lock) = (wasm?, stdlib?, lock?);
+    .await?;
     check_assets(&wasm, &stdlib, &lock, &opts.pyodide_url)?;
     Ok((wasm, stdlib, lock))
 }

@@ -7,6 +7,7 @@ use crate::errors::{option_error, package_error};
 use crate::js::{self, get_str, is_absent};
 use foxden_core::packages::{self as core, PackageError, PinnedUrl, WheelName};
 use js_sys::{Array, Uint8Array};
+use std::cell::Cell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -145,18 +146,63 @@ fn check(list: &[PackageSource]) -> Result<(), JsValue> {
     core::check_set(&wheels).map_err(|e| package_error(&e))
 }
 
-/// Fetches (in parallel) and checks every wheel against its pin and the size limit. Rejects
-/// with `DenLoadError` stage "package" naming the first wheel that failed.
+/// Fetches (in parallel) and checks every wheel against its pin and the size limits. Rejects
+/// with `DenLoadError` stage "package" naming the first wheel that failed; that ends the other
+/// downloads (each is aborted when its future is dropped). The downloads count against the
+/// den's budget for wheels together, as their bytes come (with the caller's own bytes), so the
+/// page never holds much more than that budget in wheels, however many there are.
 pub async fn load(list: &[PackageSource]) -> Result<Vec<Wheel>, JsValue> {
-    let fetched = futures::future::join_all(list.iter().map(|p| async move {
-        match p {
-            PackageSource::Bytes { bytes, .. } => Ok(bytes.clone()),
-            // Each wheel is cut off at the den's whole budget for wheels: a server that sends
-            // more never fills the page's memory first.
-            PackageSource::Url(u) => super::fetch_bytes_capped(&u.url, core::MAX_PACKAGES_BYTES)
+    let held = Cell::new(
+        list.iter()
+            .map(|p| match p {
+                PackageSource::Bytes { bytes, .. } => u64::from(bytes.length()),
+                PackageSource::Url(_) => 0,
+            })
+            .sum::<u64>(),
+    );
+    let fetched =
+        futures::future::try_join_all(list.iter().map(|p| fetch_checked(p, &held))).await?;
+    let mut total = 0u64;
+    let mut out = Vec::with_capacity(list.len());
+    for (p, data) in list.iter().zip(fetched) {
+        let wheel = p.wheel();
+        total = core::add_bytes(total, wheel, js::byte_len(&data) as u64)
+            .map_err(|e| package_error(&e))?;
+        out.push(Wheel {
+            file: wheel.file.clone(),
+            data,
+        });
+    }
+    Ok(out)
+}
+
+/// One wheel's bytes (fetched, or the caller's), checked against its pin. `held`: the bytes
+/// of every wheel of the den held so far.
+async fn fetch_checked(p: &PackageSource, held: &Cell<u64>) -> Result<Uint8Array, JsValue> {
+    let (wheel, pin, data) = match p {
+        PackageSource::Bytes {
+            wheel,
+            sha256,
+            bytes,
+        } => (wheel, sha256, bytes.clone()),
+        // Each wheel is cut off at the den's whole budget for wheels; all of them together too.
+        PackageSource::Url(u) => {
+            let over = Cell::new(false);
+            let take = |n: u32| {
+                let sum = held.get().saturating_add(u64::from(n));
+                held.set(sum);
+                over.set(sum > core::MAX_PACKAGES_BYTES);
+                if over.get() {
+                    return Err(JsValue::UNDEFINED);
+                }
+                Ok(())
+            };
+            let buf = super::fetch_bytes_capped(&u.url, core::MAX_PACKAGES_BYTES, &take)
                 .await
-                .map(|buf| Uint8Array::new(&buf))
                 .map_err(|e| {
+                    if over.get() {
+                        return package_error(&core::past_budget(&u.wheel));
+                    }
                     package_error(&PackageError {
                         package: u.wheel.name.clone(),
                         message: format!(
@@ -165,28 +211,13 @@ pub async fn load(list: &[PackageSource]) -> Result<Vec<Wheel>, JsValue> {
                             get_str(&e, "message").unwrap_or_else(|| js::describe(&e))
                         ),
                     })
-                }),
+                })?;
+            (&u.wheel, &u.sha256, Uint8Array::new(&buf))
         }
-    }))
-    .await;
-    let mut total = 0u64;
-    let mut out = Vec::with_capacity(list.len());
-    for (p, data) in list.iter().zip(fetched) {
-        let data = data?;
-        let (wheel, pin) = match p {
-            PackageSource::Url(u) => (&u.wheel, &u.sha256),
-            PackageSource::Bytes { wheel, sha256, .. } => (wheel, sha256),
-        };
-        total = core::add_bytes(total, wheel, js::byte_len(&data) as u64)
-            .map_err(|e| package_error(&e))?;
-        let digest = super::warm::sha256(&data).await;
-        core::check_sha256(wheel, &digest, pin).map_err(|e| package_error(&e))?;
-        out.push(Wheel {
-            file: wheel.file.clone(),
-            data,
-        });
-    }
-    Ok(out)
+    };
+    let digest = super::warm::sha256(&data).await;
+    core::check_sha256(wheel, &digest, pin).map_err(|e| package_error(&e))?;
+    Ok(data)
 }
 
 /// The `packages` list of a boot message: `[{ file, data }]` (copied by postMessage).

@@ -526,6 +526,81 @@ test(`${B}: close() while the host reopens a replaced den page leaves no den pag
   assert.equal(out.iframes, 1, "only the suite's own den page");
   assert.equal(out.after, "DenError:closed");
 });
+test(`${B}: close() ends a den page's reopening at once, and the call waiting behind it`, async () => {
+  const key = `k-${B}-${Date.now()}`;
+  const out = await page.evaluate(async (key) => {
+    const { openDen, iframeRuntime, memoryStore, liveCounts } = window.foxden;
+    const frames = () => document.querySelectorAll("iframe[data-foxden-den]").length;
+    const [conns, iframes] = [liveCounts().connections, frames()];
+    const d = await openDen({ name: "reopen-stalled", store: memoryStore(), runtime: iframeRuntime({ denUrl: `/stallable/${key}/e2e/hostile-den.html` }) });
+    // From now on the den page's address answers only after 30 s.
+    await fetch(`/api/stall?key=${key}`);
+    // The den page ignores the run: the watchdog replaces it; the new one does not come.
+    const r = await d.run(`post({ t: "started", id: msg.id }); await new Promise(() => {});`, { timeoutMs: 200 });
+    const queued = d.run("post(honest({}))").then(() => "ran", (e) => `${e.name}:${e.code}`);
+    await new Promise((res) => setTimeout(res, 300));
+    const during = frames() - iframes;
+    await d.close();
+    const settled = await Promise.race([queued, new Promise((res) => setTimeout(() => res("still pending"), 3000))]);
+    return { kind: r.error.kind, during, settled, iframes: frames() - iframes, conns: liveCounts().connections - conns };
+  }, key);
+  assert.equal(out.kind, "timeout");
+  assert.equal(out.during, 1, "the reopening's den page is there while it loads");
+  assert.equal(out.settled, "DenError:closed");
+  assert.equal(out.iframes, 0, "no den page left behind");
+  assert.equal(out.conns, 0, "no connection left behind");
+});
+test(`${B}: a den page reloaded in its iframe (its container moved) is replaced at once, for a run and for reset()`, async () => {
+  const out = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, memoryStore } = window.foxden;
+    const box = document.createElement("div");
+    document.body.append(box);
+    const d = await openDen({ name: "moved", store: memoryStore(), runtime: iframeRuntime({ denUrl: "/den/den.html", pyodideUrl: "/pyodide/", container: box }) });
+    const a = (await d.run("6 * 7")).result;
+    // Moving the container reloads its iframe: the den page there was never connected.
+    const move = async () => {
+      const frame = box.querySelector("iframe");
+      const reloaded = new Promise((res) => frame.addEventListener("load", res, { once: true }));
+      document.body.append(box);
+      await reloaded;
+    };
+    await move();
+    let t0 = performance.now();
+    const r = await d.run("1 + 1", { timeoutMs: 20000 });
+    const runMs = performance.now() - t0;
+    const b = (await d.run("6 * 7")).result;
+    await move();
+    t0 = performance.now();
+    const reset = await Promise.race([d.reset().then((x) => x.from, (e) => `${e.name}:${e.code}:${e.message}`), new Promise((res) => setTimeout(() => res("still pending"), 20000))]);
+    const resetMs = performance.now() - t0;
+    const c = (await d.run("6 * 7")).result;
+    await d.close();
+    box.remove();
+    return { a, kind: r.error && r.error.kind, runMs, b, reset, resetMs, c };
+  });
+  assert.equal(out.a, "42");
+  assert.equal(out.kind, "crashed", "the run did not run: the den page it was posted to is gone");
+  assert.ok(out.runMs < 5000, `the run waited ${out.runMs} ms`);
+  assert.equal(out.b, "42", "the next run runs in a fresh den page");
+  assert.match(out.reset, /^(snapshot|scratch)$/);
+  assert.ok(out.resetMs < 15000, `reset() took ${out.resetMs} ms`);
+  assert.equal(out.c, "42");
+});
+test(`${B}: a den page refused at once (it redirects) is not held up by Pyodide's download`, async () => {
+  const out = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, memoryStore } = window.foxden;
+    const t0 = performance.now();
+    try {
+      // Pyodide's files answer only after 8 s here.
+      await openDen({ name: "redirected-slow", store: memoryStore(), runtime: iframeRuntime({ denUrl: "/redirect-to/den/den.html", pyodideUrl: "/api/slow/?ms=8000&f=", loadTimeoutMs: 30000 }) });
+      return { opened: true };
+    } catch (e) {
+      return { error: `${e.name}:${e.stage}:${e.message}`, ms: performance.now() - t0 };
+    }
+  });
+  assert.match(out.error, /^DenLoadError:den-page:.*redirects/);
+  assert.ok(out.ms < 5000, `refused after ${out.ms} ms`);
+});
 test(`${B}: a denUrl that redirects is refused before the port is handed over`, async () => {
   const out = await page.evaluate(async () => {
     const { openDen, iframeRuntime, memoryStore } = window.foxden;

@@ -93,7 +93,19 @@ fn handle_static(mut stream: TcpStream, mounts: &Mounts, log: &Log, coi: bool) {
     let method = parts.next().unwrap_or("");
     let target = parts.next().unwrap_or("/");
     let path_part = target.split(['?', '#']).next().unwrap_or("/");
-    let path = percent_decode(path_part);
+    let mut path = percent_decode(path_part);
+    // `/stallable/<key>/<path>` serves `/<path>`, after 30 s once `/api/stall?key=<key>` was
+    // asked: lets the tests hold up a den page's second loading (its reopening).
+    if let Some((key, rest)) = path
+        .strip_prefix("/stallable/")
+        .and_then(|r| r.split_once('/'))
+    {
+        let stalled = stalled_keys(None).contains(&key.to_owned());
+        path = format!("/{rest}");
+        if stalled {
+            thread::sleep(std::time::Duration::from_secs(30));
+        }
+    }
     let mut found: Option<PathBuf> = None;
     for (prefix, dir) in mounts {
         if let Some(rest) = path.strip_prefix(prefix.as_str()) {
@@ -174,6 +186,7 @@ fn query_param(query: &str, key: &str) -> Option<String> {
 /// - `big?n=N`: N bytes with a `Content-Length`; `stream?n=N`: N bytes, chunked, no length
 ///   (N at most 128 MiB), with `delay=T` T ms before each 16 KiB piece (at most 1 s), and with
 ///   `g=G` the bytes written counted under group G (`sent?g=G` answers `{"sent": bytes}`);
+/// - `stall?key=K`: from now on `/stallable/K/<path>` answers only after 30 s;
 /// - `redirect?to=URL`: 302 to URL;
 /// - `slow?ms=T`: `{"ok": true}` after T ms (at most 30 s).
 fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8], headers: &str) {
@@ -208,6 +221,10 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
         }
         "echo" => send(stream, "200 OK", "application/octet-stream", "", body),
         "big" => send(stream, "200 OK", "text/plain", "", &vec![b'x'; n]),
+        "stall" => {
+            stalled_keys(query_param(query, "key"));
+            send(stream, "200 OK", "application/json", "", b"{\"ok\": true}");
+        }
         "sent" => {
             let group = query_param(query, "g").unwrap_or_default();
             let text = format!("{{\"sent\": {}}}", sent_count(&group, 0));
@@ -288,6 +305,14 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
             b"no such endpoint",
         ),
     }
+}
+
+/// The keys of `/stallable/` paths held up (adding `add`).
+fn stalled_keys(add: Option<String>) -> Vec<String> {
+    static KEYS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut keys = KEYS.lock().unwrap_or_else(|e| e.into_inner());
+    keys.extend(add);
+    keys.clone()
 }
 
 /// Adds `bytes` to what `stream` wrote for `group`; returns the new count.

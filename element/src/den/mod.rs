@@ -68,6 +68,9 @@ pub(crate) struct Inner {
     adapter_call: RefCell<Option<futures::channel::oneshot::Sender<adapter::Interrupt>>>,
     /// The adapter call in flight is a run (`stop()` ends runs, not resets).
     adapter_running: Cell<bool>,
+    /// A fresh den page is being opened ([`Inner::ensure_connection`]): `close()` drops this,
+    /// which ends that opening at once (its iframe is removed).
+    reopening: RefCell<Option<oneshot::Sender<()>>>,
     /// File writes in the last minute (`maxWritesPerMinute`).
     rate: RefCell<WriteRate>,
     /// `foxden.fetch`: the den's network options and its requests in the last minute.
@@ -226,6 +229,7 @@ async fn open_claimed(
         info: RefCell::new(info),
         adapter_call: RefCell::new(None),
         adapter_running: Cell::new(false),
+        reopening: RefCell::new(None),
     });
     if let Some(s) = started {
         s.keep();
@@ -443,10 +447,20 @@ impl Inner {
         if let Some(c) = self.connection() {
             return Ok(c);
         }
+        self.check_open()?;
         // The previous den page stopped answering: start a fresh one (files are host-owned).
-        let conn = Rc::new(runtime::start(&self.opts.runtime, Rc::new(|_, _| {})).await?);
+        // close() ends the opening at once (it drops `reopening`), not at its load timeout.
+        let (tx, closed) = oneshot::channel::<()>();
+        *self.reopening.borrow_mut() = Some(tx);
+        let start = runtime::start(&self.opts.runtime, Rc::new(|_, _| {}));
+        let started = match futures::future::select(Box::pin(start), closed).await {
+            futures::future::Either::Left((conn, _)) => Some(conn),
+            futures::future::Either::Right(_) => None,
+        };
+        self.reopening.borrow_mut().take();
         // close() may have come while the den page loaded: then it must not stay.
         self.check_open()?;
+        let conn = Rc::new(started.ok_or_else(|| self.closed_error())??);
         *self.info.borrow_mut() = info_object(&conn);
         self.sync.borrow_mut().reset();
         *self.conn.borrow_mut() = Some(conn.clone());
@@ -843,15 +857,25 @@ impl Den {
             inner.check_open()?;
             return r.unwrap_or_else(|| Err(inner.closed_error()));
         }
-        let conn = inner.ensure_connection().await?;
-        let r = conn.reset(inner.opts.runtime.load_timeout_ms).await;
+        let load_ms = inner.opts.runtime.load_timeout_ms;
+        let mut r = inner.ensure_connection().await?.reset(load_ms).await;
+        if matches!(r, Err(runtime::ResetError::Gone)) {
+            // The den page is gone (its iframe was removed or reloaded): a fresh one, reset.
+            *inner.conn.borrow_mut() = None;
+            inner.sync.borrow_mut().reset();
+            r = inner.ensure_connection().await?.reset(load_ms).await;
+        }
         inner.sync.borrow_mut().reset();
         // close() during the reset ends it: say so, not that the interpreter failed.
         inner.check_open()?;
         let (from, boot_ms, packages_ms) = r.map_err(|e| {
+            let why = match e {
+                runtime::ResetError::Gone => "the den page is gone".to_owned(),
+                runtime::ResetError::Failed(why) => why,
+            };
             den_error(
                 crate::errors::DenErrorCode::Reset,
-                &format!("the interpreter did not restart: {e}"),
+                &format!("the interpreter did not restart: {why}"),
             )
         })?;
         let out = obj(&[("from", from.into()), ("bootMs", boot_ms.into())]);
@@ -869,10 +893,12 @@ impl Den {
             let again = inner.closing.borrow().clone();
             return again.unwrap_or_else(|| Promise::resolve(&JsValue::UNDEFINED));
         }
-        // A run in flight ends now (as "crashed", the den was closed), not at its watchdog.
+        // A run in flight ends now (as "crashed", the den was closed), not at its watchdog; a
+        // den page being opened in its place is dropped.
         if let Some(conn) = inner.conn.borrow_mut().take() {
             conn.cancel_pending();
         }
+        inner.reopening.borrow_mut().take();
         if let Some(a) = &inner.opts.adapter {
             // A run in flight ends now, as closed; its signal tells the adapter to stop.
             if let Some(tx) = inner.adapter_call.borrow_mut().take() {

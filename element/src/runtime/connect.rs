@@ -56,18 +56,18 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
                 Ok::<_, JsValue>((wasm, stdlib, lock, digests, js::now_ms() - started))
             };
             let handshake = async {
-                let conn = handshake(opts, isolation, hello_seen.clone()).await;
-                if let Ok(c) = &conn {
-                    // No stream (no body to split, or the fetch failed): `boot` carries the bytes.
-                    if let Ok(stream) = wasm_rx.await {
-                        streamed.set(send_wasm_stream(c, &stream));
-                    }
+                let conn = handshake(opts, isolation, hello_seen.clone()).await?;
+                // No stream (no body to split, or the fetch failed): `boot` carries the bytes.
+                if let Ok(stream) = wasm_rx.await {
+                    streamed.set(send_wasm_stream(&conn, &stream));
                 }
-                (conn, js::now_ms() - started)
+                Ok((conn, js::now_ms() - started))
             };
-            let (assets, (conn, hello_ms)) = futures::future::join(assets, handshake).await;
-            let (wasm, stdlib, lock, digests, assets_ms) = assets?;
-            let conn = conn?;
+            // Whichever fails first is the opening's error, at once: a den page refused (a
+            // redirect, isolation, another protocol) does not wait for Pyodide's download, whose
+            // fetches are then aborted (and a failed download drops the den page).
+            let ((wasm, stdlib, lock, digests, assets_ms), (conn, hello_ms)) =
+                futures::future::try_join(assets, handshake).await?;
             // The den page compiles the wasm and starts its first worker while the warm cache
             // is read; that worker boots when `warm` comes.
             let booting = js::now_ms();
@@ -460,6 +460,7 @@ pub(super) fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Conn
     );
     let link = DenLink {
         frame: iframe.clone(),
+        lost: Rc::default(),
     };
     let shared = Rc::new(RefCell::new(Shared::default()));
     let (tx, rx) = oneshot::channel();
@@ -487,7 +488,19 @@ pub(super) fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Conn
         allowed: std::cell::Cell::new(false),
     });
     let g = gate.clone();
+    let s3 = shared.clone();
     let on_load = Listener::new(iframe.as_ref(), "load", move |_| {
+        if g.posted.get() {
+            // The page that got `connect` was replaced (the iframe moved in the document, and
+            // so reloaded): the new one was never connected and answers nothing. Posts fail from
+            // now on, and the runs and resets waiting end at once, so the den opens a fresh
+            // page instead of waiting for their timeouts.
+            g.link.lost.set(true);
+            let mut shared = s3.borrow_mut();
+            shared.runs.clear();
+            shared.resets.clear();
+            return;
+        }
         g.loaded.set(true);
         g.try_post();
     });

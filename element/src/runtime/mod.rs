@@ -135,6 +135,9 @@ struct Shared {
 #[derive(Clone)]
 pub struct DenLink {
     frame: HtmlIFrameElement,
+    /// The page that was connected to is gone from the iframe (it loaded again, e.g. because
+    /// the iframe was moved in the document): nothing posted now would be read.
+    lost: Rc<std::cell::Cell<bool>>,
 }
 
 impl DenLink {
@@ -144,6 +147,9 @@ impl DenLink {
         msg: &JsValue,
         transfer: &JsValue,
     ) -> Result<(), JsValue> {
+        if self.lost.get() {
+            return Err(JsValue::from_str("the den page was reloaded"));
+        }
         let w = self
             .frame
             .content_window()
@@ -418,19 +424,27 @@ impl Connection {
 
     /// Restarts the interpreter; resolves when the new one is ready, with how it booted:
     /// `("snapshot" | "scratch", boot ms, ms its packages took to install)`.
-    pub async fn reset(&self, timeout_ms: f64) -> Result<(&'static str, f64, Option<f64>), String> {
+    pub async fn reset(
+        &self,
+        timeout_ms: f64,
+    ) -> Result<(&'static str, f64, Option<f64>), ResetError> {
         let id = self.next_id();
         let (tx, rx) = oneshot::channel();
         self.shared.borrow_mut().resets.insert(id, tx);
-        let _ = self.link.post_message(&obj(&[
+        let posted = self.link.post_message(&obj(&[
             ("t", HostToDen::Reset.as_str().into()),
             ("id", id.into()),
         ]));
+        if posted.is_err() {
+            // The den page is gone (its iframe removed, or reloaded): nothing will answer.
+            self.shared.borrow_mut().resets.remove(&id);
+            return Err(ResetError::Gone);
+        }
         let out = with_timeout(rx, timeout_ms).await;
         self.shared.borrow_mut().resets.remove(&id);
         match out {
             Some(Ok(msg)) => match wire::text(&get(&msg, "error"), 4096) {
-                Some((e, _)) => Err(e),
+                Some((e, _)) => Err(ResetError::Failed(e)),
                 None => Ok((
                     if js::get_tag(&msg, "from", 16).as_deref() == Some("snapshot") {
                         "snapshot"
@@ -443,9 +457,19 @@ impl Connection {
                     get_f64(&msg, "packagesMs").filter(|v| v.is_finite() && *v >= 0.0),
                 )),
             },
-            _ => Err("the den page did not answer the reset".into()),
+            _ => Err(ResetError::Failed(
+                "the den page did not answer the reset".into(),
+            )),
         }
     }
+}
+
+/// Why [`Connection::reset`] failed.
+pub enum ResetError {
+    /// The den page could not be posted to: it is gone (a fresh one is needed).
+    Gone,
+    /// The den page answered with this error, or did not answer in time.
+    Failed(String),
 }
 
 /// The id of a message, if it is a whole number in range.

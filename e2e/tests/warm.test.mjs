@@ -237,3 +237,30 @@ test(`${B}: warmStart: false and warm-start="off" keep nothing and use nothing`,
   });
   assert.equal(await page.evaluate(() => window.foxden.clearWarmCache()), true);
 });
+
+test(`${B}: an entry the den page never becomes ready from is dropped at the load timeout`, async () => {
+  await visit();
+  const { url } = await waitForEntry();
+  const hung = await page.evaluate(async () => {
+    const { openDen, iframeRuntime } = window.foxden;
+    try {
+      await openDen({ name: "warm-hang", runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html?warm=hang", loadTimeoutMs: 4000 }) });
+      return "opened";
+    } catch (e) {
+      return `${e.name}:${e.stage}`;
+    }
+  });
+  assert.equal(hung, "DenLoadError:timeout");
+  let left = [];
+  for (let i = 0; i < 20; i++) {
+    left = await entries();
+    if (left.length === 0) break;
+    await sleep(250);
+  }
+  assert.deepEqual(left, [], `the entry ${url} was kept`);
+  // The next visit boots from scratch and keeps a new entry.
+  const v = await visit();
+  assert.equal(v.info.warmStart, "miss");
+  assert.equal(v.result, "(42, False, True, 4)");
+  await waitForEntry();
+});

@@ -30,6 +30,8 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
     let warm_on = opts.warm_start && warm::available();
     // The warm cache entry's unpacked length, from its headers (before its body is read).
     let hint = std::cell::Cell::new(0u32);
+    // An entry was handed over: if the den then never becomes ready, the entry goes too.
+    let entry_handed = std::cell::Cell::new(false);
     let work = async {
         // Three things at once: the den page loads and says hello; the host fetches the assets;
         // the warm cache's entry is read and verified (reading it does not need its key).
@@ -88,6 +90,7 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
             _ => None,
         };
         let handed = snapshot.is_some();
+        entry_handed.set(handed);
         let warm_ms = js::now_ms() - booting;
         let booted = async { Ok(send_warm(&conn, ready, snapshot, key.is_some()).await) };
         let ((), sent) = futures::future::try_join(verified, booted).await?;
@@ -122,6 +125,13 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         Some(Ok(conn)) => conn,
         Some(Err(e)) => return Err(e),
         None => {
+            // A den page that never became ready from a warm entry may hang on it at every
+            // visit: it is dropped (the next visit boots from scratch and makes a new one).
+            if entry_handed.get() {
+                wasm_bindgen_futures::spawn_local(async {
+                    let _ = warm::clear().await;
+                });
+            }
             let msg = if !hello_seen.get() {
                 diagnose_den_page(&opts.den_url).await
             } else {

@@ -95,6 +95,59 @@ test(`${B}: hostile done: a path outside /drop, /out, /work is not kept`, async 
 test(`${B}: hostile done: a relative path is not kept`, async () => {
   notKept(await attack(`post(honest({ changed: [{ path: "work/x", data: new Uint8Array([1]) }] }))`));
 });
+test(`${B}: hostile done: thousands of long invalid paths are noted twenty by name, shortly, then counted`, async () => {
+  // Once a note per path, each holding the path twice in full: 20 000 such paths made a
+  // gigabyte of notes and stopped the host's module.
+  const r = await attack(
+    `const p = "/work/" + "\\u200b".repeat(4090);
+    post(honest({ changed: Array.from({ length: 2500 }, () => ({ path: p, data: new Uint8Array([1]) })), deleted: new Array(2500).fill(p) }));`,
+    { timeoutMs: 20000 },
+  );
+  notKept(r);
+  assert.match(r.stderr, /foxden: 4980 more invalid paths were not kept/);
+  assert.equal(r.stderr.match(/was (not kept|ignored): invalid path \(too-long\)/g).length, 20);
+  assert.ok(r.stderr.length < 20000, `${r.stderr.length} characters of notes`);
+});
+test(`${B}: hostile done: paths of more than 24 Mi UTF-16 units in all refuse the reply before they are copied`, async () => {
+  refused(
+    await attack(`const p = "/work/" + "\\u200b".repeat(4090);
+    post(honest({ deleted: new Array(10000).fill(p) }));`, { timeoutMs: 20000 }),
+    /24 Mi UTF-16 units in all/,
+  );
+});
+test(`${B}: hostile done: a file over maxFileBytes refuses the changes before anything is copied`, async () => {
+  const out = await page.evaluate(async () => {
+    const { openDen, iframeRuntime, memoryStore, liveCounts } = window.foxden;
+    const den = await openDen({ name: "big-file", store: memoryStore(), maxFileBytes: 1000, maxDenBytes: 512 << 20, runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html", pyodideUrl: "/pyodide/" }) });
+    const before = liveCounts().wasmBytes;
+    const r = await den.run(
+      `const a = new Uint8Array(200 << 20); a[5] = 1;
+      post(honest({ changed: [{ path: "/work/small.txt", data: new Uint8Array([1]) }, { path: "/work/big.bin", data: a }] }), [a.buffer]);`,
+      { timeoutMs: 20000 },
+    );
+    const grew = liveCounts().wasmBytes - before;
+    const list = (await den.list()).map((f) => f.path);
+    await den.close();
+    return { error: r.error, files: r.files, grew, list, before };
+  });
+  assert.equal(out.error?.kind, "storage", JSON.stringify(out.error));
+  assert.match(out.error.message, /"\/work\/big\.bin" would hold 209715200 bytes, over the cap of 1000 bytes per file \(maxFileBytes\)/);
+  assert.deepEqual(out.files, { created: [], changed: [], deleted: [] });
+  assert.deepEqual(out.list, []);
+  assert.ok(out.before > 0);
+  assert.ok(out.grew < 64 << 20, `the host's memory grew by ${out.grew} bytes`);
+});
+test(`${B}: hostile done: notes on invalid paths cannot hide that the run's changes were not kept`, async () => {
+  const r = await attack(
+    `post({ t: "out", id: msg.id, parts: [{ stream: "stdout", text: "x".repeat(1000) }] });
+    const changed = [{ path: "/work/b.bin/x", data: new Uint8Array([1]) }];
+    for (let i = 0; i < 40; i++) changed.push({ path: "/etc/f" + i, data: new Uint8Array([1]) });
+    post(honest({ error: { kind: "python", type: "E", message: "m", traceback: "" }, changed }));`,
+    { maxOutputBytes: 1000 },
+  );
+  assert.deepEqual(r.files, { created: [], changed: [], deleted: [] });
+  assert.match(r.stderr, /^foxden: the run's file changes were not kept: /m);
+});
 test(`${B}: hostile done: a traversal deletion is ignored`, async () => {
   notKept(await attack(`post(honest({ deleted: ["/drop/../work/b.bin"] }))`));
 });

@@ -130,6 +130,8 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
     let mut files: Vec<(JsString, Uint8Array)> = Vec::with_capacity(changed.length() as usize);
     let mut total = 0u64;
     let mut over_cap = None;
+    let mut too_big = None;
+    let mut units = 0u64;
     for f in changed.iter() {
         if !f.is_object() {
             return Err(ReplyError::Field {
@@ -141,7 +143,7 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
             field: "changed[].path",
             expected: "a path string",
         })?;
-        limits.check_path_len("changed[].path", path.length())?;
+        limits.check_path_len("changed[].path", path.length(), &mut units)?;
         let data: Uint8Array = get(&f, "data").dyn_into().map_err(|_| ReplyError::Field {
             field: "changed[].data",
             expected: "a Uint8Array",
@@ -155,6 +157,9 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         {
             over_cap = Some(bytes);
         }
+        if len > limits.max_file_bytes as f64 && too_big.is_none() {
+            too_big = Some((String::from(&path), len as u64));
+        }
         files.push((path, data));
     }
     let mut gone = Vec::with_capacity(deleted.length() as usize);
@@ -163,19 +168,19 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
             field: "deleted[]",
             expected: "a path string",
         })?;
-        limits.check_path_len("deleted[]", p.length())?;
+        limits.check_path_len("deleted[]", p.length(), &mut units)?;
         gone.push(String::from(p));
     }
     // Second pass: copy (under the cap), stopping at the first file the page's memory cannot
     // take: then the reply is `no_room` and none of it is kept.
-    let copied: Option<Vec<_>> = match over_cap {
-        None => files
+    let copied: Option<Vec<_>> = match (&over_cap, &too_big) {
+        (None, None) => files
             .iter()
             .map(|(_, data)| crate::js::shared_bytes(data).ok())
             .collect(),
-        Some(_) => None,
+        _ => None,
     };
-    let no_room = (over_cap.is_none() && copied.is_none()).then_some(total);
+    let no_room = (over_cap.is_none() && too_big.is_none() && copied.is_none()).then_some(total);
     let mut data = copied.into_iter().flatten();
     let changed = files
         .into_iter()
@@ -205,6 +210,7 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         restarted: flag(msg, "restarted", "restarted")?,
         duration_ms,
         over_cap,
+        too_big,
         no_room,
         too_many_files: (too_many_files > 0.0).then_some(too_many_files as u64),
     })

@@ -72,7 +72,8 @@ impl PathRule {
         }
     }
 
-    fn explain(self) -> &'static str {
+    /// What the rule asks for, in words.
+    pub fn explain(self) -> &'static str {
         match self {
             PathRule::Empty => "a path must not be empty",
             PathRule::Nul => "a path must not contain a NUL byte",

@@ -302,6 +302,9 @@ pub struct Done {
     /// The run changed this many files, more than a den can hold: none was sent, and the
     /// run's changes cannot be kept (it ends with a `storage` error).
     pub too_many_files: Option<u64>,
+    /// A changed file (path as sent, and size) is larger than the den's `maxFileBytes`: no
+    /// content was copied, as for `over_cap`.
+    pub too_big: Option<(String, u64)>,
 }
 
 impl Done {
@@ -319,6 +322,7 @@ impl Done {
             over_cap: None,
             no_room: None,
             too_many_files: None,
+            too_big: None,
         }
     }
 
@@ -344,19 +348,22 @@ pub struct ReplyLimits {
     pub max_files: usize,
     /// Most bytes in all of `changed` together.
     pub max_bytes: u64,
+    /// Most bytes of one file of `changed` (the den's `maxFileBytes`).
+    pub max_file_bytes: u64,
     /// Most UTF-8 bytes kept of `result`, `error.message` and `error.traceback` each.
     pub max_text_bytes: usize,
 }
 
 impl ReplyLimits {
     /// Limits for a run with this output cap in a den with this byte cap.
-    pub fn for_run(max_output_bytes: usize, max_den_bytes: u64) -> Self {
+    pub fn for_run(max_output_bytes: usize, max_den_bytes: u64, max_file_bytes: u64) -> Self {
         ReplyLimits {
             // A run may delete every file of a full den and create as many anew (the den page
             // allows that many in each list); the den's own maxFiles is checked at the commit,
             // which refuses the changes cleanly instead of treating the reply as broken.
             max_files: 2 * crate::limits::DEFAULT_MAX_FILES,
             max_bytes: max_den_bytes,
+            max_file_bytes,
             max_text_bytes: max_output_bytes,
         }
     }
@@ -387,17 +394,35 @@ impl ReplyLimits {
         Ok(())
     }
 
-    /// Checks the length of a path field before it is copied.
-    pub fn check_path_len(&self, field: &'static str, len: u32) -> Result<(), ReplyError> {
+    /// Checks the length of a path field (in UTF-16 units) before it is copied, and adds it
+    /// to `total`, the units of the reply's paths so far: at most [`MAX_PATH_UNITS_IN_ALL`]
+    /// (a reply of 20 000 paths of 4 096 units each would copy 240 MB into the host's memory).
+    pub fn check_path_len(
+        &self,
+        field: &'static str,
+        len: u32,
+        total: &mut u64,
+    ) -> Result<(), ReplyError> {
         if len as usize > MAX_PATH_BYTES * 4 {
             return Err(ReplyError::Field {
                 field,
                 expected: "a path of at most 1024 bytes",
             });
         }
+        *total += u64::from(len);
+        if *total > MAX_PATH_UNITS_IN_ALL {
+            return Err(ReplyError::Field {
+                field,
+                expected: "paths of at most 24 Mi UTF-16 units in all",
+            });
+        }
         Ok(())
     }
 }
+
+/// The most UTF-16 units of all the paths of one reply together: every path of the most files a
+/// reply may name (twice a den's, created and deleted) at the longest valid length, and more.
+pub const MAX_PATH_UNITS_IN_ALL: u64 = 24 << 20;
 
 /// Why the host refused a den page's reply. The run ends as `crashed` (`ProtocolError`) and
 /// nothing of the reply is kept.
@@ -590,7 +615,7 @@ mod tests {
 
     #[test]
     fn reply_limits() {
-        let l = ReplyLimits::for_run(1000, 100);
+        let l = ReplyLimits::for_run(1000, 100, 50);
         assert!(l.check_counts(5000, 5000).is_ok());
         assert!(l.check_counts(10_000, 10_000).is_ok());
         assert!(l.check_counts(10_001, 10_000).is_err());
@@ -612,7 +637,15 @@ mod tests {
         assert!(e.to_string().contains("more than 100 bytes"), "{e}");
         let mut total = 0;
         assert!(l.add_bytes(&mut total, u64::MAX).is_err());
-        assert!(l.check_path_len("changed[].path", 5000).is_err());
+        let mut units = 0;
+        assert!(l
+            .check_path_len("changed[].path", 5000, &mut units)
+            .is_err());
+        for _ in 0..6 * 1024 {
+            assert!(l.check_path_len("deleted[]", 4096, &mut units).is_ok());
+        }
+        let e = l.check_path_len("deleted[]", 1, &mut units).unwrap_err();
+        assert!(e.to_string().contains("24 Mi UTF-16 units in all"), "{e}");
         let mut d = Done::failed(
             1,
             RunError::new(ErrorKind::Python, "E", "m".repeat(5000)),

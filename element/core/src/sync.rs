@@ -5,13 +5,18 @@
 //! host's version must be sent again or the file deleted). A worker restart empties it.
 
 use crate::files::{FileEntry, FileMap, Op};
-use crate::paths::normalize_file_path;
+use crate::paths::{normalize_file_path, visible_path, PathError};
 use crate::protocol::ChangedFile;
 use crate::readonly::ReadOnlyPaths;
 use std::collections::HashMap;
 
 /// Changes to read-only paths named one by one in a run's notes; the rest are counted.
 pub const MAX_READ_ONLY_NOTES: usize = 20;
+
+/// Paths that broke a rule, noted by name (at most 120 characters of each); the others are
+/// counted. A den page may name 20 000 paths of 4 096 UTF-16 units each: noted in full, that
+/// would be over a gigabyte of notes.
+pub const MAX_PATH_NOTES: usize = 20;
 
 /// The host's view of the worker's files.
 #[derive(Debug, Clone, Default)]
@@ -68,12 +73,23 @@ impl SyncState {
                 ));
             }
         };
+        let mut broken = 0usize;
+        let mut broke = |r: &mut Returned, what: &str, e: &PathError, outcome: &str| {
+            broken += 1;
+            if broken <= MAX_PATH_NOTES {
+                let shown: String = visible_path(&e.path).chars().take(120).collect();
+                r.notes.push_str(&format!(
+                    "foxden: {what}{shown:?} {outcome}: invalid path ({}): {}\n",
+                    e.rule.code(),
+                    e.rule.explain()
+                ));
+            }
+        };
         for f in changed {
             let path = match normalize_file_path(&f.path) {
                 Ok(p) => p,
                 Err(e) => {
-                    r.notes
-                        .push_str(&format!("foxden: {:?} was not kept: {e}\n", f.path));
+                    broke(&mut r, "", &e, "was not kept");
                     continue;
                 }
             };
@@ -100,10 +116,14 @@ impl SyncState {
                     r.held.push((path.clone(), None));
                     r.ops.push(Op::Delete { path });
                 }
-                Err(e) => r
-                    .notes
-                    .push_str(&format!("foxden: the deletion of {p:?} was ignored: {e}\n")),
+                Err(e) => broke(&mut r, "the deletion of ", &e, "was ignored"),
             }
+        }
+        if broken > MAX_PATH_NOTES {
+            r.notes.push_str(&format!(
+                "foxden: {} more invalid paths were not kept\n",
+                broken - MAX_PATH_NOTES
+            ));
         }
         if guarded > MAX_READ_ONLY_NOTES {
             r.notes.push_str(&format!(
@@ -302,6 +322,41 @@ mod tests {
         sync.committed(&r);
         assert_eq!(sync.get("/work/new"), Some(Some(crate::sha256(b"b"))));
         assert_eq!(sync.get("/work/gone"), None);
+    }
+
+    #[test]
+    fn invalid_paths_are_noted_short_and_at_most_twenty_by_name() {
+        // 20 000 paths of 4 096 format characters (8 bytes each in a note, `\u{200b}`) once
+        // made over a gigabyte of notes; now 20 lines of 120 characters and a count.
+        let long = format!("/work/{}", "\u{200b}".repeat(4090));
+        let changed = (0..10_000)
+            .map(|_| ChangedFile {
+                path: long.clone(),
+                data: b"x".as_slice().into(),
+            })
+            .collect();
+        let deleted = vec![long.clone(); 10_000];
+        let mut sync = SyncState::new();
+        let r = sync.returned(
+            &FileMap::new(),
+            changed,
+            deleted,
+            1.0,
+            &ReadOnlyPaths::default(),
+        );
+        assert!(r.ops.is_empty());
+        let lines: Vec<&str> = r.notes.lines().collect();
+        assert_eq!(lines.len(), MAX_PATH_NOTES + 1);
+        assert!(r.notes.len() < 40_000, "{} bytes of notes", r.notes.len());
+        assert!(lines[0].starts_with("foxden: \"/work/"), "{}", lines[0]);
+        assert!(
+            lines[0].ends_with(
+                "was not kept: invalid path (too-long): a path must be at most 1024 bytes"
+            ),
+            "{}",
+            lines[0]
+        );
+        assert_eq!(lines[20], "foxden: 19980 more invalid paths were not kept");
     }
 
     #[test]

@@ -200,7 +200,11 @@ impl Den {
         };
         // The den page enforces the timeout itself; the host's watchdog catches a den page that
         // hangs or lies: it is removed and a new one opened, files kept.
-        let limits = ReplyLimits::for_run(ro.max_output_bytes as usize, inner.opts.max_den_bytes);
+        let limits = ReplyLimits::for_run(
+            ro.max_output_bytes as usize,
+            inner.opts.max_den_bytes,
+            inner.opts.max_file_bytes,
+        );
         // foxden.fetch: requests of this run, decided by the den's broker, made by this page.
         let fetches = net::RunFetches::new(inner, seq, conn.link(), ro.on_request.clone());
         // A `run` listener may have closed the den: the run is not posted (it ends `Closed`,
@@ -261,7 +265,7 @@ impl Den {
                 requests,
             }
         };
-        let not_copied = match (done.too_many_files, done.over_cap, done.no_room) {
+        let not_copied = match (done.too_many_files, done.over_cap, done.too_big.take()) {
             (Some(count), _, _) => Some(StorageError::TooManyFiles {
                 count: usize::try_from(count).unwrap_or(usize::MAX),
                 max: inner.opts.max_files,
@@ -270,8 +274,12 @@ impl Den {
                 needed: bytes,
                 cap: inner.opts.max_den_bytes,
             }),
-            (None, None, Some(bytes)) => Some(StorageError::NoRoom { bytes }),
-            (None, None, None) => None,
+            (None, None, Some((path, size))) => Some(StorageError::FileTooBig {
+                path: foxden_core::paths::normalize_file_path(&path).unwrap_or(path),
+                size,
+                max: inner.opts.max_file_bytes,
+            }),
+            (None, None, None) => done.no_room.map(|bytes| StorageError::NoRoom { bytes }),
         };
         if let Some(e) = not_copied {
             // The run changed more files than a den holds (none was sent), the changed files
@@ -292,10 +300,10 @@ impl Den {
             js::wall_ms(),
             &inner.opts.read_only,
         );
-        out.note(&returned.notes, ro.max_output_bytes as usize);
         if inner.closed.get() && !returned.ops.is_empty() {
             // Closed while the reply was on its way: the den's lock and name may be another's.
             closed_before_commit(&mut out, ro.timeout_ms, ro.max_output_bytes as usize);
+            out.note(&returned.notes, ro.max_output_bytes as usize);
             return Ok(inner.end_run(seq, &code, &out));
         }
         match inner.commit(returned.ops.clone(), "run").await {
@@ -309,6 +317,9 @@ impl Den {
                 out.changes_not_kept(&e.message(), ro.max_output_bytes as usize);
             }
         }
+        // The notes on paths not kept come after what the commit said: they cannot fill the
+        // room past the output cap before it.
+        out.note(&returned.notes, ro.max_output_bytes as usize);
         if out.restarted {
             inner.sync.borrow_mut().reset();
         }

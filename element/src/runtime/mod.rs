@@ -172,6 +172,8 @@ impl DenLink {
 }
 
 /// How a run ended, as far as the host can tell.
+// One per run, moved once: boxing the reply would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum RunEnd {
     /// The den page answered with a well-formed reply.
     Done(Done),

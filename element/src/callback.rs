@@ -8,6 +8,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::EventTarget;
 
+/// Runs `f` to completion in the background (`wasm_bindgen_futures::spawn_local`), through one
+/// function that is not generic: each future type spawned directly adds its own copy of the
+/// task code to the wasm module.
+pub fn spawn_local(f: Pin<Box<dyn Future<Output = ()>>>) {
+    wasm_bindgen_futures::spawn_local(f);
+}
+
 /// An event listener; `Drop` removes it.
 pub struct Listener {
     target: EventTarget,
@@ -22,7 +29,15 @@ impl Listener {
         kind: &'static str,
         f: impl FnMut(web_sys::Event) + 'static,
     ) -> Self {
-        let closure = Closure::<dyn FnMut(web_sys::Event)>::new(f);
+        Self::add(target, kind, Closure::wrap(Box::new(f)))
+    }
+
+    /// [`Self::new`]'s part that does not depend on the type of the listener's closure.
+    fn add(
+        target: &EventTarget,
+        kind: &'static str,
+        closure: Closure<dyn FnMut(web_sys::Event)>,
+    ) -> Self {
         let _ = target.add_event_listener_with_callback(kind, closure.as_ref().unchecked_ref());
         crate::leak_check::listener_created();
         Listener {
@@ -102,12 +117,16 @@ impl Drop for Sleep {
 
 /// Runs `fut` with a deadline: `None` when `ms` passed first.
 pub async fn with_timeout<F: Future>(fut: F, ms: f64) -> Option<F::Output> {
-    use futures::future::{select, Either};
-    let fut = std::pin::pin!(fut);
-    match select(fut, sleep(ms)).await {
-        Either::Left((v, _)) => Some(v),
-        Either::Right(_) => None,
-    }
+    // By hand, not `futures::future::select`: less code for each kind of future.
+    let mut fut = std::pin::pin!(fut);
+    let mut timer = sleep(ms);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+            return Poll::Ready(Some(v));
+        }
+        Pin::new(&mut timer).poll(cx).map(|()| None)
+    })
+    .await
 }
 
 /// A repeating timer that can be stopped and started again, also from its own callback: the

@@ -1,8 +1,8 @@
 //! Small helpers for building and reading plain JavaScript objects.
 
+use foxden_core::vecmap::VecMap;
 use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use wasm_bindgen::{JsCast, JsValue};
@@ -32,7 +32,7 @@ pub fn settled(r: Result<JsValue, JsValue>) -> Promise {
 thread_local! {
     /// The JS strings of the property names foxden reads and writes, each made once: making a
     /// JS string from Rust decodes it from wasm memory, and a run reads and writes dozens.
-    static KEYS: RefCell<HashMap<(usize, usize), JsValue>> = RefCell::new(HashMap::new());
+    static KEYS: RefCell<VecMap<(usize, usize), JsValue>> = RefCell::new(VecMap::new());
     /// The global `performance` (a page's, a worker's or Node.js's), looked up once: the clock
     /// is read on every run.
     static PERFORMANCE: Option<web_sys::Performance> = Some(get(&js_sys::global(), "performance"))
@@ -44,8 +44,7 @@ thread_local! {
 pub fn key(k: &'static str) -> JsValue {
     KEYS.with(|keys| {
         keys.borrow_mut()
-            .entry((k.as_ptr() as usize, k.len()))
-            .or_insert_with(|| JsValue::from_str(k))
+            .get_or_insert_with((k.as_ptr() as usize, k.len()), || JsValue::from_str(k))
             .clone()
     })
 }

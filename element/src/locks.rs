@@ -71,10 +71,10 @@ impl Drop for Pending {
         if let Some(callback) = self.callback.take() {
             crate::den::closing_until(&self.den, self.released.clone());
             let released = self.released.clone();
-            wasm_bindgen_futures::spawn_local(async move {
+            crate::callback::spawn_local(Box::pin(async move {
                 let _ = wasm_bindgen_futures::JsFuture::from(released).await;
                 drop(callback);
-            });
+            }));
         }
     }
 }

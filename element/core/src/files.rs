@@ -4,7 +4,7 @@
 //! (paths, folder/file conflicts, the size cap) and then applies all of it or nothing.
 
 use crate::paths::{normalize_file_path, PathError};
-use std::collections::BTreeMap;
+use crate::vecmap::VecMap;
 use std::sync::Arc;
 
 /// One stored file.
@@ -208,10 +208,18 @@ impl WriteRate {
     }
 }
 
+/// The path an op is on.
+fn op_path(op: &Op) -> &str {
+    match op {
+        Op::Put { path, .. } | Op::Delete { path } => path,
+    }
+}
+
 /// All files of a den, by normalized path.
 #[derive(Debug, Clone, Default)]
 pub struct FileMap {
-    files: BTreeMap<String, FileEntry>,
+    /// (A sorted list, not a `BTreeMap`: a batch is merged in, see [`FileMap::apply_checked`].)
+    files: VecMap<String, FileEntry>,
     total: u64,
     /// Bumped by every applied batch (lets the sync state skip comparing unchanged files).
     version: u64,
@@ -243,9 +251,10 @@ impl FileMap {
     /// The file at the normalized `path`, or the files under the folder `path`, sorted by path
     /// (`""`: every file).
     pub fn under<'a>(&'a self, path: &'a str) -> impl Iterator<Item = (&'a String, &'a FileEntry)> {
-        use std::ops::Bound;
-        self.files
-            .range::<str, _>((Bound::Included(path), Bound::Unbounded))
+        let files = self.files.entries();
+        files[files.partition_point(|(p, _)| p.as_str() < path)..]
+            .iter()
+            .map(|(p, e)| (p, e))
             .take_while(move |(p, _)| p.starts_with(path))
             .filter(move |(p, _)| p.len() == path.len() || p.as_bytes()[path.len()] == b'/')
     }
@@ -278,16 +287,22 @@ impl FileMap {
     ) -> Result<(Vec<Op>, ChangeSet), StorageError> {
         let cap = limits.max_den_bytes;
         // Later ops on the same path win; resolve to a final state per path first.
-        let mut last: BTreeMap<String, Option<FileEntry>> = BTreeMap::new();
+        // (A list sorted by path, not a map: one more BTreeMap type costs kilobytes of wasm.)
+        let mut all: Vec<(String, Option<FileEntry>)> = Vec::with_capacity(ops.len());
         for op in ops {
-            match op {
-                Op::Put { path, entry } => {
-                    last.insert(normalize_file_path(&path)?, Some(entry));
-                }
-                Op::Delete { path } => {
-                    last.insert(normalize_file_path(&path)?, None);
-                }
+            all.push(match op {
+                Op::Put { path, entry } => (normalize_file_path(&path)?, Some(entry)),
+                Op::Delete { path } => (normalize_file_path(&path)?, None),
+            });
+        }
+        // Stable: of the ops on one path, the last one sorted is the last one given.
+        crate::order::sort_by(&mut all, &|a, b| a.0.cmp(&b.0));
+        let mut last: Vec<(String, Option<FileEntry>)> = Vec::with_capacity(all.len());
+        for (path, state) in all {
+            if last.last().is_some_and(|(p, _)| *p == path) {
+                last.pop();
             }
+            last.push((path, state));
         }
         let mut total = self.total as i128;
         let mut changes = ChangeSet::default();
@@ -342,9 +357,9 @@ impl FileMap {
         }
         // Folder/file conflicts against the state after the batch.
         for path in &changes.created {
-            let exists_after = |p: &str| match last.get(p) {
-                Some(state) => state.is_some(),
-                None => self.files.contains_key(p),
+            let exists_after = |p: &str| match last.binary_search_by(|(k, _)| k.as_str().cmp(p)) {
+                Ok(i) => last[i].1.is_some(),
+                Err(_) => self.files.contains_key(p),
             };
             // An ancestor that is a file.
             let mut idx = path.len();
@@ -363,13 +378,14 @@ impl FileMap {
             }
             // A descendant that is a file.
             let prefix = format!("{path}/");
-            let below = self
-                .files
-                .range(prefix.clone()..)
+            let files = self.files.entries();
+            let below = files[files.partition_point(|(k, _)| *k < prefix)..]
+                .iter()
                 .take_while(|(k, _)| k.starts_with(&prefix))
                 .map(|(k, _)| k.clone())
                 .chain(
-                    last.range(prefix.clone()..)
+                    last[last.partition_point(|(k, _)| *k < prefix)..]
+                        .iter()
                         .take_while(|(k, _)| k.starts_with(&prefix))
                         .map(|(k, _)| k.clone()),
                 )
@@ -404,6 +420,12 @@ impl FileMap {
     /// Applies a batch returned by [`FileMap::check`] on this same map.
     pub fn apply_checked(&mut self, ops: Vec<Op>) {
         self.version += 1;
+        // A large batch is merged in, in one pass (each insertion into the sorted list would
+        // move the files after it). A checked batch is sorted by path, each path once.
+        if ops.len() > 16 && ops.windows(2).all(|w| op_path(&w[0]) < op_path(&w[1])) {
+            self.merge(ops);
+            return;
+        }
         for op in ops {
             match op {
                 Op::Put { path, entry } => {
@@ -421,6 +443,27 @@ impl FileMap {
         }
     }
 
+    /// [`Self::apply_checked`] for a batch sorted by path, each path once.
+    fn merge(&mut self, ops: Vec<Op>) {
+        let old = self.files.take_all();
+        let mut merged = Vec::with_capacity(old.len() + ops.len());
+        let mut old = old.into_iter().peekable();
+        for op in ops {
+            while let Some(kept) = old.next_if(|(p, _)| p.as_str() < op_path(&op)) {
+                merged.push(kept);
+            }
+            if let Some((_, e)) = old.next_if(|(p, _)| p.as_str() == op_path(&op)) {
+                self.total -= e.data.len() as u64;
+            }
+            if let Op::Put { path, entry } = op {
+                self.total += entry.data.len() as u64;
+                merged.push((path, entry));
+            }
+        }
+        merged.extend(old);
+        self.files = VecMap::from_sorted(merged);
+    }
+
     /// A number that changes whenever a batch is applied.
     pub fn version(&self) -> u64 {
         self.version
@@ -430,12 +473,15 @@ impl FileMap {
     pub fn diff_to(&self, other: &FileMap) -> Vec<Op> {
         let mut ops = Vec::new();
         for path in self.files.keys() {
-            if !other.files.contains_key(path) {
+            if !other.files.contains_key(path.as_str()) {
                 ops.push(Op::Delete { path: path.clone() });
             }
         }
-        for (path, entry) in &other.files {
-            if self.files.get(path).map(|e| (e.sha256, e.mtime_ms))
+        for (path, entry) in other.files.iter() {
+            if self
+                .files
+                .get(path.as_str())
+                .map(|e| (e.sha256, e.mtime_ms))
                 != Some((entry.sha256, entry.mtime_ms))
             {
                 ops.push(Op::Put {
@@ -450,6 +496,45 @@ impl FileMap {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_large_batch_is_merged_as_its_ops_would_apply_one_by_one() {
+        let put = |p: &str, n: usize| Op::Put {
+            path: p.into(),
+            entry: FileEntry::new(vec![b'x'; n], n as f64),
+        };
+        let mut merged = FileMap::new();
+        let first: Vec<Op> = (0..50).map(|i| put(&format!("/work/f{i:02}"), i)).collect();
+        merged.apply(first, u64::MAX).expect("first batch");
+        let mut one_by_one = merged.clone();
+        let mut batch = Vec::new();
+        for i in (0..60).step_by(3) {
+            batch.push(put(&format!("/work/f{i:02}"), 100 + i));
+            batch.push(Op::Delete {
+                path: format!("/work/f{:02}", i + 1),
+            });
+        }
+        batch.push(put("/drop/a", 7));
+        batch.push(Op::Delete {
+            path: "/out/none".into(),
+        });
+        let (checked, _) = merged.check(batch, u64::MAX).expect("second batch");
+        assert!(checked.len() > 16);
+        for op in checked.clone() {
+            one_by_one.apply_checked(vec![op]);
+        }
+        merged.apply_checked(checked);
+        assert_eq!(merged, one_by_one);
+        assert_eq!(merged.total_bytes(), one_by_one.total_bytes());
+        assert!(merged
+            .iter()
+            .map(|(p, _)| p)
+            .eq(one_by_one.iter().map(|(p, _)| p)));
+        let sizes: usize = merged.iter().map(|(_, e)| e.data.len()).sum();
+        assert_eq!(merged.total_bytes(), sizes as u64);
+        assert_eq!(merged.under("/work/f0").count(), 0);
+        assert_eq!(merged.under("/work").count(), merged.len() - 1);
+    }
+
     use super::*;
 
     fn put(p: &str, d: &[u8]) -> Op {

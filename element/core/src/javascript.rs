@@ -260,7 +260,7 @@ impl<'a> Lexer<'a> {
                 }
             } else if rest.starts_with("/*") {
                 self.pos += 2;
-                match self.src[self.pos..].find("*/") {
+                match crate::find_str(&self.src[self.pos..], "*/") {
                     Some(i) => {
                         nl |= self.src[self.pos..self.pos + i].contains(is_line_break);
                         self.pos += i + 2;
@@ -1108,10 +1108,15 @@ pub fn prepare(code: &str) -> Prepared {
         byte = b;
         splits.push(units);
     }
-    let mut seen = std::collections::HashSet::with_capacity(names.len());
+    // The first of each name is kept.
+    let repeat = {
+        let keys: Vec<&str> = names.iter().map(String::as_str).collect();
+        crate::order::sorted_with_repeats(&keys).1
+    };
     let names: Vec<String> = names
         .into_iter()
-        .filter(|n| seen.insert(n.clone()))
+        .zip(repeat)
+        .filter_map(|(n, repeat)| (!repeat).then_some(n))
         .collect();
     functions.dedup();
     Prepared {

@@ -38,12 +38,43 @@ pub mod shell;
 pub mod snapshot;
 pub mod sparse;
 pub mod sync;
+pub mod vecmap;
 
 pub use files::{ChangeSet, FileEntry, FileMap, Op, StorageError};
 pub use limits::{validate_den_name, DenNameError};
 pub use paths::{normalize_path, PathError, PathRule};
 
 pub use sha256::sha256;
+
+/// Where `needle` first occurs in `hay` (as `str::find` with a `&str`): a plain search, without
+/// the standard library's two-way searcher (kilobytes of wasm). Slower only for long needles,
+/// and foxden looks for a few bytes.
+pub fn find_str(hay: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    (0..=h.len().checked_sub(n.len())?).find(|&i| h[i..].starts_with(n))
+}
+
+/// Where `needle` last occurs in `hay` (as `str::rfind` with a `&str`; see [`find_str`]).
+pub fn rfind_str(hay: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    (0..=h.len().checked_sub(n.len())?)
+        .rev()
+        .find(|&i| h[i..].starts_with(n))
+}
+
+/// `s` with each `from` replaced by `to` (as `str::replace` with a `&str`; see [`find_str`]).
+/// `from` is not empty.
+pub fn replace_str(s: &str, from: &str, to: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = find_str(rest, from).filter(|_| !from.is_empty()) {
+        out.push_str(&rest[..i]);
+        out.push_str(to);
+        rest = &rest[i + from.len()..];
+    }
+    out.push_str(rest);
+    out
+}
 
 /// Lower-case hex of a byte slice (used for SHA-256 digests).
 pub fn hex(bytes: &[u8]) -> String {
@@ -131,5 +162,33 @@ pub(crate) mod generated {
             return;
         }
         panic!("{rel} is out of date: run `FOXDEN_BLESS=1 cargo test -p foxden-core {regen}` and commit it");
+    }
+}
+
+#[cfg(test)]
+mod search_tests {
+    use super::*;
+
+    #[test]
+    fn searches_like_the_standard_library() {
+        let hays = [
+            "",
+            "a",
+            "abcabc",
+            "x://y://z",
+            "é/*é*/é",
+            "%2e%2E%2e",
+            "aaa",
+        ];
+        let needles = ["", "a", "bc", "://", "*/", "%2e", "aa", "abcabcd", "é"];
+        for h in hays {
+            for n in needles {
+                assert_eq!(find_str(h, n), h.find(n), "{h:?} {n:?}");
+                assert_eq!(rfind_str(h, n), h.rfind(n), "{h:?} {n:?}");
+                if !n.is_empty() {
+                    assert_eq!(replace_str(h, n, "<>"), h.replace(n, "<>"), "{h:?} {n:?}");
+                }
+            }
+        }
     }
 }

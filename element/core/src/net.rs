@@ -70,7 +70,8 @@ impl Scheme {
     }
     /// Splits `http://` or `https://` (any case) off `s`.
     fn strip(s: &str) -> Option<(Scheme, &str)> {
-        let (scheme, rest) = s.split_once("://")?;
+        let at = crate::find_str(s, "://")?;
+        let (scheme, rest) = (&s[..at], &s[at + 3..]);
         let scheme = match scheme.to_ascii_lowercase().as_str() {
             "http" => Scheme::Http,
             "https" => Scheme::Https,
@@ -302,20 +303,21 @@ fn lookalike(path: &str, i: usize) -> Option<&'static str> {
 /// once `%2e` is decoded and `;parameters` dropped (Java servers, also from `%3B`), or dots
 /// and spaces only (Windows servers drop trailing dots and spaces: `. .`, `.. ` and `...`).
 fn dot_segment(seg: &str) -> bool {
-    let decoded = seg
-        .to_ascii_lowercase()
-        .replace("%2e", ".")
-        .replace("%3b", ";")
-        .replace("%20", " ");
+    let decoded = seg.to_ascii_lowercase();
+    let decoded = crate::replace_str(&decoded, "%2e", ".");
+    let decoded = crate::replace_str(&decoded, "%3b", ";");
+    let decoded = crate::replace_str(&decoded, "%20", " ");
     let name = decoded.split(';').next().unwrap_or("");
-    name.contains('.') && name.bytes().all(|c| c == b'.' || c == b' ')
+    name.as_bytes().contains(&b'.') && name.bytes().all(|c| c == b'.' || c == b' ')
 }
 
 /// `'` in the query as `%27`: browsers send it so (it is in the query percent-encode set of
 /// http and https), and a URL is checked as it is sent.
 fn encode_query_quotes(path: &str) -> String {
     match path.split_once('?') {
-        Some((p, q)) if q.contains('\'') => format!("{p}?{}", q.replace('\'', "%27")),
+        Some((p, q)) if q.as_bytes().contains(&b'\'') => {
+            format!("{p}?{}", crate::replace_str(q, "'", "%27"))
+        }
         _ => path.to_owned(),
     }
 }
@@ -338,7 +340,7 @@ fn check_chars(s: &str) -> Result<(), UrlError> {
             "it holds {c:?}: write URLs in printable ASCII, percent-encoding the rest"
         ));
     }
-    if s.contains('\\') {
+    if s.as_bytes().contains(&b'\\') {
         return bad("it holds a backslash");
     }
     Ok(())
@@ -352,7 +354,7 @@ impl Url {
             return bad("only absolute http:// and https:// URLs can be fetched");
         };
         let (authority, rest) = split_authority(rest);
-        if authority.contains('@') {
+        if authority.as_bytes().contains(&b'@') {
             return bad("a user name or password in the URL (user@host) is not allowed");
         }
         let (host, port) = match authority.split_once(':') {
@@ -460,7 +462,7 @@ impl Pattern {
             )));
         };
         let (authority, path) = split_authority(rest);
-        if authority.contains('@') {
+        if authority.as_bytes().contains(&b'@') {
             return Err(why(UrlError("it names a user (user@host)".into())));
         }
         let (host, port) = match authority.split_once(':') {
@@ -468,7 +470,7 @@ impl Pattern {
             None => (authority, None),
         };
         let host = match host.strip_prefix("*.") {
-            Some(h) if !h.contains('.') => {
+            Some(h) if !h.as_bytes().contains(&b'.') => {
                 return Err(why(UrlError(format!(
                     "*.{h} names every host under a top-level domain; name a domain, e.g. *.example.com"
                 ))))
@@ -486,7 +488,7 @@ impl Pattern {
                 "it needs a path, e.g. /* for every path or /api/* for those under /api/".into(),
             )));
         }
-        if path.contains('#') {
+        if path.as_bytes().contains(&b'#') {
             return Err(why(UrlError("it has a fragment (#)".into())));
         }
         check_path(path, true).map_err(why)?;
@@ -542,7 +544,7 @@ fn without_params(path: &str) -> String {
         .map(|seg| {
             let cut = [";", "%3b", "%3B"]
                 .iter()
-                .filter_map(|p| seg.find(p))
+                .filter_map(|p| crate::find_str(seg, p))
                 .min()
                 .unwrap_or(seg.len());
             &seg[..cut]
@@ -561,7 +563,7 @@ fn query_matches(pattern: &str, query: &str) -> bool {
     if pattern == "*" {
         return true;
     }
-    if query.contains(';') {
+    if query.as_bytes().contains(&b';') {
         return false;
     }
     let (head, any_more) = match pattern.strip_suffix("&*") {
@@ -619,7 +621,7 @@ impl ServerNames {
 /// of those also as PHP spells it, `.`, ` ` and `[` read as `_`, with leading spaces kept and
 /// dropped (PHP drops them; another reader may not).
 fn server_names(raw: &str) -> ServerNames {
-    let decoded = percent_decode_lossy(&raw.replace('+', " ")).to_ascii_lowercase();
+    let decoded = percent_decode_lossy(&crate::replace_str(raw, "+", " ")).to_ascii_lowercase();
     let plain = decoded.split('\0').next().unwrap_or("");
     let php = |s: &str| -> String {
         s.chars()
@@ -988,7 +990,7 @@ fn check_headers(headers: &[(String, String)]) -> Result<Vec<(String, String)>, 
         let lower = name.to_ascii_lowercase();
         // CGI, PHP, WSGI and some proxies read `_` as `-` (`X_Forwarded_For` is
         // `HTTP_X_FORWARDED_FOR`): the lists are checked against that reading too.
-        let read = lower.replace('_', "-");
+        let read = crate::replace_str(&lower, "_", "-");
         if FORBIDDEN_HEADERS.contains(&read.as_str())
             || read.starts_with("proxy-")
             || read.starts_with("sec-")

@@ -443,7 +443,7 @@ pub fn for_attribute(message: &str, key: &str, attribute: &str) -> String {
         Some(rest) if rest.starts_with(' ') => format!("{attribute}{rest}"),
         _ => message.to_owned(),
     };
-    message.replace(SWITCH_VALUES, "\"on\" or \"off\"")
+    crate::replace_str(&message, SWITCH_VALUES, "\"on\" or \"off\"")
 }
 
 /// Why a number option's value was refused.

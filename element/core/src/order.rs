@@ -27,6 +27,21 @@ pub fn sort<T: Ord>(v: &mut Vec<T>) {
     sort_by(v, &|a, b| a.cmp(b));
 }
 
+/// `keys` sorted, each with its index (equal keys in their order in `keys`), and for each index
+/// whether an earlier key is equal to it. For the callers that would otherwise each need a set
+/// (every `BTreeSet` type adds kilobytes of code to the wasm module).
+pub fn sorted_with_repeats<'a>(keys: &[&'a str]) -> (Vec<(&'a str, usize)>, Vec<bool>) {
+    let mut sorted: Vec<(&'a str, usize)> = keys.iter().copied().zip(0..).collect();
+    sort_by(&mut sorted, &|a, b| a.0.cmp(b.0));
+    let mut repeat = vec![false; keys.len()];
+    for w in sorted.windows(2) {
+        if w[0].0 == w[1].0 {
+            repeat[w[1].1] = true;
+        }
+    }
+    (sorted, repeat)
+}
+
 /// The indices 0..n in the order `cmp` sorts them (stable).
 fn sorted_indices(n: usize, cmp: &dyn Fn(usize, usize) -> Ordering) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..n).collect();
@@ -56,6 +71,12 @@ mod tests {
             sort_by_key(&mut v, |p| p.0);
             assert_eq!(v, want);
         }
+        let (sorted, repeat) = sorted_with_repeats(&["b", "a", "b", "c", "a", "b"]);
+        assert_eq!(
+            sorted,
+            [("a", 1), ("a", 4), ("b", 0), ("b", 2), ("b", 5), ("c", 3)]
+        );
+        assert_eq!(repeat, [false, false, true, false, true, true]);
         let mut s = vec!["b".to_string(), "a".into(), "c".into(), "a".into()];
         sort(&mut s);
         assert_eq!(s, ["a", "a", "b", "c"]);

@@ -107,7 +107,7 @@ pub fn parse_wheel_name(file: &str) -> Result<WheelName, PackageError> {
     let stem = file
         .strip_suffix(".whl")
         .ok_or_else(|| bad("it does not end in .whl"))?;
-    if file.len() > 255 || file.contains('/') || file.contains('\\') {
+    if file.len() > 255 || file.as_bytes().contains(&b'/') || file.as_bytes().contains(&b'\\') {
         return Err(bad("it is longer than 255 bytes or contains a slash"));
     }
     let parts: Vec<&str> = stem.split('-').collect();
@@ -164,11 +164,19 @@ fn python_tag_ok(tag: &str) -> bool {
 impl WheelName {
     /// Whether Pyodide 314 can install this wheel as pure Python; the error says why not.
     pub fn check_tags(&self) -> Result<(), PackageError> {
+        // Joined as `&str`s: `[String]::join` would be one more copy of the join code in the wasm.
+        let dotted = |parts: &[String]| {
+            parts
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(".")
+        };
         let tags = format!(
             "{}-{}-{}",
-            self.python.join("."),
-            self.abi.join("."),
-            self.platform.join(".")
+            dotted(&self.python),
+            dotted(&self.abi),
+            dotted(&self.platform)
         );
         let refuse = |why: &str| err(&self.name, format!("{} has tags {tags}: {why}", self.file));
         if !self.platform.iter().any(|p| p == "any") || !self.abi.iter().any(|a| a == "none") {
@@ -290,7 +298,9 @@ pub fn pinned_url(url: &str, sha256: &str) -> Result<PinnedUrl, PackageError> {
 pub fn parse_attribute(value: &str) -> Result<Vec<PinnedUrl>, PackageError> {
     let mut out = Vec::new();
     for item in value.split_ascii_whitespace() {
-        let Some((url, hash)) = item.rsplit_once("#sha256=") else {
+        let Some((url, hash)) =
+            crate::rfind_str(item, "#sha256=").map(|i| (&item[..i], &item[i + 8..]))
+        else {
             let file = file_name_of_url(item);
             let package = parse_wheel_name(&file).map_or(file, |w| w.name);
             return Err(err(

@@ -122,13 +122,13 @@ pub fn normalize_path(path: &str) -> Result<String, PathError> {
     if path.is_empty() {
         return Err(err(PathRule::Empty));
     }
-    if path.contains('\0') {
+    if path.as_bytes().contains(&b'\0') {
         return Err(err(PathRule::Nul));
     }
     if path.chars().any(|c| c.is_ascii_control()) {
         return Err(err(PathRule::Control));
     }
-    if path.contains('\\') {
+    if path.as_bytes().contains(&b'\\') {
         return Err(err(PathRule::Backslash));
     }
     if !path.starts_with('/') {
@@ -166,7 +166,7 @@ pub fn normalize_path(path: &str) -> Result<String, PathError> {
 /// Normalizes a path that must name a file (not one of the three folders).
 pub fn normalize_file_path(path: &str) -> Result<String, PathError> {
     let norm = normalize_path(path)?;
-    if norm[1..].contains('/') {
+    if norm.as_bytes()[1..].contains(&b'/') {
         Ok(norm)
     } else {
         Err(PathError {

@@ -20,7 +20,6 @@
 use crate::files::{FileEntry, FileMap, Op};
 use crate::paths::normalize_file_path;
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -1246,10 +1245,11 @@ fn check_manifest_files(files: &[ManifestFile<'_>], max_bytes: u64) -> Result<()
             crate::limits::DEFAULT_MAX_FILES
         )));
     }
-    let mut seen = BTreeSet::new();
-    for f in files {
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_ref()).collect();
+    let (seen, repeat) = crate::order::sorted_with_repeats(&paths);
+    for (f, repeat) in files.iter().zip(repeat) {
         check_den_path(&f.path)?;
-        if !seen.insert(f.path.as_ref()) {
+        if repeat {
             return Err(SnapshotError::Duplicate {
                 path: f.path.to_string(),
                 place: "listed twice in the manifest".into(),
@@ -1269,7 +1269,7 @@ fn check_manifest_files(files: &[ManifestFile<'_>], max_bytes: u64) -> Result<()
                 break;
             }
             let ancestor = &f.path[..pos];
-            if seen.contains(ancestor) {
+            if seen.binary_search_by(|(p, _)| (*p).cmp(ancestor)).is_ok() {
                 return Err(SnapshotError::Path {
                     path: f.path.to_string(),
                     reason: format!(
@@ -1362,7 +1362,7 @@ fn parse_file_line(line: &str, last: bool) -> Option<ManifestFile<'_>> {
     if !mtime_ms.is_finite() {
         return None;
     }
-    let path = if raw.contains('\\') {
+    let path = if raw.as_bytes().contains(&b'\\') {
         // Only \" and \\ are written (and the normalizer refuses '\\' anyway).
         let mut out = String::with_capacity(raw.len());
         let mut chars = raw.chars();

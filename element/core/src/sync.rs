@@ -8,7 +8,7 @@ use crate::files::{FileEntry, FileMap, Op};
 use crate::paths::{normalize_file_path, visible_path, PathError};
 use crate::protocol::ChangedFile;
 use crate::readonly::ReadOnlyPaths;
-use std::collections::HashMap;
+use crate::vecmap::VecMap;
 
 /// Changes to read-only paths named one by one in a run's notes; the rest are counted.
 pub const MAX_READ_ONLY_NOTES: usize = 20;
@@ -21,7 +21,7 @@ pub const MAX_PATH_NOTES: usize = 20;
 /// The host's view of the worker's files.
 #[derive(Debug, Clone, Default)]
 pub struct SyncState {
-    worker: HashMap<String, Option<[u8; 32]>>,
+    worker: VecMap<String, Option<[u8; 32]>>,
     /// The store's version when the worker was last known to hold exactly its files: while the
     /// store has not changed since, a plan is empty without comparing every file.
     clean: Option<u64>,

@@ -138,9 +138,9 @@ impl Adapter {
     pub(crate) fn close(&self, den: &str) {
         if let Ok(p) = self.close.call1(&self.this, &named(den)) {
             // Awaited only so that a rejection is handled (it would surface on the page).
-            wasm_bindgen_futures::spawn_local(async move {
+            crate::callback::spawn_local(Box::pin(async move {
                 let _ = wasm_bindgen_futures::JsFuture::from(Promise::resolve(&p)).await;
-            });
+            }));
         }
     }
 }
@@ -794,7 +794,7 @@ fn read_reply(
     let mut total = 0f64;
     // The size each path was given, so that two keys naming one file (`/work/a`, `/work//a`:
     // the last one is kept) count it once.
-    let mut sizes: std::collections::HashMap<String, f64> = Default::default();
+    let mut sizes: foxden_core::vecmap::VecMap<String, f64> = Default::default();
     let mut unkept = 0usize;
     for key in keys.iter() {
         let Some(js_key) = key.dyn_ref::<js_sys::JsString>() else {

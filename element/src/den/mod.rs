@@ -435,12 +435,12 @@ impl Inner {
     /// call needs it; the next call waits for it through the exclusive guard.
     fn reopen_soon(this: &Rc<Inner>) {
         let inner = this.clone();
-        wasm_bindgen_futures::spawn_local(async move {
+        crate::callback::spawn_local(Box::pin(async move {
             let _guard = inner.exclusive().await;
             if !inner.closed.get() {
                 let _ = inner.ensure_connection().await;
             }
-        });
+        }));
     }
 
     async fn ensure_connection(&self) -> Result<Rc<Connection>, JsValue> {

@@ -107,10 +107,10 @@ pub(crate) fn closing_until(name: &str, settled: Promise) {
     let token: JsValue = Object::new().into();
     let entry = Array::of2(&name.into(), &settled);
     REGISTRY.with(|r| r.closing.set(&token, &entry));
-    wasm_bindgen_futures::spawn_local(async move {
+    crate::callback::spawn_local(Box::pin(async move {
         let _ = wasm_bindgen_futures::JsFuture::from(settled).await;
         REGISTRY.with(|r| r.closing.delete(&token));
-    });
+    }));
 }
 
 /// Waits while a den of this name is still closing, in this module or another: `close()` then

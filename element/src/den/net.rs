@@ -17,8 +17,8 @@ use foxden_core::net::{
     Checked, Refusal, Refused, RequestRecord, ResponseCap, MAX_RECORDS_PER_RUN,
     MAX_RESPONSE_HEADERS, MAX_RESPONSE_HEADER_BYTES,
 };
+use foxden_core::vecmap::VecMap;
 use js_sys::Uint8Array;
-use std::collections::HashMap;
 use std::rc::Weak;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -71,7 +71,7 @@ pub(crate) struct RunFetches {
     run_id: u32,
     link: DenLink,
     on_request: Option<Function>,
-    pending: HashMap<u32, Pending>,
+    pending: VecMap<u32, Pending>,
     records: Vec<RequestRecord>,
     /// The run ended: nothing more is made, answered or recorded.
     closed: bool,
@@ -150,7 +150,7 @@ impl RunFetches {
             run_id,
             link,
             on_request,
-            pending: HashMap::new(),
+            pending: VecMap::new(),
             records: Vec::new(),
             closed: false,
             in_flight: 0,
@@ -171,7 +171,7 @@ impl RunFetches {
     /// Ends the run's requests: the pending ones are aborted and recorded as `aborted`. Returns
     /// the run's records, in order.
     pub(crate) fn finish(this: &Rc<RefCell<Self>>) -> Vec<RequestRecord> {
-        let mut pending: Vec<(u32, Pending)> = this.borrow_mut().pending.drain().collect();
+        let mut pending: Vec<(u32, Pending)> = this.borrow_mut().pending.take_all();
         foxden_core::order::sort_by_key(&mut pending, |(req, _)| *req);
         let now = js::now_ms();
         for (_, p) in pending {
@@ -328,7 +328,7 @@ fn on_fetch(this: &Rc<RefCell<RunFetches>>, msg: &JsValue) {
         },
     );
     let weak = Rc::downgrade(this);
-    wasm_bindgen_futures::spawn_local(async move {
+    crate::callback::spawn_local(Box::pin(async move {
         let started = js::now_ms();
         let href = checked.url.href();
         let method = checked.method;
@@ -359,7 +359,7 @@ fn on_fetch(this: &Rc<RefCell<RunFetches>>, msg: &JsValue) {
             },
         );
         this.borrow().reply(&id, req_no, answer);
-    });
+    }));
 }
 
 /// Makes the request; returns the answer, the HTTP status (if one came) and the bytes delivered.
@@ -439,7 +439,7 @@ async fn make(
         },
         Err(e) => {
             let why = js::describe(&e);
-            if why.contains("AbortError") {
+            if foxden_core::find_str(&why, "AbortError").is_some() {
                 return refused(None, Refusal::Aborted, "the request was aborted".into());
             }
             return refused(

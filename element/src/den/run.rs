@@ -6,6 +6,7 @@ use crate::callback::Listener;
 use crate::runtime::InputHandler;
 use events::InputReply;
 use foxden_core::input::Answer;
+use std::future::Future;
 
 /// Settles when `signal` aborts (its listener goes with the future).
 async fn aborted(signal: &web_sys::AbortSignal) {
@@ -65,12 +66,15 @@ impl Den {
         if signal.aborted() {
             return Err(signal.reason());
         }
-        let turn = std::pin::pin!(self.turn());
-        let abort = std::pin::pin!(aborted(signal));
-        match futures::future::select(turn, abort).await {
-            futures::future::Either::Left((turn, _)) => turn,
-            futures::future::Either::Right(((), _)) => Err(signal.reason()),
-        }
+        let mut turn = std::pin::pin!(self.turn());
+        let mut abort = std::pin::pin!(aborted(signal));
+        std::future::poll_fn(|cx| {
+            if let std::task::Poll::Ready(turn) = turn.as_mut().poll(cx) {
+                return std::task::Poll::Ready(turn);
+            }
+            abort.as_mut().poll(cx).map(|()| Err(signal.reason()))
+        })
+        .await
     }
 
     /// Takes the den's turn: no other run or file operation starts until it is dropped. Within

@@ -9,7 +9,7 @@ use crate::js::get;
 use js_sys::Function;
 use std::rc::Weak;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::Element;
 
 #[wasm_bindgen(module = "/js/element.js")]
@@ -94,7 +94,7 @@ pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
     let url = crate::runtime::editor_url();
     let weak_state = Rc::downgrade(state);
     let weak_ui = Rc::downgrade(ui);
-    spawn_local(async move {
+    crate::callback::spawn_local(Box::pin(async move {
         let module = JsFuture::from(import_editor(&url)).await;
         let (Some(state), Some(ui)) = (weak_state.upgrade(), weak_ui.upgrade()) else {
             return;
@@ -166,7 +166,7 @@ pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
             }
         }
         show_code(&ui, &state, &host);
-    });
+    }));
 }
 
 /// Listeners of the lesson buttons (owned by the UI with its others).
@@ -201,13 +201,13 @@ pub(crate) fn lesson_controls(weak: &Weak<State>, ui: &Rc<Ui>, host: &Element) -
             let Some(s) = w.upgrade() else { return };
             let Some(den) = s.den() else { return };
             s.ui_status("Starting a new interpreter…");
-            spawn_local(async move {
+            crate::callback::spawn_local(Box::pin(async move {
                 match den.reset_impl().await {
                     // The setup log sees the new interpreter (Den::interpreter).
                     Ok(_) => s.ui_status("New interpreter: variables cleared, files kept"),
                     Err(e) => s.emit_error(&e),
                 }
-            });
+            }));
         }));
     }
     let solution = lesson_scripts(host).solution;

@@ -13,7 +13,6 @@ use foxden_core::protocol::{ErrorKind, RunError};
 use futures::channel::oneshot;
 use std::rc::Weak;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::spawn_local;
 use web_sys::Element;
 
 /// Sends each event of one den to the element that started the run (setup and check runs are
@@ -231,7 +230,7 @@ pub(crate) fn join_env(
         // den::open first waits for the close of a previous environment of that name.
         let (cancel, cancelled) = oneshot::channel::<()>();
         *entry.cancel.borrow_mut() = Some(cancel);
-        spawn_local(async move {
+        crate::callback::spawn_local(Box::pin(async move {
             let progress = e.router.progress();
             let open = Box::pin(den::open(opts, None, progress, Some(e.router.sink())));
             let result = match futures::future::select(open, cancelled).await {
@@ -253,7 +252,7 @@ pub(crate) fn join_env(
             if e.users.get() == 0 || failed {
                 forget(&name, &e);
             }
-        });
+        }));
     }
     (
         Lease {

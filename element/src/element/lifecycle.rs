@@ -14,7 +14,6 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::spawn_local;
 use web_sys::{Element, HtmlElement};
 
 // ---------------------------------------------------------------------------------------------
@@ -231,10 +230,10 @@ pub(crate) fn schedule(state: &Rc<State>, attribute: bool) {
         return;
     }
     let s = state.clone();
-    spawn_local(async move {
+    crate::callback::spawn_local(Box::pin(async move {
         s.scheduled.set(false);
         reconcile(&s);
-    });
+    }));
 }
 
 /// Brings the den and the UI in line with the element's attributes and connection; what to do
@@ -436,7 +435,7 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
         // A shared environment: the first element opens the den, the others wait for it.
         let (lease, wait) = super::lesson::join_env(&env, config.den, state);
         *state.lease.borrow_mut() = Some(lease);
-        spawn_local(async move {
+        crate::callback::spawn_local(Box::pin(async move {
             let result = match select(wait, rx).await {
                 Either::Left((r, _)) => r.unwrap_or_else(|_| {
                     Err(den_error(
@@ -450,7 +449,7 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
             if let Some(s) = weak.upgrade().filter(|s| s.generation.get() == generation) {
                 opened(&s, key, result);
             }
-        });
+        }));
         return;
     }
     let lease = super::lesson::Lease::own(state);
@@ -459,7 +458,7 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
     let router = lease.router.clone();
     *state.lease.borrow_mut() = Some(lease);
     // den::open first waits for a close of the same name still settling (the previous den's).
-    spawn_local(async move {
+    crate::callback::spawn_local(Box::pin(async move {
         let open = Box::pin(den::open(config.den, files, progress, Some(sink)));
         let result = match select(open, rx).await {
             Either::Left((r, _)) => r,
@@ -483,7 +482,7 @@ pub(crate) fn start_open(state: &Rc<State>, config: Config) {
             router.attach(d);
         }
         opened(&s, key, result);
-    });
+    }));
 }
 
 /// The den opened (or did not): the element goes live (or failed).
@@ -674,7 +673,7 @@ pub(crate) fn run_script(state: &Rc<State>) {
         return;
     }
     let s = state.clone();
-    spawn_local(async move {
+    crate::callback::spawn_local(Box::pin(async move {
         // The outcome reaches the page as the "run" event; a rejection here (a closed den) too.
         let r = super::lesson::lesson_run(s.clone(), None, Some(own), JsValue::UNDEFINED).await;
         if s.script_running.get() == Some(generation) {
@@ -683,7 +682,7 @@ pub(crate) fn run_script(state: &Rc<State>) {
         if let Err(e) = r {
             s.emit_error(&e);
         }
-    });
+    }));
 }
 
 /// Run options with the element's `timeout` and `max-output-bytes` as defaults: a plain copy

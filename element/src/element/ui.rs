@@ -11,7 +11,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::{Element, HtmlElement, ShadowRoot};
 
 /// What an HTML display's document starts with: a policy that loads nothing from anywhere
@@ -290,10 +290,10 @@ impl Ui {
         }
         let pending = self.scroll_pending.clone();
         let output = self.output.clone();
-        spawn_local(async move {
+        crate::callback::spawn_local(Box::pin(async move {
             pending.set(false);
             output.set_scroll_top(output.scroll_height());
-        });
+        }));
     }
 }
 
@@ -509,7 +509,7 @@ pub(crate) fn add_files(state: &Rc<State>, files: JsValue) {
         return;
     }
     let s = state.clone();
-    spawn_local(async move {
+    crate::callback::spawn_local(Box::pin(async move {
         for f in list {
             let name = get_str(&f, "name").unwrap_or_default();
             let buf = match Reflect::get(&f, &"arrayBuffer".into())
@@ -535,7 +535,7 @@ pub(crate) fn add_files(state: &Rc<State>, files: JsValue) {
                 Err(e) => s.emit_error(&e),
             }
         }
-    });
+    }));
 }
 
 /// Redraws the file list with download links.

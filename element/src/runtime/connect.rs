@@ -106,9 +106,9 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         // a new one. (Other failures, e.g. a load timeout, say nothing about the entry.)
         let boot_failed = |e: &JsValue| den_stage(e) == LoadStage::Pyodide;
         if handed && sent.as_ref().err().is_some_and(boot_failed) {
-            wasm_bindgen_futures::spawn_local(async {
+            crate::callback::spawn_local(Box::pin(async {
                 let _ = warm::clear().await;
-            });
+            }));
         }
         let (den_ms, boot_ms) = sent?;
         conn.stages = LoadStages {

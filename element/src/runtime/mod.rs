@@ -23,11 +23,11 @@ use foxden_core::outcome::{Display, MAX_DISPLAY_BYTES};
 use foxden_core::protocol::{
     run_id, DenToHost, Done, HostToDen, OutputBuffer, ReplyError, ReplyLimits, Stream, Watchdog,
 };
+use foxden_core::vecmap::VecMap;
 use futures::channel::oneshot;
 use js_sys::{Array, Uint8Array};
 pub use options::*;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -120,8 +120,8 @@ struct Shared {
     /// The way to the den page (for answers the message handler sends itself).
     link: Option<DenLink>,
     loader: Option<oneshot::Sender<JsValue>>,
-    runs: HashMap<u32, RunSlot>,
-    resets: HashMap<u32, oneshot::Sender<JsValue>>,
+    runs: VecMap<u32, RunSlot>,
+    resets: VecMap<u32, oneshot::Sender<JsValue>>,
     /// The warm cache key, while the host still wants the den page's snapshot (taken once).
     warm_key: Option<String>,
     /// The runs' watchdog ([`watchdog_tick`]), started when a run is posted.
@@ -586,7 +586,7 @@ fn on_den_message(shared: &Rc<RefCell<Shared>>, ev: MessageEvent) {
             if bytes.length() == 0 || bytes.length() > warm::MAX_SNAPSHOT_BYTES {
                 return;
             }
-            wasm_bindgen_futures::spawn_local(async move { warm::store(&key, bytes).await });
+            crate::callback::spawn_local(Box::pin(async move { warm::store(&key, bytes).await }));
         }
         DenToHost::Fetch => {
             // Only for a live run; the handler reads the message with bounds and always answers.
@@ -636,7 +636,7 @@ fn on_input_request(shared: &Rc<RefCell<Shared>>, msg: &JsValue) {
         h
     };
     let shared = shared.clone();
-    wasm_bindgen_futures::spawn_local(async move {
+    crate::callback::spawn_local(Box::pin(async move {
         let answer = handler(&prompt).await;
         // The run may have ended meanwhile (timeout is paused, but close/reset are not).
         let live = match shared.borrow_mut().runs.get_mut(&id) {
@@ -652,7 +652,7 @@ fn on_input_request(shared: &Rc<RefCell<Shared>>, msg: &JsValue) {
         if live {
             post_answer(&shared, id, &answer);
         }
-    });
+    }));
 }
 
 /// Posts `input-reply` for run `id`.

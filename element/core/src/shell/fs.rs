@@ -4,8 +4,8 @@
 
 use crate::files::FileMap;
 use crate::paths::{normalize_path, PathRule};
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, OnceLock};
+use std::cell::OnceCell;
+use std::sync::Arc;
 
 /// What a name resolves to.
 pub(super) enum Node {
@@ -48,8 +48,10 @@ const NAME_MAX: usize = 255;
 /// The den's files, with a folder index built on first use.
 pub(super) struct Fs<'a> {
     files: &'a FileMap,
-    /// Borrowed from the files' paths: the index costs no copy of them.
-    dirs: OnceLock<BTreeMap<&'a str, BTreeSet<&'a str>>>,
+    /// (folder path, name of an entry), sorted and without repeats; an empty name only marks
+    /// a root folder as existing. Borrowed from the files' paths: the index costs no copy of
+    /// them. (A sorted list, not a map of sets: one more BTreeMap type costs kilobytes of wasm.)
+    dirs: OnceCell<Vec<(&'a str, &'a str)>>,
 }
 
 /// The roots' folder paths ([`crate::paths::ROOTS`] with their slash).
@@ -59,42 +61,49 @@ impl<'a> Fs<'a> {
     pub(super) fn new(files: &'a FileMap) -> Self {
         Fs {
             files,
-            dirs: OnceLock::new(),
+            dirs: OnceCell::new(),
         }
     }
 
-    /// Folder path (`""` for `/`) -> names of its entries.
-    fn dirs(&self) -> &BTreeMap<&'a str, BTreeSet<&'a str>> {
+    /// (folder path (`""` for `/`), name of one of its entries), sorted.
+    fn dirs(&self) -> &[(&'a str, &'a str)] {
         let files: &'a FileMap = self.files;
         self.dirs.get_or_init(|| {
-            let mut dirs: BTreeMap<&'a str, BTreeSet<&'a str>> = BTreeMap::new();
+            let mut dirs: Vec<(&'a str, &'a str)> = Vec::new();
             for root in ROOT_DIRS {
-                dirs.entry("").or_default().insert(&root[1..]);
-                dirs.entry(root).or_default();
+                dirs.push(("", &root[1..]));
+                dirs.push((root, ""));
             }
             for (path, _) in files.iter() {
                 let path: &'a str = path;
                 let mut parent = 0;
                 for (i, _) in path.match_indices('/').skip(1) {
-                    dirs.entry(&path[..parent])
-                        .or_default()
-                        .insert(&path[parent + 1..i]);
+                    dirs.push((&path[..parent], &path[parent + 1..i]));
                     parent = i;
                 }
-                dirs.entry(&path[..parent])
-                    .or_default()
-                    .insert(&path[parent + 1..]);
+                dirs.push((&path[..parent], &path[parent + 1..]));
             }
+            crate::order::sort(&mut dirs);
+            dirs.dedup();
             dirs
         })
     }
 
+    /// The index entries of folder `dir` (none: no such folder).
+    fn dir_entries(&self, dir: &str) -> &[(&'a str, &'a str)] {
+        let dirs = self.dirs();
+        let from = dirs.partition_point(|(d, _)| *d < dir);
+        let len = dirs[from..].partition_point(|(d, _)| *d == dir);
+        &dirs[from..from + len]
+    }
+
     /// Entries of a folder (by normalized path), sorted by bytes.
     pub(super) fn list(&self, dir: &str) -> Vec<String> {
-        self.dirs()
-            .get(dir)
-            .map(|s| s.iter().map(|n| (*n).to_owned()).collect())
-            .unwrap_or_default()
+        self.dir_entries(dir)
+            .iter()
+            .filter(|(_, name)| !name.is_empty())
+            .map(|(_, name)| (*name).to_owned())
+            .collect()
     }
 
     /// Resolves a name as given on a command line (relative names start at `/`).
@@ -136,7 +145,7 @@ impl<'a> Fs<'a> {
             let path = format!("{dir}/{comp}");
             if let Some(entry) = self.files.get(&path) {
                 file = Some(entry.data.clone());
-            } else if self.dirs().contains_key(path.as_str()) {
+            } else if !self.dir_entries(&path).is_empty() {
                 dir = path;
             } else {
                 return Err(Errno::NoEnt);

@@ -131,7 +131,8 @@ impl Matcher {
     fn new(patterns: &str, icase: bool) -> Matcher {
         // A pattern given twice matches the same lines: each is searched once.
         let mut unique: Vec<&str> = patterns.split('\n').collect();
-        unique.sort_unstable();
+        // (crate::order's sort: `sort_unstable` would bring a second sort into the wasm.)
+        crate::order::sort(&mut unique);
         unique.dedup();
         let patterns = unique
             .into_iter()

@@ -31,7 +31,7 @@ fn parse_count(s: &str) -> Result<u64, Result<String, String>> {
     let t = t.strip_prefix('+').unwrap_or(t);
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
     let rest = &t[digits..];
-    if rest.starts_with(|c| SUFFIXES.contains(c)) {
+    if rest.starts_with(|c| SUFFIXES.chars().any(|s| s == c)) {
         return Err(Err(unsupported_option(
             "head",
             &format!("-n {s}"),

@@ -244,7 +244,7 @@ test(`${B}: an entry the den page never becomes ready from is dropped at the loa
   const hung = await page.evaluate(async () => {
     const { openDen, iframeRuntime } = window.foxden;
     try {
-      await openDen({ name: "warm-hang", runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html?warm=hang", loadTimeoutMs: 4000 }) });
+      await openDen({ name: "warm-hang", runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html?warm=hang", loadTimeoutMs: 10000 }) });
       return "opened";
     } catch (e) {
       return `${e.name}:${e.stage}`;

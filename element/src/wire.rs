@@ -8,6 +8,7 @@
 use crate::js::{get, is_absent};
 use foxden_core::net::{Request, MAX_HEADERS, MAX_HEADER_BYTES, MAX_URL_BYTES};
 use foxden_core::outcome::{display_mime, Display, DisplayData, MAX_DISPLAY_ITEMS};
+use foxden_core::paths::normalize_file_path;
 use foxden_core::protocol::{
     clip, run_id, ChangedFile, Done, ErrorKind, ReplyError, ReplyLimits, RunError, Stream,
     MAX_ERROR_TYPE_BYTES, MAX_OUT_PARTS,
@@ -127,7 +128,9 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
     let deleted = list(msg, "deleted", "deleted")?;
     limits.check_counts(changed.length(), deleted.length())?;
     // First pass: types and sizes only. Past the byte cap nothing is copied (over_cap).
-    let mut files: Vec<(JsString, Uint8Array)> = Vec::with_capacity(changed.length() as usize);
+    // (path, data, whether its content is copied)
+    let mut files: Vec<(JsString, Uint8Array, bool)> =
+        Vec::with_capacity(changed.length() as usize);
     let mut total = 0u64;
     let mut over_cap = None;
     let mut too_big = None;
@@ -157,10 +160,21 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         {
             over_cap = Some(bytes);
         }
-        if len > limits.max_file_bytes as f64 && too_big.is_none() {
-            too_big = Some((String::from(&path), len as u64));
+        // A file over maxFileBytes refuses the run's changes, before anything is copied,
+        // unless it would not be kept anyway (a path that breaks a rule, or a read-only one:
+        // noted by the sync, which needs no content for that).
+        let mut copy = true;
+        if len > limits.max_file_bytes as f64 {
+            copy = false;
+            let raw = String::from(&path);
+            let kept = normalize_file_path(&raw)
+                .ok()
+                .filter(|p| !limits.read_only.covers(p));
+            if let (Some(p), None) = (kept, &too_big) {
+                too_big = Some((p, len as u64));
+            }
         }
-        files.push((path, data));
+        files.push((path, data, copy));
     }
     let mut gone = Vec::with_capacity(deleted.length() as usize);
     for p in deleted.iter() {
@@ -176,7 +190,10 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
     let copied: Option<Vec<_>> = match (&over_cap, &too_big) {
         (None, None) => files
             .iter()
-            .map(|(_, data)| crate::js::shared_bytes(data).ok())
+            .map(|(_, data, copy)| match copy {
+                true => crate::js::shared_bytes(data).ok(),
+                false => Some(std::sync::Arc::from([])),
+            })
             .collect(),
         _ => None,
     };
@@ -184,7 +201,7 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
     let mut data = copied.into_iter().flatten();
     let changed = files
         .into_iter()
-        .map(|(path, _)| ChangedFile {
+        .map(|(path, _, _)| ChangedFile {
             path: String::from(path),
             data: data.next().unwrap_or_else(|| std::sync::Arc::from([])),
         })

@@ -302,8 +302,9 @@ pub struct Done {
     /// The run changed this many files, more than a den can hold: none was sent, and the
     /// run's changes cannot be kept (it ends with a `storage` error).
     pub too_many_files: Option<u64>,
-    /// A changed file (path as sent, and size) is larger than the den's `maxFileBytes`: no
-    /// content was copied, as for `over_cap`.
+    /// A changed file that would be kept (its normalized path, and its size) is larger than the
+    /// den's `maxFileBytes`: no content was copied, as for `over_cap`. (One at an invalid or
+    /// read-only path is not kept anyway: its content is not copied, and it does not count.)
     pub too_big: Option<(String, u64)>,
 }
 
@@ -342,7 +343,7 @@ impl Done {
 }
 
 /// Bounds on one reply from a den page, checked before anything is copied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplyLimits {
     /// Most entries in `changed` plus `deleted`.
     pub max_files: usize,
@@ -350,13 +351,20 @@ pub struct ReplyLimits {
     pub max_bytes: u64,
     /// Most bytes of one file of `changed` (the den's `maxFileBytes`).
     pub max_file_bytes: u64,
+    /// The den's read-only paths: a file there is not kept, whatever its size.
+    pub read_only: crate::readonly::ReadOnlyPaths,
     /// Most UTF-8 bytes kept of `result`, `error.message` and `error.traceback` each.
     pub max_text_bytes: usize,
 }
 
 impl ReplyLimits {
     /// Limits for a run with this output cap in a den with this byte cap.
-    pub fn for_run(max_output_bytes: usize, max_den_bytes: u64, max_file_bytes: u64) -> Self {
+    pub fn for_run(
+        max_output_bytes: usize,
+        max_den_bytes: u64,
+        max_file_bytes: u64,
+        read_only: crate::readonly::ReadOnlyPaths,
+    ) -> Self {
         ReplyLimits {
             // A run may delete every file of a full den and create as many anew (the den page
             // allows that many in each list); the den's own maxFiles is checked at the commit,
@@ -364,6 +372,7 @@ impl ReplyLimits {
             max_files: 2 * crate::limits::DEFAULT_MAX_FILES,
             max_bytes: max_den_bytes,
             max_file_bytes,
+            read_only,
             max_text_bytes: max_output_bytes,
         }
     }
@@ -615,7 +624,7 @@ mod tests {
 
     #[test]
     fn reply_limits() {
-        let l = ReplyLimits::for_run(1000, 100, 50);
+        let l = ReplyLimits::for_run(1000, 100, 50, Default::default());
         assert!(l.check_counts(5000, 5000).is_ok());
         assert!(l.check_counts(10_000, 10_000).is_ok());
         assert!(l.check_counts(10_001, 10_000).is_err());

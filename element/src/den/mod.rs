@@ -444,8 +444,14 @@ impl Inner {
     }
 
     async fn ensure_connection(&self) -> Result<Rc<Connection>, JsValue> {
-        if let Some(c) = self.connection() {
-            return Ok(c);
+        match self.connection() {
+            Some(c) if !c.is_lost() => return Ok(c),
+            Some(_) => {
+                // Its den page reloaded: nothing there answers.
+                *self.conn.borrow_mut() = None;
+                self.sync.borrow_mut().reset();
+            }
+            None => {}
         }
         self.check_open()?;
         // The previous den page stopped answering: start a fresh one (files are host-owned).

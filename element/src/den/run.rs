@@ -208,6 +208,7 @@ impl Den {
             ro.max_output_bytes as usize,
             inner.opts.max_den_bytes,
             inner.opts.max_file_bytes,
+            inner.opts.read_only.clone(),
         );
         // foxden.fetch: requests of this run, decided by the den's broker, made by this page.
         let fetches = net::RunFetches::new(inner, seq, conn.link(), ro.on_request.clone());
@@ -224,7 +225,7 @@ impl Den {
                 on_output,
                 displays: displays.clone(),
                 on_display,
-                limits,
+                limits: limits.clone(),
                 watchdog: Watchdog::for_run(ro.timeout_ms, inner.opts.runtime.load_timeout_ms),
                 on_input,
                 on_fetch: net::RunFetches::handler(&fetches),
@@ -279,7 +280,7 @@ impl Den {
                 cap: inner.opts.max_den_bytes,
             }),
             (None, None, Some((path, size))) => Some(StorageError::FileTooBig {
-                path: foxden_core::paths::normalize_file_path(&path).unwrap_or(path),
+                path,
                 size,
                 max: inner.opts.max_file_bytes,
             }),

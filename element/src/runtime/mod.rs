@@ -417,6 +417,12 @@ impl Connection {
         !ids.is_empty()
     }
 
+    /// The den page connected to is gone from its iframe (it reloaded): nothing posted to it
+    /// is read any more.
+    pub fn is_lost(&self) -> bool {
+        self.link.lost.get()
+    }
+
     /// Ends every pending run and reset at once (their futures see the channel closed).
     pub fn cancel_pending(&self) {
         let mut shared = self.shared.borrow_mut();
@@ -459,7 +465,9 @@ impl Connection {
                     get_f64(&msg, "packagesMs").filter(|v| v.is_finite() && *v >= 0.0),
                 )),
             },
-            _ => Err(ResetError::Failed(
+            // The wait was ended by the host: the den page reloaded (or the den closed).
+            Some(Err(_)) => Err(ResetError::Gone),
+            None => Err(ResetError::Failed(
                 "the den page did not answer the reset".into(),
             )),
         }

@@ -144,7 +144,7 @@ fn string_arguments_of_another_type_are_bad_option() {
 /// wrap to a small count (found in review: it let such a reply past the count and trapped).
 #[wasm_bindgen_test]
 fn reply_counts_do_not_wrap_in_wasm32() {
-    let l = foxden_core::protocol::ReplyLimits::for_run(1000, 100);
+    let l = foxden_core::protocol::ReplyLimits::for_run(1000, 100, 100, Default::default());
     for (c, d) in [
         (u32::MAX, 1),
         (1, u32::MAX),

@@ -100,7 +100,7 @@ fn handle_static(mut stream: TcpStream, mounts: &Mounts, log: &Log, coi: bool) {
         .strip_prefix("/stallable/")
         .and_then(|r| r.split_once('/'))
     {
-        let stalled = stalled_keys(None).contains(&key.to_owned());
+        let stalled = stalled_key(key, false);
         path = format!("/{rest}");
         if stalled {
             thread::sleep(std::time::Duration::from_secs(30));
@@ -222,7 +222,7 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
         "echo" => send(stream, "200 OK", "application/octet-stream", "", body),
         "big" => send(stream, "200 OK", "text/plain", "", &vec![b'x'; n]),
         "stall" => {
-            stalled_keys(query_param(query, "key"));
+            stalled_key(&query_param(query, "key").unwrap_or_default(), true);
             send(stream, "200 OK", "application/json", "", b"{\"ok\": true}");
         }
         "sent" => {
@@ -263,21 +263,12 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
             let _ = stream.write_all(b"0\r\n\r\n");
         }
         "slow" => {
-            use std::collections::HashMap;
             // How many `slow` requests of one group (`g=`) are being answered at once (the
             // most seen while this one waited is in the answer): the broker's concurrency
             // limit is checked by it. Requests of other tests, still sleeping, do not count.
-            static IN_FLIGHT: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
+            static IN_FLIGHT: Tally = Mutex::new(None);
             let group = query_param(query, "g").unwrap_or_default();
-            let count = |delta: isize| {
-                let mut map = IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner());
-                let n = map
-                    .get_or_insert_with(HashMap::new)
-                    .entry(group.clone())
-                    .or_default();
-                *n = n.saturating_add_signed(delta);
-                *n
-            };
+            let count = |delta: isize| tally(&IN_FLIGHT, &group, delta);
             let ms = query_param(query, "ms")
                 .and_then(|n| n.parse::<u64>().ok())
                 .unwrap_or(0)
@@ -307,24 +298,33 @@ fn api(stream: &mut TcpStream, method: &str, rest: &str, query: &str, body: &[u8
     }
 }
 
-/// The keys of `/stallable/` paths held up (adding `add`).
-fn stalled_keys(add: Option<String>) -> Vec<String> {
+/// Whether `/stallable/<key>/` paths are held up (after holding them up, with `stall`).
+fn stalled_key(key: &str, stall: bool) -> bool {
     static KEYS: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut keys = KEYS.lock().unwrap_or_else(|e| e.into_inner());
-    keys.extend(add);
-    keys.clone()
+    if stall {
+        keys.push(key.to_owned());
+    }
+    keys.iter().any(|k| k == key)
 }
 
 /// Adds `bytes` to what `stream` wrote for `group`; returns the new count.
 fn sent_count(group: &str, bytes: usize) -> usize {
-    use std::collections::HashMap;
-    static SENT: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
-    let mut map = SENT.lock().unwrap_or_else(|e| e.into_inner());
+    static SENT: Tally = Mutex::new(None);
+    tally(&SENT, group, bytes as isize)
+}
+
+/// A count per group of the test server's requests.
+type Tally = Mutex<Option<std::collections::HashMap<String, usize>>>;
+
+/// Adds `delta` to `group`'s count in `table`; returns the new count.
+fn tally(table: &Tally, group: &str, delta: isize) -> usize {
+    let mut map = table.lock().unwrap_or_else(|e| e.into_inner());
     let n = map
-        .get_or_insert_with(HashMap::new)
+        .get_or_insert_with(Default::default)
         .entry(group.to_owned())
         .or_default();
-    *n += bytes;
+    *n = n.saturating_add_signed(delta);
     *n
 }
 

@@ -409,6 +409,13 @@ impl Inner {
         self.conn.borrow().clone()
     }
 
+    /// Drops the den page (its iframe is removed): the next call opens a fresh one. The worker
+    /// that held the den's files goes with it.
+    fn forget_den_page(&self) {
+        *self.conn.borrow_mut() = None;
+        self.sync.borrow_mut().reset();
+    }
+
     /// Stops the run in flight (`stop()`, the Stop button, a run's `signal`): the den page
     /// interrupts or restarts its worker; an adapter's run ends at once, its signal aborted.
     /// `false` when no run is in flight.
@@ -446,11 +453,8 @@ impl Inner {
     async fn ensure_connection(&self) -> Result<Rc<Connection>, JsValue> {
         match self.connection() {
             Some(c) if !c.is_lost() => return Ok(c),
-            Some(_) => {
-                // Its den page reloaded: nothing there answers.
-                *self.conn.borrow_mut() = None;
-                self.sync.borrow_mut().reset();
-            }
+            // Its den page reloaded: nothing there answers.
+            Some(_) => self.forget_den_page(),
             None => {}
         }
         self.check_open()?;
@@ -867,8 +871,7 @@ impl Den {
         let mut r = inner.ensure_connection().await?.reset(load_ms).await;
         if matches!(r, Err(runtime::ResetError::Gone)) {
             // The den page is gone (its iframe was removed or reloaded): a fresh one, reset.
-            *inner.conn.borrow_mut() = None;
-            inner.sync.borrow_mut().reset();
+            inner.forget_den_page();
             r = inner.ensure_connection().await?.reset(load_ms).await;
         }
         inner.sync.borrow_mut().reset();

@@ -240,8 +240,7 @@ impl Den {
             other => {
                 // The den page is gone or misbehaved: drop it (the iframe is removed) and open a
                 // new one in the background; the files are host-owned and stay.
-                *inner.conn.borrow_mut() = None;
-                inner.sync.borrow_mut().reset();
+                inner.forget_den_page();
                 if !inner.closed.get() {
                     Inner::reopen_soon(inner);
                 }

@@ -506,9 +506,7 @@ pub(super) fn create(opts: &RuntimeOptions, isolation: Isolation) -> Result<Conn
             // now on, and the runs and resets waiting end at once, so the den opens a fresh
             // page instead of waiting for their timeouts.
             g.link.lost.set(true);
-            let mut shared = s3.borrow_mut();
-            shared.runs.clear();
-            shared.resets.clear();
+            s3.borrow_mut().cancel_pending();
             return;
         }
         g.loaded.set(true);

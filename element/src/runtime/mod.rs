@@ -128,6 +128,14 @@ struct Shared {
     watchdog: Option<Ticker>,
 }
 
+impl Shared {
+    /// Ends every pending run and reset (their futures see the channel closed).
+    fn cancel_pending(&mut self) {
+        self.runs.clear();
+        self.resets.clear();
+    }
+}
+
 /// Posts to the den page: window messages to the iframe's window, with target "*" (an opaque
 /// origin cannot be named). Window messages, not a `MessageChannel`: a `MessagePort` costs
 /// Firefox ~0.15 ms per message, a window message ~0.02 ms, and every run takes two. What
@@ -425,9 +433,7 @@ impl Connection {
 
     /// Ends every pending run and reset at once (their futures see the channel closed).
     pub fn cancel_pending(&self) {
-        let mut shared = self.shared.borrow_mut();
-        shared.runs.clear();
-        shared.resets.clear();
+        self.shared.borrow_mut().cancel_pending();
     }
 
     /// Restarts the interpreter; resolves when the new one is ready, with how it booted:

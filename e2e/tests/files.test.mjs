@@ -539,6 +539,64 @@ test(`${B}: a damaged IndexedDB den is refused, and repaired by opening it with 
   assert.deepEqual(r.afterFork, ["/drop/d.txt"]);
 });
 
+test(`${B}: an IndexedDB database without its object store is repaired when a den opens; an element removed while it opens leaves no storeless database and no open connection`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, idbStore } = window.foxden;
+    const adapter = () => ({ start() {}, close() {}, run: () => ({ result: "1" }) });
+    const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+    const out = {};
+    // A database made at version 1 with no store (as a creation cut short leaves it).
+    await new Promise((res, rej) => {
+      const q = indexedDB.open("fx-nostore", 1);
+      q.onsuccess = () => { q.result.close(); res(); };
+      q.onerror = () => rej(q.error);
+    });
+    try {
+      let den = await openDen({ name: "n", runtime: adapter(), store: idbStore("fx-nostore") });
+      await den.writeFile("/work/a.txt", "kept");
+      await den.close();
+      den = await openDen({ name: "n", runtime: adapter(), store: idbStore("fx-nostore") });
+      out.repaired = await den.readText("/work/a.txt");
+      await den.close();
+    } catch (e) {
+      out.repaired = `${e.name} ${e.code} ${e.message}`;
+    }
+    // Elements removed at once, or a few ms after they start opening a new database.
+    const names = [];
+    for (let k = 0; k < 16; k++) {
+      const el = document.createElement("foxden-den");
+      el.setAttribute("store", `idb:fx-cut-${k}`);
+      el.name = `c${k}`;
+      el.runtime = adapter();
+      document.body.append(el);
+      el.ready.catch(() => {});
+      if (k < 4) for (let i = 0; i < k * 3; i++) await Promise.resolve();
+      else await sleep(k - 4);
+      el.remove();
+      names.push(`fx-cut-${k}`);
+    }
+    await sleep(1000);
+    const existing = new Set((await indexedDB.databases()).map((d) => d.name));
+    out.cut = [];
+    for (const db of names.filter((n) => existing.has(n))) {
+      const stores = await new Promise((res) => {
+        const q = indexedDB.open(db);
+        q.onsuccess = () => { const s = [...q.result.objectStoreNames]; q.result.close(); res(s); };
+        q.onerror = () => res(`error ${q.error}`);
+      });
+      const deleted = await Promise.race([
+        new Promise((res) => { const q = indexedDB.deleteDatabase(db); q.onsuccess = () => res("deleted"); q.onerror = () => res("error"); }),
+        sleep(5000).then(() => "blocked by an open connection"),
+      ]);
+      out.cut.push(`${db}: ${JSON.stringify(stores)} ${deleted}`);
+    }
+    return out;
+  });
+  console.log(`# ${r.cut.length} of 16 databases were made: ${r.cut.join("; ")}`);
+  assert.equal(r.repaired, "kept");
+  for (const line of r.cut) assert.match(line, /: \["files"\] deleted$/);
+});
+
 test(`${B}: fork copies the files and then diverges`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.snap;

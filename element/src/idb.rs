@@ -19,7 +19,6 @@ use wasm_bindgen::JsCast;
 use web_sys::{IdbDatabase, IdbRequest, IdbTransactionMode};
 
 const STORE: &str = "files";
-const VERSION: u32 = 1;
 
 /// One den's records in one database.
 pub struct IdbDen {
@@ -86,6 +85,76 @@ async fn request(req: &IdbRequest) -> Result<JsValue, JsValue> {
     }
 }
 
+/// An `indexedDB.open` request in flight. Dropped before it settles (its opening was cancelled:
+/// an element removed while it loads), it is watched until it does: its upgrade still creates
+/// the store (else the database would be left without it, for every later opening), and the
+/// connection it opens is closed (one that nobody holds would block every later upgrade and
+/// deletion of the database).
+struct Opening {
+    req: web_sys::IdbOpenDbRequest,
+    /// Creates the store when the database is made or upgraded; `None` once settled.
+    upgrade: Option<Listener>,
+}
+
+impl Opening {
+    /// Opens `name` at its current version (creating it at 1), or at `version`.
+    fn start(
+        factory: &web_sys::IdbFactory,
+        name: &str,
+        version: Option<u32>,
+    ) -> Result<Self, JsValue> {
+        let req = match version {
+            Some(v) => factory.open_with_u32(name, v),
+            None => factory.open(name),
+        }
+        .map_err(|e| idb_err("open", &e))?;
+        let upgrade = Listener::new(req.as_ref(), "upgradeneeded", {
+            let r = req.clone();
+            move |_| {
+                if let Ok(db) = r.result() {
+                    let db: IdbDatabase = db.unchecked_into();
+                    if !db.object_store_names().contains(STORE) {
+                        let _ = db.create_object_store(STORE);
+                    }
+                }
+            }
+        });
+        Ok(Opening {
+            req,
+            upgrade: Some(upgrade),
+        })
+    }
+
+    async fn done(mut self) -> Result<IdbDatabase, JsValue> {
+        let out = request(self.req.as_ref()).await;
+        self.upgrade = None;
+        out.map(JsCast::unchecked_into)
+            .map_err(|e| idb_err("open", &e))
+    }
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        let Some(upgrade) = self.upgrade.take() else {
+            return;
+        };
+        let req = self.req.clone();
+        // Settled already (its answer not yet taken): only its connection is left to close.
+        if js::get_tag(&req, "readyState", 8).as_deref() == Some("done") {
+            if let Ok(db) = req.result() {
+                db.unchecked_into::<IdbDatabase>().close();
+            }
+            return;
+        }
+        crate::callback::spawn_local(Box::pin(async move {
+            if let Ok(db) = request(req.as_ref()).await {
+                db.unchecked_into::<IdbDatabase>().close();
+            }
+            drop(upgrade);
+        }));
+    }
+}
+
 fn key(den: &str, path: &str) -> JsValue {
     Array::of2(&den.into(), &path.into()).into()
 }
@@ -118,25 +187,27 @@ impl IdbDen {
             })?;
         // One tab at a time per den: a second page gets a clear DenError instead of racing.
         let lock = crate::locks::acquire(&format!("foxden:{db_name}:{den}"), den).await?;
-        let open_req = factory
-            .open_with_u32(db_name, VERSION)
-            .map_err(|e| idb_err("open", &e))?;
-        let upgrade = Listener::new(open_req.as_ref(), "upgradeneeded", {
-            let r = open_req.clone();
-            move |_| {
-                if let Ok(db) = r.result() {
-                    let db: IdbDatabase = db.unchecked_into();
-                    if !db.object_store_names().contains(STORE) {
-                        let _ = db.create_object_store(STORE);
-                    }
-                }
+        let db = Opening::start(&factory, db_name, None)?.done().await?;
+        let db = if db.object_store_names().contains(STORE) {
+            db
+        } else {
+            // A database without the store: its creation was cut short (before foxden 0.1.4
+            // an opening cancelled then lost its upgrade listener) or another script made it.
+            // Upgraded one version up, which creates the store (and touches nothing else).
+            let next = (db.version() as u32).saturating_add(1);
+            db.close();
+            let db = Opening::start(&factory, db_name, Some(next))?
+                .done()
+                .await?;
+            if !db.object_store_names().contains(STORE) {
+                db.close();
+                return Err(idb_err(
+                    "open",
+                    &"the database has no object store \"files\"".into(),
+                ));
             }
-        });
-        let db: IdbDatabase = request(open_req.as_ref())
-            .await
-            .map_err(|e| idb_err("open", &e))?
-            .unchecked_into();
-        drop(upgrade);
+            db
+        };
         let closed_by_other = Rc::new(std::cell::Cell::new(false));
         let versionchange = Listener::new(db.as_ref(), "versionchange", {
             let (db, flag) = (db.clone(), closed_by_other.clone());

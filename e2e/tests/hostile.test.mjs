@@ -138,9 +138,30 @@ test(`${B}: hostile done: a file over maxFileBytes refuses the changes before an
       `post(honest({ changed: [{ path: "/work/ro/data.csv", data: new Uint8Array(2000) }, { path: "/etc/big", data: new Uint8Array(2000) }, { path: "/work/ok.txt", data: new Uint8Array([1]) }] }));`,
       { timeoutMs: 20000 },
     );
+    // An empty read-only file made too big to copy: its content is not taken to be empty (the
+    // den's), so it is noted and shipped again before the next run.
+    await den.writeFile("/work/ro/empty.txt", "");
+    const empty = await den.run(`post(honest({ changed: [{ path: "/work/ro/empty.txt", data: new Uint8Array(2000) }] }));`, { timeoutMs: 20000 });
+    const shipped = await den.run(`post(honest({ result: "'" + msg.put.map((f) => f.path + " " + f.data.length).join(",") + "'" }));`, { timeoutMs: 20000 });
     await den.close();
-    return { error: r.error, files: r.files, grew, list, before, ro: { error: ro.error, files: ro.files, stderr: ro.stderr } };
+    // A file that is not copied does not count against the reply's bytes either (maxDenBytes).
+    const capped = await openDen({ name: "big-file-cap", store: memoryStore(), maxFileBytes: 1000, maxDenBytes: 4000, readOnlyPaths: ["/work/ro"], runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html", pyodideUrl: "/pyodide/" }) });
+    await capped.writeFile("/work/ro/log", "x");
+    const c = await capped.run(`post(honest({ changed: [{ path: "/work/out.txt", data: new Uint8Array([1]) }, { path: "/work/ro/log", data: new Uint8Array(8000) }] }));`, { timeoutMs: 20000 });
+    await capped.close();
+    return {
+      error: r.error, files: r.files, grew, list, before, ro: { error: ro.error, files: ro.files, stderr: ro.stderr },
+      empty: { error: empty.error, stderr: empty.stderr, files: empty.files }, shipped: shipped.result,
+      capped: { error: c.error, files: c.files, stderr: c.stderr },
+    };
   });
+  assert.equal(out.empty.error, null, JSON.stringify(out.empty));
+  assert.match(out.empty.stderr, /"\/work\/ro\/empty\.txt" was not kept: it is read-only/);
+  assert.deepEqual(out.empty.files, { created: [], changed: [], deleted: [] });
+  assert.equal(out.shipped, "'/work/ro/empty.txt 0'");
+  assert.equal(out.capped.error, null, JSON.stringify(out.capped));
+  assert.deepEqual(out.capped.files, { created: ["/work/out.txt"], changed: [], deleted: [] });
+  assert.match(out.capped.stderr, /"\/work\/ro\/log" was not kept: it is read-only/);
   assert.equal(out.ro.error, null, JSON.stringify(out.ro));
   assert.deepEqual(out.ro.files, { created: ["/work/ok.txt"], changed: [], deleted: [] });
   assert.match(out.ro.stderr, /"\/work\/ro\/data\.csv" was not kept: it is read-only/);

@@ -155,11 +155,6 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         // 4 GiB or more within a larger cap is refused by the copy below, `shared_bytes`, as
         // wasm cannot hold it.)
         let len = crate::js::get_f64(&data, "byteLength").unwrap_or(0.0);
-        if let Err(ReplyError::TooManyBytes { bytes, .. }) =
-            limits.add_bytes(&mut total, len as u64)
-        {
-            over_cap = Some(bytes);
-        }
         // A file over maxFileBytes refuses the run's changes, before anything is copied,
         // unless it would not be kept anyway (a path that breaks a rule, or a read-only one:
         // noted by the sync, which needs no content for that).
@@ -172,6 +167,14 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
                 .filter(|p| !limits.read_only.covers(p));
             if let (Some(p), None) = (kept, &too_big) {
                 too_big = Some((p, len as u64));
+            }
+        }
+        // Only what is copied counts against the reply's bytes.
+        if copy {
+            if let Err(ReplyError::TooManyBytes { bytes, .. }) =
+                limits.add_bytes(&mut total, len as u64)
+            {
+                over_cap = Some(bytes);
             }
         }
         files.push((path, data, copy));
@@ -191,8 +194,8 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         (None, None) => files
             .iter()
             .map(|(_, data, copy)| match copy {
-                true => crate::js::shared_bytes(data).ok(),
-                false => Some(std::sync::Arc::from([])),
+                true => crate::js::shared_bytes(data).ok().map(Some),
+                false => Some(None),
             })
             .collect(),
         _ => None,
@@ -203,7 +206,7 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
         .into_iter()
         .map(|(path, _, _)| ChangedFile {
             path: String::from(path),
-            data: data.next().unwrap_or_else(|| std::sync::Arc::from([])),
+            data: data.next().flatten(),
         })
         .collect();
     let too_many_files = get(msg, "tooManyFiles")

@@ -269,8 +269,9 @@ impl RunError {
 pub struct ChangedFile {
     /// The path the den page named.
     pub path: String,
-    /// The content (shared: it becomes the den's file without another copy).
-    pub data: std::sync::Arc<[u8]>,
+    /// The content (shared: it becomes the den's file without another copy); `None`: not
+    /// copied (over `maxFileBytes`, at a path not kept anyway: invalid or read-only).
+    pub data: Option<std::sync::Arc<[u8]>>,
 }
 
 /// A den page's `done`, read and bounded.

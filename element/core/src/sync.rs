@@ -93,7 +93,20 @@ impl SyncState {
                     continue;
                 }
             };
-            let entry = FileEntry::new(f.data, now_ms);
+            // Not copied (too big): the content is unknown, so is the worker's copy (shipped
+            // again before the next run). The wire keeps only those it would not keep anyway.
+            let Some(data) = f.data else {
+                if read_only.covers(&path) {
+                    guard(&mut r, "", &path);
+                } else {
+                    r.notes.push_str(&format!(
+                        "foxden: {path:?} was not kept: it is larger than maxFileBytes\n"
+                    ));
+                }
+                self.set(&path, None);
+                continue;
+            };
+            let entry = FileEntry::new(data, now_ms);
             if files.get(&path).map(|e| e.sha256) == Some(entry.sha256) {
                 self.set(&path, Some(entry.sha256));
                 continue;
@@ -291,19 +304,19 @@ mod tests {
         let changed = vec![
             ChangedFile {
                 path: "/work/same".into(),
-                data: b"a".as_slice().into(),
+                data: Some(b"a".as_slice().into()),
             },
             ChangedFile {
                 path: "/work/new".into(),
-                data: b"b".as_slice().into(),
+                data: Some(b"b".as_slice().into()),
             },
             ChangedFile {
                 path: "/etc/passwd".into(),
-                data: b"x".as_slice().into(),
+                data: Some(b"x".as_slice().into()),
             },
             ChangedFile {
                 path: "/drop/../x".into(),
-                data: b"x".as_slice().into(),
+                data: Some(b"x".as_slice().into()),
             },
         ];
         let deleted = vec!["/work/gone".into(), "relative".into()];
@@ -332,7 +345,7 @@ mod tests {
         let changed = (0..10_000)
             .map(|_| ChangedFile {
                 path: long.clone(),
-                data: b"x".as_slice().into(),
+                data: Some(b"x".as_slice().into()),
             })
             .collect();
         let deleted = vec![long.clone(); 10_000];
@@ -378,7 +391,7 @@ mod tests {
         sync.delivered(&plan, &files);
         let file = |p: &str, d: &[u8]| ChangedFile {
             path: p.into(),
-            data: d.to_vec().into(),
+            data: Some(d.to_vec().into()),
         };
         let changed = vec![
             file("/work/data/a.csv", b"changed"),
@@ -428,6 +441,44 @@ mod tests {
         assert!(r
             .notes
             .ends_with("foxden: 10 more changes to read-only paths were not kept\n"));
+    }
+
+    #[test]
+    fn a_file_not_copied_is_never_taken_for_the_dens_version() {
+        // A read-only empty file the code made too big to copy: its content is unknown, not
+        // empty (the wire sends no data for it), so it is noted and shipped again.
+        let mut files = FileMap::new();
+        let put = |p: &str, d: &[u8]| Op::Put {
+            path: p.into(),
+            entry: FileEntry::new(d.to_vec(), 0.0),
+        };
+        files
+            .apply(vec![put("/work/data/empty.txt", b"")], 1 << 20)
+            .unwrap();
+        let ro = ReadOnlyPaths::parse(&["/work/data"]).unwrap();
+        let mut sync = SyncState::new();
+        let plan = sync.plan(&files);
+        sync.delivered(&plan, &files);
+        let changed = vec![ChangedFile {
+            path: "/work/data/empty.txt".into(),
+            data: None,
+        }];
+        let r = sync.returned(&files, changed, vec![], 1.0, &ro);
+        assert!(r.ops.is_empty());
+        assert!(r.notes.contains(
+            "foxden: \"/work/data/empty.txt\" was not kept: it is read-only (readOnlyPaths)"
+        ));
+        assert_eq!(sync.plan(&files).put, ["/work/data/empty.txt"]);
+        // Anywhere else (the wire refuses such a reply first), it is not kept either.
+        let changed = vec![ChangedFile {
+            path: "/work/big.bin".into(),
+            data: None,
+        }];
+        let r = sync.returned(&files, changed, vec![], 1.0, &ro);
+        assert!(r.ops.is_empty());
+        assert!(r
+            .notes
+            .contains("\"/work/big.bin\" was not kept: it is larger than maxFileBytes"));
     }
 
     #[test]

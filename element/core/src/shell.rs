@@ -65,6 +65,10 @@ pub fn run_shell(command: &str, files: &FileMap, max_output_bytes: usize) -> She
 /// Most bytes one command line reads, files and pipes together.
 const READ_LIMIT: usize = 1 << 30;
 
+/// The longest command line (Linux's `MAX_ARG_STRLEN`, 128 KiB, bounds one word; its whole
+/// `ARG_MAX` is 2 MiB).
+const MAX_COMMAND_BYTES: usize = 1 << 20;
+
 fn run(
     command: &str,
     files: &FileMap,
@@ -72,6 +76,17 @@ fn run(
     pipe_limit: usize,
     read_limit: usize,
 ) -> i32 {
+    // Every word costs a copy and a lookup on the page's main thread: a bounded command line.
+    if command.len() > MAX_COMMAND_BYTES {
+        sink.err(
+            format!(
+                "den.sh: the command line is longer than {} KiB; stopped\n",
+                MAX_COMMAND_BYTES >> 10
+            )
+            .as_bytes(),
+        );
+        return 2;
+    }
     let pipeline = match parse::parse(command) {
         Ok(p) => p,
         Err(e) => {
@@ -118,8 +133,22 @@ fn run(
             stdin: Some(std::mem::take(&mut stdin)),
             pipe: (i < last).then(|| RopeBuilder::new(pipe_limit)),
             sink,
+            work_left: read_limit - read,
+            worked: 0,
         };
         code = cmd.run(&fs, &mut io);
+        // Work beyond what the command read (ls's listings, grep -i's case checks) counts too.
+        read = read.saturating_add(io.worked);
+        if read > read_limit {
+            sink.err(
+                format!(
+                    "den.sh: this command line reads more than {} MiB (ls's listings and grep -i's case checks count too); stopped\n",
+                    read_limit >> 20
+                )
+                .as_bytes(),
+            );
+            return 2;
+        }
         if let Some(pipe) = io.pipe.take() {
             if pipe.over_limit() {
                 sink.err(
@@ -144,6 +173,11 @@ pub(crate) struct Io<'s> {
     /// Where stdout goes when another command follows; `None` for the last command.
     pipe: Option<RopeBuilder>,
     sink: &'s mut Sink,
+    /// Work the command may do beyond what it reads, in bytes of the command line's read
+    /// bound: what is left of it.
+    work_left: usize,
+    /// That work done so far (added to the bound's count after the command).
+    worked: usize,
 }
 
 impl Io<'_> {
@@ -174,12 +208,24 @@ impl Io<'_> {
     }
 
     /// True when nothing written to stdout can be seen any more: the output cap was reached,
-    /// or the pipe's limit (the command line then stops after this command).
+    /// or the pipe's limit, or the command's work is past the bound (the command line then
+    /// stops after this command).
     fn out_closed(&self) -> bool {
-        match &self.pipe {
-            Some(p) => p.over_limit(),
-            None => self.sink.truncated,
-        }
+        self.exhausted()
+            || match &self.pipe {
+                Some(p) => p.over_limit(),
+                None => self.sink.truncated,
+            }
+    }
+
+    /// Counts `n` bytes of work beyond the command's input.
+    fn spend(&mut self, n: usize) {
+        self.worked = self.worked.saturating_add(n);
+    }
+
+    /// True when the command's work is past what the read bound has left.
+    fn exhausted(&self) -> bool {
+        self.worked > self.work_left
     }
 }
 
@@ -630,5 +676,65 @@ mod tests {
         assert!(o.truncated && o.stderr.starts_with(b"cat: /drop/nope"));
         let o = run_shell("cat /drop/sales.csv", &m, 1000);
         assert!(!o.truncated);
+    }
+
+    /// A run with `read_limit`: (stdout, stderr, code).
+    fn sh_limited(m: &FileMap, cmd: &str, read_limit: usize) -> (String, String, i32) {
+        let mut sink = Sink::new(1 << 20);
+        let code = run(cmd, m, &mut sink, stream::PIPE_OWNED_LIMIT, read_limit);
+        (
+            String::from_utf8_lossy(&sink.stdout).into_owned(),
+            String::from_utf8_lossy(&sink.stderr).into_owned(),
+            code,
+        )
+    }
+
+    #[test]
+    fn grep_i_case_checks_count_against_the_read_bound() {
+        // U+1C80 upper-cases to the key of `в` but is not one of its case variants: every
+        // position of this line is a candidate whose check fails only at the last character
+        // (the work once grew as the line times the pattern, uncounted: 15 s for 3 MB).
+        let m = den(&[("/drop/f", "\u{1C80}".repeat(100_000).as_bytes())]);
+        let hostile = format!("grep -ci '{}\u{432}' /drop/f", "\u{1C80}".repeat(999));
+        let (out, err, code) = sh_limited(&m, &hostile, 16 << 20);
+        assert_eq!((out.as_str(), code), ("", 2), "{err}");
+        assert!(err.contains("grep -i's case checks count too"), "{err}");
+        // An ordinary -i search of the same line is well within it.
+        let plain = format!("grep -ci '{}' /drop/f", "\u{1C80}".repeat(1000));
+        assert_eq!(
+            sh_limited(&m, &plain, 16 << 20),
+            ("1\n".into(), "".into(), 0)
+        );
+        assert_eq!(sh_limited(&m, "grep -ci '\u{432}' /drop/f", 16 << 20).2, 1);
+    }
+
+    #[test]
+    fn listings_count_against_the_read_bound() {
+        // ls reads nothing, yet each stage of `ls … | ls … |` could write 256 MiB into a pipe
+        // nobody reads, with no end to the stages (4 took 29 s): its listings count.
+        let names: Vec<String> = (0..1000).map(|i| format!("/drop/f{i:04}")).collect();
+        let files: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b""[..])).collect();
+        let m = den(&files);
+        let stage = format!("ls -a {}| ", "/drop ".repeat(100));
+        let cmd = format!("{}echo done", stage.repeat(20));
+        let (out, err, code) = sh_limited(&m, &cmd, 8 << 20);
+        assert_eq!((out.as_str(), code), ("", 2), "{err}");
+        assert!(err.contains("ls's listings"), "{err}");
+        // One listing in a pipe, as usual.
+        assert_eq!(sh(&m, "ls /drop | wc -l"), ("1000\n".into(), "".into(), 0));
+    }
+
+    #[test]
+    fn the_command_line_is_bounded() {
+        let m = den(&[("/drop/a", b"x")]);
+        let long = format!("cat{}", " /drop/a".repeat(140_000));
+        let (out, err, code) = sh(&m, &long);
+        assert_eq!((out.as_str(), code), ("", 2));
+        assert_eq!(
+            err,
+            "den.sh: the command line is longer than 1024 KiB; stopped\n"
+        );
+        let fits = format!("cat{}", " /drop/a".repeat(1000));
+        assert_eq!(sh(&m, &fits).0.len(), 1000);
     }
 }

@@ -157,8 +157,12 @@ impl Matcher {
         Matcher { patterns, icase }
     }
 
-    /// True when some pattern occurs in `line`. `buf` is scratch space.
-    fn matches(&self, line: &[u8], buf: &mut (Vec<u32>, Vec<u32>)) -> bool {
+    /// True when some pattern occurs in `line`. `buf` is scratch space; `work` counts the
+    /// characters compared by `-i`'s case checks (a candidate found by upper case is checked
+    /// against the pattern's case variants, which some characters that share an upper case
+    /// fail, e.g. U+1C80 and `в`: hostile patterns can make that cost the line times the
+    /// pattern).
+    fn matches(&self, line: &[u8], buf: &mut (Vec<u32>, Vec<u32>), work: &mut usize) -> bool {
         if self.icase {
             let (chars, keys) = buf;
             chars.clear();
@@ -187,10 +191,13 @@ impl Matcher {
                     fail,
                     variants,
                 } => find(keys, pk, fail, |at| {
-                    variants
-                        .iter()
-                        .zip(&chars[at..])
-                        .all(|(v, c)| v.contains(c))
+                    let mut n = 0usize;
+                    let all = variants.iter().zip(&chars[at..]).all(|(v, c)| {
+                        n += 1;
+                        v.contains(c)
+                    });
+                    *work = work.saturating_add(n * 4);
+                    all
                 }),
                 Pattern::Bytes { .. } => false,
             })
@@ -242,6 +249,7 @@ fn search(o: &Opts, rope: &Rope, name: &str, prefix: bool, io: &mut Io) -> Found
     } else {
         MAX_COPIED_LINE
     };
+    let mut work = 0usize;
     'lines: for line in lines(rope, max_line) {
         lineno += 1;
         if line.too_long || (o.matcher.icase && line.text.len() > MAX_FOLD_LINE) {
@@ -270,16 +278,25 @@ fn search(o: &Opts, rope: &Rope, name: &str, prefix: bool, io: &mut Io) -> Found
                 pieces.pop();
             }
             for piece in pieces {
-                if o.matcher.matches(piece, &mut buf) != o.invert {
+                if o.matcher.matches(piece, &mut buf, &mut work) != o.invert {
                     selected += 1;
                     if !o.count {
                         break 'lines;
                     }
                 }
             }
+            io.spend(std::mem::take(&mut work));
+            if io.exhausted() {
+                break;
+            }
             continue;
         }
-        if o.matcher.matches(&line.text, &mut buf) == o.invert {
+        let found = o.matcher.matches(&line.text, &mut buf, &mut work);
+        io.spend(std::mem::take(&mut work));
+        if io.exhausted() {
+            break;
+        }
+        if found == o.invert {
             continue;
         }
         selected += 1;
@@ -367,6 +384,10 @@ pub(super) fn run(o: &Opts, fs: &Fs, io: &mut Io) -> i32 {
             }
         };
         any |= selected > 0;
+        if io.exhausted() {
+            // Stopped part way (the shell says why): no count, no further file.
+            break;
+        }
         if o.count {
             let line = if prefix {
                 format!("{name}:{selected}\n")
@@ -390,7 +411,7 @@ mod tests {
     use super::*;
 
     fn m(p: &str, icase: bool, line: &str) -> bool {
-        Matcher::new(p, icase).matches(line.as_bytes(), &mut (Vec::new(), Vec::new()))
+        Matcher::new(p, icase).matches(line.as_bytes(), &mut (Vec::new(), Vec::new()), &mut 0)
     }
 
     #[test]

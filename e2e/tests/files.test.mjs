@@ -940,6 +940,31 @@ test(`${B}: close() during a run ends the run at once and removes the iframe`, a
   assert.equal(r.after, r.before);
 });
 
+test(`${B}: readOnlyPaths: a file that replaces a folder holding a read-only file is not kept, and the run's other changes are`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime } = window.foxden;
+    const den = await openDen({ name: "guarded-holder", runtime: iframeRuntime(), readOnlyPaths: ["/work/ro/a.csv"] });
+    await den.writeFile("/work/ro/a.csv", "keep");
+    const run = await den.run(`
+import os
+os.chmod('/work/ro/a.csv', 0o644)
+os.chmod('/work/ro', 0o755)
+os.remove('/work/ro/a.csv')
+os.rmdir('/work/ro')
+open('/work/ro', 'w').write('a file now')
+open('/work/result.txt', 'w').write('ok')`);
+    const next = await den.run("import os\n(os.path.isdir('/work/ro'), open('/work/ro/a.csv').read())");
+    const list = (await den.list()).map((f) => f.path);
+    await den.close();
+    return { error: run.error, files: run.files, stderr: run.stderr, next: next.result, list };
+  });
+  assert.equal(r.error, null, JSON.stringify(r));
+  assert.deepEqual(r.files, { created: ["/work/result.txt"], changed: [], deleted: [] });
+  assert.match(r.stderr, /"\/work\/ro" was not kept: it is read-only/);
+  assert.equal(r.next, "(True, 'keep')");
+  assert.deepEqual(r.list, ["/work/result.txt", "/work/ro/a.csv"]);
+});
+
 test(`${B}: readOnlyPaths: the code reads them but cannot change them (not even by changing their mode); the host can; forks and the element keep them`, async () => {
   await open(page, "guarded", null, { readOnlyPaths: ["/work/data", "/drop/config.json", "/out/report", "/work/keep/deep", "/work/later/deep"] });
   const r = await page.evaluate(async () => {

@@ -74,6 +74,14 @@ impl ReadOnlyPaths {
         self.entries.iter().any(|e| is_within(path, e))
     }
 
+    /// True when the den's code may not make a file at `path` (normalized): it is covered,
+    /// or a read-only path lies inside it (a file there would replace that folder's files).
+    pub fn guards_file(&self, path: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|e| is_within(path, e) || is_within(e, path))
+    }
+
     /// No read-only paths.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
@@ -103,6 +111,10 @@ mod tests {
         assert!(!ro.covers("/work/dat"));
         assert!(!ro.covers("/drop/config.json.bak"));
         assert!(!ro.covers("/out/data/a.csv"));
+        // A file may not replace a folder that holds a read-only path.
+        assert!(ro.guards_file("/work") && ro.guards_file("/drop/config.json"));
+        assert!(ro.guards_file("/work/data/a.csv"));
+        assert!(!ro.guards_file("/work/dat") && !ro.guards_file("/out"));
         assert!(ReadOnlyPaths::default().is_empty());
         assert!(!ReadOnlyPaths::default().covers("/work/a"));
     }

@@ -96,7 +96,7 @@ impl SyncState {
             // Not copied (too big): the content is unknown, so is the worker's copy (shipped
             // again before the next run). The wire keeps only those it would not keep anyway.
             let Some(data) = f.data else {
-                if read_only.covers(&path) {
+                if read_only.guards_file(&path) {
                     guard(&mut r, "", &path);
                 } else {
                     r.notes.push_str(&format!(
@@ -111,7 +111,7 @@ impl SyncState {
                 self.set(&path, Some(entry.sha256));
                 continue;
             }
-            if read_only.covers(&path) {
+            if read_only.guards_file(&path) {
                 guard(&mut r, "", &path);
                 self.set(&path, None);
                 continue;
@@ -441,6 +441,49 @@ mod tests {
         assert!(r
             .notes
             .ends_with("foxden: 10 more changes to read-only paths were not kept\n"));
+    }
+
+    #[test]
+    fn a_file_replacing_a_folder_that_holds_a_read_only_file_is_not_kept_alone() {
+        // The code removed /work/data (holding the read-only a.csv) and wrote a file there:
+        // that file once went into the batch, which then failed as a file/folder conflict,
+        // and the run's other changes were lost with it.
+        let mut files = FileMap::new();
+        files
+            .apply(
+                vec![Op::Put {
+                    path: "/work/data/a.csv".into(),
+                    entry: FileEntry::new(b"keep".to_vec(), 0.0),
+                }],
+                1 << 20,
+            )
+            .unwrap();
+        let ro = ReadOnlyPaths::parse(&["/work/data/a.csv"]).unwrap();
+        let mut sync = SyncState::new();
+        let file = |p: &str, d: &[u8]| ChangedFile {
+            path: p.into(),
+            data: Some(d.to_vec().into()),
+        };
+        let changed = vec![file("/work/data", b"x"), file("/work/result.txt", b"ok")];
+        let deleted = vec!["/work/data/a.csv".to_owned()];
+        let r = sync.returned(&files, changed, deleted, 1.0, &ro);
+        assert!(files.check(r.ops.clone(), 1 << 20).is_ok());
+        assert_eq!(r.ops.len(), 1);
+        assert!(
+            r.notes
+                .contains("\"/work/data\" was not kept: it is read-only"),
+            "{}",
+            r.notes
+        );
+        // Before the next run the worker's file goes and the den's a.csv comes back.
+        let next = sync.plan(&files);
+        assert_eq!(
+            (next.delete, next.put),
+            (
+                vec!["/work/data".to_owned()],
+                vec!["/work/data/a.csv".to_owned()]
+            )
+        );
     }
 
     #[test]

@@ -597,6 +597,41 @@ test(`${B}: an IndexedDB database without its object store is repaired when a de
   for (const line of r.cut) assert.match(line, /: \["files"\] deleted$/);
 });
 
+test(`${B}: a path with a lone surrogate is a PathError (rule unicode), not another file's name`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen, encodeSnapshot, normalizePath } = window.foxden;
+    const adapter = {
+      start() {}, close() {},
+      run: () => ({ files: { "/work/c\uD800": "from the adapter", "/work/ok.txt": "ok" } }),
+    };
+    const den = await openDen({ name: "surrogates", runtime: adapter });
+    const outcome = (f) => Promise.resolve().then(f).then((v) => `ok ${JSON.stringify(v)}`, (e) => `${e.name} ${e.rule} ${e.message}`);
+    const out = {
+      write: await outcome(() => den.writeFile("/work/a\uD800", "1")),
+      write2: await outcome(() => den.writeFile("/work/a\uDC00", "2")),
+      read: await outcome(() => den.readText("/work/a\uD800")),
+      del: await outcome(() => den.deleteFile("/work/a\uDC00")),
+      list: await outcome(() => den.list("/work/\uD800")),
+      normalize: await outcome(() => normalizePath("/work/\uDFFF")),
+      snapshot: await outcome(() => encodeSnapshot({ "/work/s\uD800": "x" })),
+      // A well-formed pair is one character, and fine.
+      pair: await outcome(() => den.writeFile("/work/\uD83D\uDE00.txt", "smile")),
+    };
+    const run = await den.run("anything");
+    out.run = { files: run.files, stderr: run.stderr };
+    out.files = (await den.list()).map((f) => f.path);
+    await den.close();
+    return out;
+  });
+  for (const k of ["write", "write2", "read", "del", "list", "normalize", "snapshot"]) {
+    assert.match(r[k], /^PathError unicode invalid path .*\(unicode\): a path must be valid Unicode \(it has a lone surrogate\)$/, `${k}: ${r[k]}`);
+  }
+  assert.equal(r.pair, `ok {"created":["/work/\u{1F600}.txt"],"changed":[],"deleted":[]}`);
+  assert.deepEqual(r.run.files, { created: ["/work/ok.txt"], changed: [], deleted: [] });
+  assert.match(r.run.stderr, /was not kept: invalid path .*\(unicode\)/);
+  assert.deepEqual(r.files, ["/work/ok.txt", "/work/\u{1F600}.txt"]);
+});
+
 test(`${B}: fork copies the files and then diverges`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.snap;

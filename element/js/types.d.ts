@@ -373,7 +373,7 @@ export declare class FoxdenError extends Error {}
 export declare class PathError extends FoxdenError {
   readonly name: "PathError";
   readonly path: string;
-  readonly rule: "empty" | "nul" | "control" | "backslash" | "absolute" | "too-long" | "dotdot" | "root" | "segment-too-long" | "too-deep" | "folder";
+  readonly rule: "empty" | "nul" | "control" | "backslash" | "absolute" | "too-long" | "dotdot" | "root" | "segment-too-long" | "too-deep" | "folder" | "unicode";
 }
 export declare class SnapshotError extends FoxdenError {
   readonly name: "SnapshotError";

@@ -461,6 +461,22 @@ pub fn string_arg(v: &JsValue, name: &str) -> Result<String, JsValue> {
     })
 }
 
+/// A path argument: a string (else [`string_arg`]'s error) of valid UTF-16. A lone surrogate
+/// would become U+FFFD on its way into wasm, and two names one file: `PathError`, rule
+/// `unicode`.
+pub fn path_arg(v: &JsValue, name: &str) -> Result<String, JsValue> {
+    let s = string_arg(v, name)?;
+    if v.dyn_ref::<js_sys::JsString>()
+        .is_some_and(|j| !j.is_valid_utf16())
+    {
+        return Err(crate::errors::path_error(&foxden_core::paths::PathError {
+            path: s,
+            rule: foxden_core::paths::PathRule::Unicode,
+        }));
+    }
+    Ok(s)
+}
+
 /// `performance.now()` or 0.
 pub fn now_ms() -> f64 {
     PERFORMANCE.with(|p| p.as_ref().map_or(0.0, |p| p.now()))

@@ -149,7 +149,7 @@ pub fn idb_store(db_name: JsValue) -> Result<JsValue, JsValue> {
 /// Normalizes a den path or throws `PathError`.
 #[wasm_bindgen(js_name = normalizePath)]
 pub fn normalize_path(path: JsValue) -> Result<String, JsValue> {
-    let path = js::string_arg(&path, "path")?;
+    let path = js::path_arg(&path, "path")?;
     foxden_core::normalize_path(&path).map_err(|e| errors::path_error(&e))
 }
 
@@ -187,7 +187,7 @@ fn files_from_object(files: &JsValue) -> Result<foxden_core::FileMap, JsValue> {
         let entries = js_sys::Object::entries(files.unchecked_ref());
         for e in entries.iter() {
             let pair: js_sys::Array = e.unchecked_into();
-            let path = pair.get(0).as_string().unwrap_or_default();
+            let path = js::path_arg(&pair.get(0), "path")?;
             let data = js::data_to_bytes(&pair.get(1)).map_err(|why| {
                 errors::den_error(
                     crate::errors::DenErrorCode::BadData,

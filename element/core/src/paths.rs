@@ -13,6 +13,9 @@
 //! 8. `root`: the first segment is exactly `drop`, `out` or `work` (case-sensitive).
 //! 9. `segment-too-long`: each segment is at most 255 bytes; `too-deep`: at most 32 segments.
 //!
+//! 0. `unicode` (checked where JavaScript hands a path over): a path must be valid UTF-16 (no
+//!    lone surrogate, which would become U+FFFD on its way in: two names, one file).
+//!
 //! Case is preserved and significant: `/drop/A.csv` and `/drop/a.csv` are two files.
 //! [`normalize_file_path`] additionally refuses the bare folders (`/drop`) with rule `folder`.
 
@@ -52,6 +55,8 @@ pub enum PathRule {
     TooDeep,
     /// A file operation named one of the three folders itself.
     Folder,
+    /// A path from JavaScript with a lone surrogate (not valid Unicode).
+    Unicode,
 }
 
 impl PathRule {
@@ -69,6 +74,7 @@ impl PathRule {
             PathRule::SegmentTooLong => "segment-too-long",
             PathRule::TooDeep => "too-deep",
             PathRule::Folder => "folder",
+            PathRule::Unicode => "unicode",
         }
     }
 
@@ -86,6 +92,7 @@ impl PathRule {
             PathRule::SegmentTooLong => "each path segment must be at most 255 bytes",
             PathRule::TooDeep => "a path must have at most 32 segments",
             PathRule::Folder => "a file path must name a file inside /drop, /out or /work",
+            PathRule::Unicode => "a path must be valid Unicode (it has a lone surrogate)",
         }
     }
 }

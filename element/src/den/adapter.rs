@@ -809,7 +809,15 @@ fn read_reply(
             ))
         } else {
             let raw = String::from(js_key);
-            normalize_file_path(&raw).map_err(|e| {
+            // A lone surrogate became U+FFFD in `raw`: two keys could name one file.
+            let checked = match js_key.is_valid_utf16() {
+                true => normalize_file_path(&raw),
+                false => Err(foxden_core::paths::PathError {
+                    path: raw.clone(),
+                    rule: foxden_core::paths::PathRule::Unicode,
+                }),
+            };
+            checked.map_err(|e| {
                 let shown: String = foxden_core::paths::visible_path(&raw)
                     .chars()
                     .take(120)
@@ -832,7 +840,11 @@ fn read_reply(
         // A read-only path is the den's to change, not the code's (foxden_core::readonly): a
         // change to it is noted and not kept; the same content, or deleting what the den does
         // not have, is no change and says nothing.
-        let read_only = inner.opts.read_only.covers(&path);
+        // (A new file where a folder holding a read-only path is counts as a change to it.)
+        let read_only = match v.is_null() {
+            true => inner.opts.read_only.covers(&path),
+            false => inner.opts.read_only.guards_file(&path),
+        };
         let guarded = |notes: &mut Vec<String>, unkept: &mut usize| {
             if notes.len() < MAX_NOTES {
                 notes.push(format!(

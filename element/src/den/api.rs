@@ -44,7 +44,7 @@ impl Den {
     pub fn write_file(&self, path: JsValue, data: JsValue) -> Promise {
         let d = self.share();
         // Checked and copied now, committed in turn.
-        let prepared = string_arg(&path, "path").and_then(|p| d.prepare_write(&p, &data));
+        let prepared = crate::js::path_arg(&path, "path").and_then(|p| d.prepare_write(&p, &data));
         crate::js::promise(async move {
             let (path, bytes) = prepared?;
             d.commit_write(path, bytes).await
@@ -54,7 +54,7 @@ impl Den {
     /// Reads a file: bytes, or text with `{ encoding: "utf-8" }` (or the string "utf-8").
     #[wasm_bindgen(js_name = readFile)]
     pub fn read_file(&self, path: JsValue, opts: JsValue) -> Promise {
-        let r = string_arg(&path, "path").and_then(|p| self.read_impl(p, opts));
+        let r = crate::js::path_arg(&path, "path").and_then(|p| self.read_impl(p, opts));
         crate::js::settled(r)
     }
 
@@ -67,7 +67,7 @@ impl Den {
     /// Deletes a file.
     #[wasm_bindgen(js_name = deleteFile)]
     pub fn delete_file(&self, path: JsValue) -> Promise {
-        let path = string_arg(&path, "path");
+        let path = crate::js::path_arg(&path, "path");
         let d = self.share();
         crate::js::promise(async move { d.delete_impl(path?).await })
     }

@@ -742,7 +742,7 @@ impl Den {
         let folder = if js::is_absent(path) {
             None
         } else {
-            let p = js::string_arg(path, "path")?;
+            let p = js::path_arg(path, "path")?;
             Some(foxden_core::paths::normalize_path(&p).map_err(|e| path_error(&e))?)
         };
         let out = Array::new();

@@ -264,7 +264,7 @@ impl ElementHandle {
     #[wasm_bindgen(js_name = writeFile)]
     pub fn write_file(&self, path: JsValue, data: JsValue) -> Promise {
         let s = self.state.clone();
-        let path = crate::js::string_arg(&path, "path");
+        let path = crate::js::path_arg(&path, "path");
         // The bytes as they are now (the den may still be opening).
         let data = crate::js::copy_now(&data);
         promise(async move { live_den(s).await?.write_impl(path?, data).await })
@@ -273,7 +273,7 @@ impl ElementHandle {
     #[wasm_bindgen(js_name = readFile)]
     pub fn read_file(&self, path: JsValue, opts: JsValue) -> Promise {
         let s = self.state.clone();
-        let path = crate::js::string_arg(&path, "path");
+        let path = crate::js::path_arg(&path, "path");
         promise(async move { live_den(s).await?.read_impl(path?, opts) })
     }
 
@@ -285,7 +285,7 @@ impl ElementHandle {
     #[wasm_bindgen(js_name = deleteFile)]
     pub fn delete_file(&self, path: JsValue) -> Promise {
         let s = self.state.clone();
-        let path = crate::js::string_arg(&path, "path");
+        let path = crate::js::path_arg(&path, "path");
         promise(async move { live_den(s).await?.delete_impl(path?).await })
     }
 

@@ -1497,3 +1497,123 @@ test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);
 });
+
+test(`${B}: element lifecycle edges: a fresh ready on re-insertion, close() wins over a change in the same task, String() for reflected properties, bad early properties reported, no stale controls after a listener closes`, async () => {
+  const r = await page.evaluate(async () => {
+    const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+    const part = (el, p) => el.shadowRoot.querySelector(`[part~="${p}"]`);
+    const starts = [];
+    const adapter = () => ({ start: ({ den }) => { starts.push(den); }, close() {}, run: () => ({ result: "1" }) });
+    const make = (name, attrs = {}) => {
+      const el = document.createElement("foxden-den");
+      el.name = name;
+      for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+      el.runtime = adapter();
+      return el;
+    };
+    const settled = (p) => Promise.race([p.then((i) => `resolved ${i.kind}`, (e) => `${e.name} ${e.code}`), sleep(5000).then(() => "not settled in 5 s")]);
+    const nameFree = (name) => window.foxden.openDen({ name, runtime: { start() {}, close() {}, run: () => ({}) } }).then((d) => d.close().then(() => "free"), (e) => e.code);
+    const host = document.querySelector("#a");
+    const out = {};
+    // 1. Re-inserted in a later task (its den closed meanwhile): a fresh ready, for the new den.
+    const a = make("life-1");
+    host.append(a);
+    await a.ready;
+    a.remove();
+    await sleep(0);
+    host.append(a);
+    out.reinserted = await settled(a.ready);
+    // Changed while away and re-inserted in the same task: a fresh ready too.
+    const before = a.ready;
+    a.remove();
+    a.name = "life-1b";
+    host.append(a);
+    out.changedAwayFresh = a.ready !== before;
+    out.changedAway = await settled(a.ready);
+    out.oldNameFree = await nameFree("life-1");
+    a.remove();
+    // 3. close() after an insertion, or a change, in the same task: nothing opens; a later
+    // change reopens.
+    const c = make("life-3");
+    host.append(c);
+    c.close();
+    await sleep(50);
+    out.closeAfterInsert = await nameFree("life-3");
+    const d = make("life-3a");
+    host.append(d);
+    await d.ready;
+    d.name = "life-3b";
+    d.close();
+    await sleep(50);
+    out.closeAfterChange = await nameFree("life-3b");
+    d.name = "life-3c";
+    out.reopened = await settled(d.ready);
+    d.remove();
+    c.remove();
+    // 4. Reflected properties take any value as String() does, as the platform's do.
+    const e4 = make("life-4");
+    const thrown = [];
+    for (const [p, v] of [["denUrl", new URL("/den/den.html", location.href)], ["timeout", 10n], ["pyodideUrl", { toString: () => "/pyodide/" }]]) {
+      try { e4[p] = v; } catch (err) { thrown.push(`${p}: ${err.message}`); }
+    }
+    out.setters = { thrown, denUrl: e4.getAttribute("den-url"), timeout: e4.getAttribute("timeout"), pyodideUrl: e4.getAttribute("pyodide-url") };
+    // 2. Properties set before the upgrade: a bad runtime is reported (error event, ready
+    // rejects) instead of leaving the element dead; the other properties are still taken.
+    const early = document.implementation.createHTMLDocument("").createElement("foxden-den");
+    early.setAttribute("name", "life-2");
+    early.runtime = { run() {} };
+    early.denUrl = new URL("/den/den.html", location.href);
+    const earlyErrors = [];
+    early.addEventListener("error", (e) => earlyErrors.push(`${e.detail.error.name} ${e.detail.error.code}`));
+    host.append(early);
+    out.early = await settled(early.ready);
+    out.earlyErrors = earlyErrors;
+    out.earlyDenUrl = early.getAttribute("den-url");
+    early.remove();
+    // 5, 6. A listener that closes the element: the controls say "Closed", nothing to stop.
+    const f = make("life-5", { controls: "" });
+    f.addEventListener("run", (e) => { if (e.detail.phase === "start") f.close(); });
+    host.append(f);
+    await f.ready;
+    await f.run("1").catch(() => {});
+    await sleep(50);
+    out.closedInRun = { status: part(f, "status").textContent, stopDisabled: part(f, "stop-button").disabled, runDisabled: part(f, "run-button").disabled };
+    f.remove();
+    const g = make("life-6", { controls: "" });
+    g.addEventListener("ready", () => g.close());
+    host.append(g);
+    await g.ready.catch(() => {});
+    await sleep(50);
+    out.closedInReady = { status: part(g, "status").textContent, runDisabled: part(g, "run-button").disabled };
+    g.remove();
+    // 7. A waiting lazy element whose attributes become invalid: nothing to run.
+    const h = make("life-7", { controls: "", loading: "lazy" });
+    h.style.cssText = "display:block;margin-top:5000px";
+    host.append(h);
+    await sleep(50);
+    out.lazyRunBefore = part(h, "run-button").disabled;
+    h.setAttribute("timeout", "x");
+    await sleep(50);
+    out.lazyRunInvalid = part(h, "run-button").disabled;
+    h.remove();
+    out.starts = starts;
+    return out;
+  });
+  assert.equal(r.reinserted, "resolved adapter");
+  assert.equal(r.changedAwayFresh, true);
+  assert.equal(r.changedAway, "resolved adapter");
+  assert.equal(r.oldNameFree, "free");
+  assert.equal(r.closeAfterInsert, "free");
+  assert.equal(r.closeAfterChange, "free");
+  assert.equal(r.reopened, "resolved adapter");
+  assert.deepEqual(r.setters, { thrown: [], denUrl: r.setters.denUrl, timeout: "10", pyodideUrl: "/pyodide/" });
+  assert.match(r.setters.denUrl, /^http:\/\/127\.0\.0\.1:\d+\/den\/den\.html$/);
+  assert.equal(r.early, "DenError bad-option");
+  assert.deepEqual(r.earlyErrors, ["DenError bad-option"]);
+  assert.match(r.earlyDenUrl, /\/den\/den\.html$/);
+  assert.deepEqual(r.closedInRun, { status: "Closed", stopDisabled: true, runDisabled: true });
+  assert.deepEqual(r.closedInReady, { status: "Closed", runDisabled: true });
+  assert.equal(r.lazyRunBefore, false);
+  assert.equal(r.lazyRunInvalid, true);
+  assert.deepEqual(r.starts, ["life-1", "life-1", "life-1b", "life-3a", "life-3c", "life-5", "life-6"]);
+});

@@ -41,15 +41,30 @@ export function defineFoxdenElement(Handle, spec) {
 
     connectedCallback() {
       // A property set on the element before foxden.js defined the tag is an own property that
-      // hides our accessor: delete it and set it again through the accessor.
+      // hides our accessor: delete it and set it again through the accessor. A value a setter
+      // refuses does not keep the element from connecting (or the other values from being
+      // set): the first such error is thrown after. The runtime is kept as it is: what is no
+      // adapter is reported when the den opens (an `error` event, bad-option), as for a bad
+      // attribute.
+      let refused = null;
       for (const p of [...spec.properties, "code", "runtime"]) {
         if (Object.prototype.hasOwnProperty.call(this, p)) {
           const v = this[p];
           delete this[p];
-          this[p] = v;
+          if (p === "runtime") {
+            if (v === null || v === undefined) runtimes.delete(this);
+            else runtimes.set(this, v);
+            continue;
+          }
+          try {
+            this[p] = v;
+          } catch (e) {
+            refused ??= e;
+          }
         }
       }
       this.#h.connected(this);
+      if (refused) throw refused;
     }
 
     disconnectedCallback() {

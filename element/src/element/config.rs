@@ -446,7 +446,13 @@ pub(crate) fn set_prop_value(el: &Element, prop: &str, v: &JsValue) -> Result<()
     }
     let s = match v.as_f64() {
         Some(n) => foxden_core::decimal::show(n),
-        None => js_sys::JsString::from(v.clone()).into(),
+        // As the platform's reflected attributes: String(v) (a URL, false, 10n, a list; a
+        // Symbol throws String's TypeError).
+        None => crate::js::get(&js_sys::global(), "String")
+            .unchecked_into::<js_sys::Function>()
+            .call1(&JsValue::UNDEFINED, v)?
+            .as_string()
+            .unwrap_or_default(),
     };
     el.set_attribute(a, &s)
 }

@@ -129,10 +129,9 @@ pub(crate) fn sync_editor(state: &Rc<State>, ui: &Rc<Ui>, host: &Element) {
         };
         let ws = weak_state.clone();
         let on_run = Closure::<dyn FnMut()>::new(move || {
+            // As the Run button: a waiting lazy element opens its den for it.
             if let Some(s) = ws.upgrade().filter(|s| !s.busy()) {
-                if s.den().is_some() {
-                    run_script(&s);
-                }
+                run_script(&s);
             }
         });
         let args = js_sys::Array::of5(

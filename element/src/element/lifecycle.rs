@@ -122,6 +122,9 @@ pub(crate) struct State {
     /// Something asked for the den (the viewport, a method, the Run button) or one was opened:
     /// `loading="lazy"` no longer waits.
     pub(crate) woken: Cell<bool>,
+    /// An attribute changed while the element was out of the document: its next insertion
+    /// gets a fresh `ready` (for what the change brings).
+    pub(crate) changed_away: Cell<bool>,
     /// The viewport watch of a lazy element while it waits (phase `Waiting`).
     pub(crate) watch: RefCell<Option<super::lazy::Watch>>,
 }
@@ -308,6 +311,11 @@ fn reconcile_step(
             let Some(Err(errors)) = config else { return };
             if to_invalid {
                 *state.phase.borrow_mut() = Phase::Invalid;
+                // (A waiting lazy element had them enabled: there is nothing to run now.)
+                if let Some(ui) = state.ui() {
+                    ui.set_run_enabled(false);
+                    ui.hide_progress();
+                }
             }
             // The same errors again (a move, a change of another attribute): reported already;
             // a `ready` renewed by the change rejects with them again.
@@ -494,7 +502,12 @@ fn opened(s: &Rc<State>, key: String, result: Result<Den, JsValue>) {
                 s.carried.borrow_mut().take();
                 *s.phase.borrow_mut() = Phase::Live { key, den };
                 s.ready.borrow_mut().settle(true, &info);
+                let generation = s.generation.get();
                 s.emit("ready", &obj(&[("info", info.clone())]).into());
+                // A listener closed (or removed) the element: its UI says so already.
+                if s.generation.get() != generation {
+                    return;
+                }
                 s.ui_status(&format!(
                     "Ready ({})",
                     get_str(&info, "isolation").unwrap_or_default()
@@ -558,6 +571,7 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
         }
         state.input.run_ended(*id);
     }
+    let generation = state.generation.get();
     if let DenEvent::RunStart { .. } = event {
         // Cancelable: preventDefault() keeps the code from running. The run is posted stopped,
         // and ends as a run stopped before it started (its files delivered, variables kept).
@@ -571,6 +585,10 @@ pub(crate) fn on_den_event(state: &Rc<State>, event: &DenEvent) {
         }
     } else {
         state.emit(event.kind(), &event.detail());
+    }
+    // A listener closed (or removed) the element: it counts no run and its UI says "Closed".
+    if state.generation.get() != generation {
+        return;
     }
     // Counted with or without controls (they may come back during the run).
     match event {

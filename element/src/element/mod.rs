@@ -153,6 +153,7 @@ impl ElementHandle {
                 code: RefCell::new(None),
                 closing: RefCell::new(None),
                 woken: Cell::new(false),
+                changed_away: Cell::new(false),
                 watch: RefCell::new(None),
             }),
         }
@@ -162,7 +163,11 @@ impl ElementHandle {
     pub fn connected(&self, el: HtmlElement) {
         self.state.connected.set(true);
         *self.state.host.borrow_mut() = Some(el);
-        schedule(&self.state, false);
+        // Inserted again after its den closed (a removal that was not a move), or changed while
+        // away: a fresh `ready` at once (if the last one settled), for the den this opens.
+        let detached = self.state.phase.borrow().name() == foxden_core::phase::PhaseName::Detached;
+        let renew = self.state.changed_away.take() || detached;
+        schedule(&self.state, renew);
     }
 
     /// `disconnectedCallback`: the den closes in a microtask unless the element is back by then.
@@ -179,6 +184,8 @@ impl ElementHandle {
         }
         if self.state.connected.get() {
             schedule(&self.state, true);
+        } else {
+            self.state.changed_away.set(true);
         }
     }
 
@@ -200,6 +207,8 @@ impl ElementHandle {
     pub fn runtime_changed(&self) {
         if self.state.connected.get() {
             schedule(&self.state, true);
+        } else {
+            self.state.changed_away.set(true);
         }
     }
 
@@ -328,8 +337,19 @@ impl ElementHandle {
     pub fn close(&self) -> Promise {
         let s = &self.state;
         // A den that was open or opening is remembered as closed: the same attributes do not
-        // reopen it. Other phases stay as they are.
-        let next = s.phase.borrow().closed();
+        // reopen it. Other phases stay as they are. With a reconcile still to come (an
+        // insertion or a change in this task), what it would open is what is closed: the
+        // element stays closed until a later change.
+        let pending = match (
+            s.scheduled.get() && s.connected.get(),
+            s.host.borrow().as_ref(),
+        ) {
+            (true, Some(h)) => parse_config(h)
+                .ok()
+                .map(|c| foxden_core::phase::Phase::Closed { key: c.key }),
+            _ => None,
+        };
+        let next = pending.or_else(|| s.phase.borrow().closed());
         match next {
             Some(closed) => s.shut(closed),
             None => {

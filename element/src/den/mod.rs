@@ -34,7 +34,6 @@ pub(crate) use net::{keep_pristine_fetch, FetchHandler};
 pub use options::*;
 pub(crate) use run::answer_from_js;
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -46,7 +45,7 @@ pub(crate) struct Inner {
     closed: Cell<bool>,
     /// Someone holds the den's turn ([`Inner::exclusive`]); `waiters` are next, in call order.
     busy: Cell<bool>,
-    waiters: RefCell<VecDeque<oneshot::Sender<()>>>,
+    waiters: RefCell<Vec<oneshot::Sender<()>>>,
     run_seq: Cell<u32>,
     /// The tag of the run in progress (`RunOptions::tag`), read by the element's event router.
     run_tag: Cell<u32>,
@@ -217,7 +216,7 @@ async fn open_claimed(
         conn: RefCell::new(conn),
         closed: Cell::new(false),
         busy: Cell::new(false),
-        waiters: RefCell::new(VecDeque::new()),
+        waiters: RefCell::new(Vec::new()),
         run_seq: Cell::new(0),
         run_tag: Cell::new(0),
         starting: Cell::new(false),
@@ -291,7 +290,7 @@ impl Inner {
     async fn exclusive(&self) -> Exclusive<'_> {
         while self.busy.get() {
             let (tx, rx) = oneshot::channel();
-            self.waiters.borrow_mut().push_back(tx);
+            self.waiters.borrow_mut().push(tx);
             let mut waiting = Waiting {
                 inner: self,
                 rx,
@@ -313,7 +312,10 @@ impl Inner {
     /// Hands the turn to the next waiter still waiting, or frees the den.
     fn pass_turn(&self) {
         loop {
-            let next = self.waiters.borrow_mut().pop_front();
+            let next = {
+                let mut w = self.waiters.borrow_mut();
+                (!w.is_empty()).then(|| w.remove(0))
+            };
             match next {
                 // A waiter whose future was dropped refuses it: the one after gets it.
                 Some(tx) => {

@@ -77,7 +77,7 @@ pub(crate) struct RunFetches {
     closed: bool,
     /// Requests being made now (at most [`MAX_CONCURRENT`]), and those waiting for a slot.
     in_flight: usize,
-    waiting: std::collections::VecDeque<futures::channel::oneshot::Sender<()>>,
+    waiting: Vec<futures::channel::oneshot::Sender<()>>,
 }
 
 /// The most requests of one run the host makes at once (each may hold up to twice
@@ -103,7 +103,7 @@ impl Slot {
                 None
             } else {
                 let (tx, rx) = futures::channel::oneshot::channel();
-                me.waiting.push_back(tx);
+                me.waiting.push(tx);
                 Some(rx)
             }
         };
@@ -121,8 +121,8 @@ impl Drop for Slot {
         let Ok(mut me) = rc.try_borrow_mut() else {
             return;
         };
-        while let Some(next) = me.waiting.pop_front() {
-            if next.send(()).is_ok() {
+        while !me.waiting.is_empty() {
+            if me.waiting.remove(0).send(()).is_ok() {
                 return;
             }
         }
@@ -154,7 +154,7 @@ impl RunFetches {
             records: Vec::new(),
             closed: false,
             in_flight: 0,
-            waiting: std::collections::VecDeque::new(),
+            waiting: Vec::new(),
         }))
     }
 

@@ -175,53 +175,45 @@ pub async fn load(list: &[PackageSource]) -> Result<Vec<Wheel>, JsValue> {
     Ok(out)
 }
 
-/// What `futures::future::try_join_all` does with the wheels' downloads, without its code for
-/// more than 30 futures (`FuturesOrdered`, `FuturesUnordered`): each time the task is woken,
-/// every download not done yet is polled, in the list's order. Up to 30, the first to fail
-/// ends the wait at once; with more (as `try_join_all` then does), the failure reported is the
-/// first in the list's order, once every download before it succeeded. The others are dropped
-/// (aborted) with the wait.
+/// The wheels' downloads, joined (as `futures::future::try_join_all` without its code for
+/// more than 30 futures): each time the task is woken, every download not done yet is polled,
+/// in the list's order; the first to fail ends the wait at once, whatever the list's length
+/// (the others are dropped with it: their fetches aborted).
 async fn try_join_all<F>(futs: Vec<F>) -> Result<Vec<Uint8Array>, JsValue>
 where
     F: std::future::Future<Output = Result<Uint8Array, JsValue>>,
 {
     use std::task::Poll;
-    let ordered = futs.len() > 30;
     let mut futs: Vec<_> = futs.into_iter().map(|f| Some(Box::pin(f))).collect();
-    let mut done: Vec<Option<Result<Uint8Array, JsValue>>> = futs.iter().map(|_| None).collect();
-    let stop = std::future::poll_fn(|cx| {
-        for (f, d) in futs.iter_mut().zip(done.iter_mut()) {
+    let mut slots: Vec<Option<Uint8Array>> = futs.iter().map(|_| None).collect();
+    let failed = std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, slot) in futs.iter_mut().zip(slots.iter_mut()) {
             let Some(fut) = f else { continue };
-            if let Poll::Ready(r) = fut.as_mut().poll(cx) {
-                *f = None;
-                let failed = r.is_err();
-                *d = Some(r);
-                if failed && !ordered {
-                    break;
+            match fut.as_mut().poll(cx) {
+                Poll::Ready(Ok(bytes)) => {
+                    *f = None;
+                    *slot = Some(bytes);
                 }
+                Poll::Ready(Err(e)) => {
+                    *f = None;
+                    return Poll::Ready(Some(e));
+                }
+                Poll::Pending => pending = true,
             }
         }
-        // The first download not done or failed; in order, it ends the wait if it failed.
-        let first = done.iter().position(|d| !matches!(d, Some(Ok(_))));
-        let failed = if ordered {
-            first.filter(|&i| done[i].is_some())
+        if pending {
+            Poll::Pending
         } else {
-            done.iter().position(|d| matches!(d, Some(Err(_))))
-        };
-        match (failed, first) {
-            (Some(i), _) => Poll::Ready(Some(i)),
-            (None, Some(_)) => Poll::Pending,
-            (None, None) => Poll::Ready(None),
+            Poll::Ready(None)
         }
     })
     .await;
-    if let Some(i) = stop {
-        drop(futs);
-        if let Some(Err(e)) = done.swap_remove(i) {
-            return Err(e);
-        }
+    drop(futs);
+    if let Some(e) = failed {
+        return Err(e);
     }
-    Ok(done.into_iter().flatten().flatten().collect())
+    Ok(slots.into_iter().flatten().collect())
 }
 
 /// One wheel's bytes (fetched, or the caller's), checked against its pin. `held`: the bytes

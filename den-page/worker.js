@@ -498,9 +498,12 @@ def _foxden_urllib_open(self, req):
             # A file, or an iterable of bytes-like chunks (urllib sends those chunked).
             data = data.read() if hasattr(data, "read") else b"".join(memoryview(c).tobytes() for c in data)
     # Host, Content-Length, Connection and Transfer-Encoding are the browser's (urllib adds
-    # them itself).
+    # them itself); so is urllib's default User-Agent, which Firefox would send from script
+    # (Chromium drops it): a header that needs a CORS preflight, which a server answering
+    # simple CORS only fails. A User-Agent the code set itself is sent.
     own = {"host", "content-length", "connection", "transfer-encoding"}
-    headers = [(k, v) for k, v in req.header_items() if k.lower() not in own]
+    headers = [(k, v) for k, v in req.header_items() if k.lower() not in own
+               and not (k.lower() == "user-agent" and v.startswith("Python-urllib/"))]
     try:
         r = _foxden_fetch_answer(_foxden_run_sync_jspi(
             _foxden_fetch_start(req.full_url, req.get_method(), headers, data)))

@@ -125,6 +125,9 @@ try:
     urllib.request.urlopen("https://example.com/?m=${m}-refused")
 except urllib.error.URLError as e:
     print("url", e.reason.reason)
+# urllib's default User-Agent is not sent (Firefox would, and need a CORS preflight); the code's own is.
+urllib.request.urlopen("${BASE}/api/json?m=${m}-ua&logua=1").read()
+urllib.request.urlopen(urllib.request.Request("${BASE}/api/json?m=${m}-ownua&logua=1", headers={"User-Agent": "mine/1"})).read()
 kept = "yes"
 `,
   );
@@ -135,7 +138,7 @@ kept = "yes"
   );
   assert.deepEqual(
     r.requests.map((q) => [q.method, q.status, q.refusedBecause]),
-    [["GET", 200, null], ["POST", 200, null], ["POST", 200, null], ["POST", 200, null], ["POST", 200, null], ["GET", 404, null], ["GET", null, "not-allowed"]],
+    [["GET", 200, null], ["POST", 200, null], ["POST", 200, null], ["POST", 200, null], ["POST", 200, null], ["GET", 404, null], ["GET", null, "not-allowed"], ["GET", 200, null], ["GET", 200, null]],
   );
   // The run's variables are kept as in any run; urllib keeps working in the next one.
   const again = await run("net-urllib", `import urllib.request\nkept, urllib.request.urlopen("${BASE}/api/json?m=${m}-2").status`);
@@ -144,6 +147,11 @@ kept = "yes"
   const log = readLog("server");
   assert.ok(log.includes(`GET /api/json?m=${m} `) && log.includes(`POST /api/echo?m=${m}-post `) && log.includes(`GET /api/json?m=${m}-2 `));
   assert.ok(!readLog("proxy").includes(`${m}-refused`), "the refused URL reached no server");
+  const ua = readLog("server").split("\n").filter((l) => l.startsWith("user-agent of") && l.includes(m));
+  assert.equal(ua.length, 2, ua.join("\n"));
+  assert.ok(!ua.some((l) => l.includes("Python-urllib")), ua.join("\n"));
+  // Chromium drops a User-Agent set by script; Firefox sends it.
+  if (B === "firefox") assert.ok(ua.some((l) => l.includes(`${m}-ownua`) && l.endsWith(": mine/1")), ua.join("\n"));
   await close("net-urllib");
   // Without the network option, urlopen says how to allow it.
   await open("net-urllib-off", {});
@@ -275,6 +283,32 @@ JSON.stringify([all.every((a) => a.status === 200), Math.max(...all.map((a) => a
   assert.ok(most >= 2, `requests still go in parallel, saw ${most}`);
   assert.equal(r.requests.length, 14);
   await close("net-conc");
+});
+
+test(`${B}: the request bodies a run holds under way in the host page are bounded (16 MiB): past it, requests are refused (rate) until some end`, async () => {
+  await open("net-bodies", { network: { allow: ALLOW, methods: ["POST"], perMinute: 100 } });
+  const m = marker("bodies");
+  const r = await run(
+    "net-bodies",
+    `
+const body = new Uint8Array(1 << 20);
+const started = Array.from({ length: 24 }, (_, i) => foxden.fetch("${BASE}/api/slow?ms=400&m=${m}-" + i, { method: "POST", body }));
+const all = await Promise.allSettled(started);
+const refused = all.filter((a) => a.status === "rejected").map((a) => a.reason.reason);
+// Once they ended, the room is back.
+const after = await foxden.fetch("${BASE}/api/slow?ms=1&m=${m}-after", { method: "POST", body });
+JSON.stringify([all.filter((a) => a.status === "fulfilled").length, [...new Set(refused)], refused.length, after.status, String(all.find((a) => a.status === "rejected")?.reason?.message)])
+`,
+    { lang: "javascript", timeoutMs: 20000 },
+  );
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  const [made, codes, refusedCount, after, message] = JSON.parse(JSON.parse(r.result));
+  assert.equal(made, 16);
+  assert.deepEqual(codes, ["rate"]);
+  assert.equal(refusedCount, 8);
+  assert.equal(after, 200);
+  assert.match(message, /16 MiB of bodies at most: await some of them first/);
+  await close("net-bodies");
 });
 
 test(`${B}: the worker's fetch() and Pyodide's pyfetch go through the same broker: allowed URLs answer as Responses, refused ones reach no server`, async () => {

@@ -80,15 +80,23 @@ fn handle_static(mut stream: TcpStream, mounts: &Mounts, log: &Log, coi: bool) {
     }
     let mut line = String::new();
     let mut content_length = 0usize;
+    let mut user_agent = String::new();
     while reader.read_line(&mut line).map(|n| n > 2).unwrap_or(false) {
         if let Some((k, v)) = line.split_once(':') {
             if k.trim().eq_ignore_ascii_case("content-length") {
                 content_length = v.trim().parse().unwrap_or(0);
             }
+            if k.trim().eq_ignore_ascii_case("user-agent") {
+                user_agent = v.trim().to_owned();
+            }
         }
         line.clear();
     }
     log.line(first.trim_end());
+    // `?logua=1`: the request's User-Agent is logged too (what a sandbox's request sent).
+    if first.contains("logua=1") {
+        log.line(&format!("user-agent of {}: {user_agent}", first.trim_end()));
+    }
     let mut parts = first.split_whitespace();
     let method = parts.next().unwrap_or("");
     let target = parts.next().unwrap_or("/");

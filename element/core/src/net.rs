@@ -294,6 +294,11 @@ fn lookalike(path: &str, i: usize) -> Option<&'static str> {
             "an encoded character that servers normalizing Unicode (NFKC) read as holding . / or \\ \
              (such as the full-width \u{ff0e} \u{ff0f} \u{ff3c}, or \u{2025} for ..)",
         ),
+        '\u{fe6a}' | '\u{ff05}' => Some(
+            "an encoded character that servers normalizing Unicode (NFKC) read as % (the \
+             full-width \u{ff05} or the small \u{fe6a}), which a server that decodes twice \
+             then reads as an escape, as it would %25",
+        ),
         _ => None,
     }
 }
@@ -637,12 +642,22 @@ fn server_names(raw: &str) -> ServerNames {
         out.dedup();
         out
     };
+    let mut array = match plain.split_once('[') {
+        Some((base, _)) => readings(base),
+        None => Vec::new(),
+    };
+    // Rack (`\A[\[\]]*([^\[\]]+)\]*`) and qs also read `lang]`, `]lang`, `[lang` and `[lang]`
+    // as `lang`: brackets in front dropped, the name cut at the first bracket after.
+    let rack = plain.trim_start_matches(['[', ']']);
+    let rack = rack.split(['[', ']']).next().unwrap_or("");
+    if rack != plain && !rack.is_empty() {
+        array.extend(readings(rack));
+        crate::order::sort(&mut array);
+        array.dedup();
+    }
     ServerNames {
         whole: readings(plain),
-        array: match plain.split_once('[') {
-            Some((base, _)) => readings(base),
-            None => Vec::new(),
-        },
+        array,
     }
 }
 
@@ -1372,6 +1387,36 @@ mod tests {
 
     fn allowed(p: &str, u: &str) -> bool {
         pat(p).matches(&Url::parse(u).unwrap_or_else(|e| panic!("{u}: {e}")))
+    }
+
+    #[test]
+    fn a_listed_parameter_named_again_with_brackets_is_refused() {
+        // Rack 2 reads `lang]`, `]lang`, `[lang`, `[lang]` as `lang` (the last one wins); qs
+        // (Express 4) reads `[lang]` as `lang`: each would change the pinned value.
+        let p = "https://a.b/search?q=*&lang=en&*";
+        assert!(!allowed(p, "https://a.b/search?q=x&lang=en&lang=de"));
+        for q in ["lang%5D=de", "%5Dlang=de", "%5Blang=de", "%5Blang%5D=de"] {
+            let u = format!("https://a.b/search?q=x&lang=en&{q}");
+            assert!(!allowed(p, &u), "{u} is allowed");
+        }
+        // Other names, and two elements of one array, are still different keys.
+        assert!(allowed(p, "https://a.b/search?q=x&lang=en&page=2"));
+        assert!(allowed(
+            p,
+            "https://a.b/search?q=x&lang=en&f%5Ba%5D=1&f%5Bb%5D=2"
+        ));
+    }
+
+    #[test]
+    fn characters_that_nfkc_reads_as_percent_are_refused_like_percent_25() {
+        assert!(url("https://a.com/public/%252e%252e/admin").is_err());
+        for u in [
+            "https://a.com/public/%EF%BC%852e%EF%BC%852e/admin",
+            "https://a.com/public/%EF%B9%AA2e%EF%B9%AA2e/admin",
+        ] {
+            let e = url(u).unwrap_err();
+            assert!(e.contains("read as %"), "{e}");
+        }
     }
 
     #[test]

@@ -63,6 +63,8 @@ struct Pending {
     url: String,
     method: &'static str,
     started: f64,
+    /// Its body's bytes, held by the host until the request is made.
+    body_bytes: u64,
 }
 
 /// The requests of one run.
@@ -84,6 +86,12 @@ pub(crate) struct RunFetches {
 /// `maxResponseBytes` while its answer comes); later ones wait for a slot, in order, as a
 /// browser queues requests to one server.
 pub(crate) const MAX_CONCURRENT: usize = 6;
+
+/// The most bytes of request bodies the requests of one run under way (made, or waiting for a
+/// slot) hold in the host page: past it, a request is refused (`rate`) before it is checked.
+/// (The code may start requests without awaiting them: 1 000 POSTs of 1 MiB would otherwise
+/// sit in the host page's memory.)
+const MAX_HELD_BODY_BYTES: u64 = 16 << 20;
 
 /// A request's slot among the [`MAX_CONCURRENT`]; dropping it hands the slot to the next
 /// request waiting, if any.
@@ -306,6 +314,19 @@ fn on_fetch(this: &Rc<RefCell<RunFetches>>, msg: &JsValue) {
             );
             return refuse(this, r, false);
         }
+        let body_bytes = body.as_ref().map_or(0, |b| u64::from(b.length()));
+        let held: u64 = me.pending.iter().map(|(_, p)| p.body_bytes).sum();
+        if held + body_bytes > MAX_HELD_BODY_BYTES {
+            drop(me);
+            let r = Refused::new(
+                Refusal::Rate,
+                format!(
+                    "the run's requests under way hold {} MiB of bodies at most: await some of them first",
+                    MAX_HELD_BODY_BYTES >> 20
+                ),
+            );
+            return refuse(this, r, true);
+        }
     }
     let Some(den) = this.borrow().den.upgrade() else {
         return;
@@ -325,6 +346,7 @@ fn on_fetch(this: &Rc<RefCell<RunFetches>>, msg: &JsValue) {
             url: checked.url.href(),
             method: checked.method,
             started: js::now_ms(),
+            body_bytes: body.as_ref().map_or(0, |b| u64::from(b.length())),
         },
     );
     let weak = Rc::downgrade(this);

@@ -91,6 +91,26 @@ test(`${BROWSER}: results are formatted; declarations persist between runs (also
   assert.equal(gone.result, '"undefined undefined undefined"');
 });
 
+test(`${BROWSER}: code the preparation once misread runs as JavaScript means it (regex after a bare declaration or continue, methods named catch, await in a template, a hashbang)`, async () => {
+  const cases = [
+    // A regex starting the line after `let hits` (no `;`): not a division, and the template
+    // after it stays text.
+    ["let hits\n/`/.test('a`b') && (hits = 1)\nconst help = `\nlet y = 1 declares y\n`\nhelp", '"\\nlet y = 1 declares y\\n"', "help", '"\\nlet y = 1 declares y\\n"'],
+    ["let n = 0\nfor (const l of ['', 'a`']) {\n  if (!l) continue\n  /`/.test(l) && n++\n}\nconst note = `ok`\nn", "1", "note", '"ok"'],
+    ["class Task {\n  catch(f) {\n    if (!f) { return this }\n    /`/.test(f)\n    return 1\n  }\n}\nconst tip = `a`\nnew Task().catch('x')", "1", "tip", '"a"'],
+    ["const p = Promise.resolve(5)\nconst s = `${await (p)}`\ns", '"5"', "s", '"5"'],
+    ["#!/usr/bin/env node\nconst x = await Promise.resolve(7)\nx", "7", "x", "7"],
+    ["const both = [async () => 1, await (Promise.resolve(2))]\nboth[1]", "2", "both.length", "2"],
+  ];
+  for (const [code, result, later, kept] of cases) {
+    const r = await js(code);
+    assert.equal(r.error, null, `${code}: ${JSON.stringify(r.error)}`);
+    assert.equal(r.result, result, code);
+    const k = await js(later);
+    assert.equal(k.result, kept, `${code} then ${later}: ${JSON.stringify(k.error)}`);
+  }
+});
+
 test(`${BROWSER}: vars become globals before the code runs, and persist like its own`, async () => {
   const r = await js("rows.reduce((s, r) => s + r.amount, 0) + n", { vars: { rows: [{ amount: 10 }, { amount: 20 }], n: 12 } });
   assert.equal(r.error, null, JSON.stringify(r.error));

@@ -30,7 +30,7 @@
  */
 /**
  * The run the worker is executing.
- * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, paused?: boolean, pausedAt?: number, rate?: number, interactive?: boolean, network?: boolean, python?: boolean, onInterrupted?: () => void, sigint?: number, stopping?: boolean, stoppedEarly?: boolean, fetches?: number}} Inflight
+ * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, waitCounts?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, paused?: boolean, pausedAt?: number, rate?: number, interactive?: boolean, network?: boolean, python?: boolean, onInterrupted?: () => void, sigint?: number, stopping?: boolean, stoppedEarly?: boolean, fetches?: number}} Inflight
  */
 /** A `done` for the host, before the den page acts on the worker's `leftover`. @typedef {DenToHostDone & {leftover?: boolean}} CheckedDone */
 (() => {
@@ -468,9 +468,24 @@
       standby = null;
       workerReady = worker.ready;
     } else {
-      startWorker();
+      try {
+        startWorker();
+      } catch (e) {
+        // (Out of memory, most likely.) The run being ended is still answered; the next one
+        // fails to start, saying why (and tries again).
+        worker = null;
+        workerReady = Promise.reject(new Error(`a new worker could not be made: ${e && e.message ? e.message : e}`));
+        workerReady.catch(() => {});
+      }
     }
-    refillStandby();
+    // The standby is ahead of need: made in a later task, and not making it fails no run.
+    setTimeout(() => {
+      try {
+        refillStandby();
+      } catch (_) {
+        standby = null;
+      }
+    }, 0);
   }
 
   /**
@@ -533,7 +548,10 @@
     for (let i = 0; i < msg.changed.length; i++) {
       const f = msg.changed[i];
       if (!f || !isText(f.path, MAX_PATH) || !(f.data instanceof Uint8Array) || !(f.data.buffer instanceof ArrayBuffer)) return `changed[${i}] is not {path, data: Uint8Array}`;
-      changed.push({ path: f.path, data: f.data });
+      // Only the view's bytes go on: a small view over a big (or shared, or resizable) buffer
+      // is copied, as a display's are, else the whole buffer would go to the host.
+      const whole = f.data.byteOffset === 0 && f.data.byteLength === f.data.buffer.byteLength && !(/** @type {any} */ (f.data.buffer).resizable);
+      changed.push({ path: f.path, data: whole ? f.data : f.data.slice() });
     }
     for (let i = 0; i < msg.deleted.length; i++) {
       if (!isText(msg.deleted[i], MAX_PATH)) return `deleted[${i}] is not a path`;
@@ -682,13 +700,31 @@
       // One question at a time, from a run that may ask (not while being interrupted or
       // stopped: such a run waits, unanswered, until the kill; a question would pause the clock).
       const buf = /** @type {RunWorker} */ (worker).input;
+      if (buf && inflight.interactive && !inflight.asking && (inflight.interrupted || inflight.stopping)) {
+        // Asked as the run was being stopped: answered at once with KeyboardInterrupt (state
+        // 4), which the worker, blocked on its buffer, would otherwise wait for until the kill.
+        Atomics.store(buf, 1, 0);
+        Atomics.store(buf, 0, 4);
+        Atomics.notify(buf, 0);
+        return;
+      }
       if ((!buf && !jspi) || !inflight.interactive || inflight.asking || inflight.interrupted || inflight.stopping || typeof msg.prompt !== "string") return;
       inflight.asking = true;
+      // A run with workers of its own goes on computing while this one waits: its wait counts
+      // as without isolation (JSPI_WAIT_RATE), not at all.
+      inflight.waitCounts = msg.workers === true;
       pauseClock(inflight);
       send({ t: "input", id: inflight.id, prompt: msg.prompt.slice(0, 4096) });
     } else if (msg.t === "fetch") {
       if (typeof msg.req !== "number" || !Number.isInteger(msg.req) || msg.req < 0 || msg.req > 0xffffffff) return;
-      const req = checkFetch(msg);
+      const req = inflight.interrupted || inflight.stopping ? null : checkFetch(msg);
+      if (req === null) {
+        // The run is being stopped (or timed out): no new request is made for it. (`interrupted`
+        // is the worker's own reason, as for a request the stop ended: not one the host sends.)
+        const no = /** @type {import("./protocol").DenToWorkerFetchReply} */ (/** @type {unknown} */ ({ t: "fetch-reply", id: inflight.id, req: msg.req, status: null, headers: [], body: null, refused: "interrupted", message: "the run is being stopped: no new request is made" }));
+        /** @type {RunWorker} */ (worker).w.postMessage(no);
+        return;
+      }
       if (typeof req === "string") {
         /** @type {import("./protocol").DenToWorkerFetchReply} */
         const no = { t: "fetch-reply", id: inflight.id, req: msg.req, status: null, headers: [], body: null, refused: "bad-request", message: req };
@@ -741,7 +777,7 @@
     run.left = Math.max(0, (run.deadline || 0) - now);
     run.paused = true;
     run.pausedAt = now;
-    run.rate = worker && worker.input ? 0 : JSPI_WAIT_RATE;
+    run.rate = worker && worker.input && !run.waitCounts ? 0 : JSPI_WAIT_RATE;
     if (run.rate > 0 && run.onTimeout) run.timer = setTimeout(run.onTimeout, run.left / run.rate);
   }
   /** @param {Inflight} run */

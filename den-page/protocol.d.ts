@@ -462,8 +462,16 @@ export type WorkerToDenOut = DenToHostOut;
 /** display: `foxden.display(obj)`, after the output printed before it. On the worker's global channel, as `[key, message]`. The same message as `DenToHostDisplay`. */
 export type WorkerToDenDisplay = DenToHostDisplay;
 
-/** input: `input()` in an interactive run; then the worker waits on the input buffer, or without one, Python is suspended (JSPI) until `input-reply`. On the worker's global channel, as `[key, message]`. The same message as `DenToHostInput`. */
-export type WorkerToDenInput = DenToHostInput;
+/** input: `input()` in an interactive run; then the worker waits on the input buffer, or without one, Python is suspended (JSPI) until `input-reply`. On the worker's global channel, as `[key, message]`. */
+export interface WorkerToDenInput {
+  t: "input";
+  /** The run. */
+  id: number;
+  /** The prompt `input()` was given (already printed to stdout), cut to 4096 chars. */
+  prompt: string;
+  /** The run made workers of its own, which may go on computing while this one waits: the wait then counts against the timeout as without isolation. */
+  workers?: boolean;
+}
 
 /** done: the run ended. On the worker's global channel, as `[key, message]`. */
 export interface WorkerToDenDone {

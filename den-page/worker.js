@@ -179,6 +179,8 @@ const nextTurn = () =>
 /** @type {Record<number, () => void>} */
 const runResources = Object.create(null);
 let runResourceCount = 0;
+// The run made a Worker (ended with its resources): it may compute while input() waits.
+let runWorkers = false;
 const construct = Reflect.construct;
 /** @param {Function | undefined} C @param {string} name @param {"value" | "get"} kind */
 const method = (C, name, kind) => {
@@ -204,6 +206,7 @@ function trackConstructor(name, close) {
     if (!new.target) throw new TypeError(`${name} must be called with new`);
     const obj = construct(Real, args);
     runResources[runResourceCount++] = () => close(obj);
+    if (name === "Worker") runWorkers = true;
     return obj;
   };
   Tracked.prototype = Real.prototype;
@@ -325,6 +328,7 @@ const cancelTimer = (id) => {
 function endRunResources() {
   const n = runResourceCount;
   runResourceCount = 0;
+  runWorkers = false;
   for (let i = 0; i < n; i++) {
     const close = runResources[i];
     delete runResources[i];
@@ -1047,8 +1051,15 @@ function askInput(prompt) {
       post({ t: "input", id, prompt: String(prompt).slice(0, 4096) });
     });
   }
+  // A SIGINT that came before Python polled it (Stop, or the timeout, just now): input() raises
+  // KeyboardInterrupt at once instead of blocking, where nothing polls it.
+  if (interruptBuf && apply(atomicsLoad, Atomics, [interruptBuf, 0]) === 2) {
+    apply(atomicsStore, Atomics, [interruptBuf, 0, 0]);
+    current.stopped = true;
+    return [4, ""];
+  }
   apply(atomicsStore, Atomics, [inputBuf, 0, 0]);
-  post({ t: "input", id: current.id, prompt: String(prompt).slice(0, 4096) });
+  post({ t: "input", id: current.id, prompt: String(prompt).slice(0, 4096), workers: runWorkers });
   apply(atomicsWait, Atomics, [inputBuf, 0, 0]);
   const state = apply(atomicsLoad, Atomics, [inputBuf, 0]);
   const room = inputBuf.buffer.byteLength - INPUT_HEADER_BYTES;

@@ -191,11 +191,14 @@ test(`${B}: stopping a run, or its timeout, while it waits for a request (or sle
         // Busy code: the interrupt signal (isolated den, after the worker had its chance to
         // end a wait), else a restart.
         const busy = await stopWhileWaiting("while True: pass");
+        // Interrupted busy code (isolated den) that asks for a request as it unwinds (the
+        // worker's fetch(), posted at once): refused (interrupted), not made.
+        const busyFetch = interruptible ? await stopWhileWaiting(`import js\ntry:\n    while True: pass\nexcept KeyboardInterrupt:\n    js.fetch("${base}/api/json?m=${m}-after")\n    raise`) : null;
         await den.run("kept = 'yes'");
         const timed = await den.run(`import foxden\nv = 7\nawait foxden.fetch("${base}/api/slow?ms=5000&m=${m}-3")`, { timeoutMs: 1500 });
         const after = (await den.run("kept, v")).result;
         await den.close();
-        return { interruptible, sync, awaiting, slept, naps, asyncUrllib, busy, timed: { kind: timed.error && timed.error.kind, message: timed.error && timed.error.message, restarted: timed.restarted }, after };
+        return { interruptible, sync, awaiting, slept, naps, asyncUrllib, busy, busyFetch, timed: { kind: timed.error && timed.error.kind, message: timed.error && timed.error.message, restarted: timed.restarted }, after };
       },
       base,
       m + tag,
@@ -209,6 +212,11 @@ test(`${B}: stopping a run, or its timeout, while it waits for a request (or sle
     }
     const busy = isolated ? { type: "KeyboardInterrupt", restarted: false } : { type: "Stopped", restarted: true };
     assert.deepEqual({ type: r.busy.type, restarted: r.busy.restarted }, busy, `busy${tag}: ${JSON.stringify(r.busy)}`);
+    if (isolated) {
+      assert.equal(r.busyFetch.type, "KeyboardInterrupt", JSON.stringify(r.busyFetch));
+      await sleep(500);
+      assert.ok(!readLog("server").includes(`${m}${tag}-after`), "a request of a run being stopped was made");
+    }
     assert.equal(r.timed.kind, "timeout", JSON.stringify(r.timed));
     assert.match(r.timed.message, /interrupted \(KeyboardInterrupt\); Python variables were kept/);
     assert.equal(r.timed.restarted, false, tag);

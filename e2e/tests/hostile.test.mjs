@@ -145,9 +145,10 @@ test(`${B}: hostile done: a file over maxFileBytes refuses the changes before an
     const shipped = await den.run(`post(honest({ result: "'" + msg.put.map((f) => f.path + " " + f.data.length).join(",") + "'" }));`, { timeoutMs: 20000 });
     await den.close();
     // A file that is not copied does not count against the reply's bytes either (maxDenBytes).
-    const capped = await openDen({ name: "big-file-cap", store: memoryStore(), maxFileBytes: 1000, maxDenBytes: 4000, readOnlyPaths: ["/work/ro"], runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html", pyodideUrl: "/pyodide/" }) });
+    // (Nor one that would replace a folder holding a read-only path.)
+    const capped = await openDen({ name: "big-file-cap", store: memoryStore(), maxFileBytes: 1000, maxDenBytes: 4000, readOnlyPaths: ["/work/ro/log"], runtime: iframeRuntime({ denUrl: "/e2e/hostile-den.html", pyodideUrl: "/pyodide/" }) });
     await capped.writeFile("/work/ro/log", "x");
-    const c = await capped.run(`post(honest({ changed: [{ path: "/work/out.txt", data: new Uint8Array([1]) }, { path: "/work/ro/log", data: new Uint8Array(8000) }] }));`, { timeoutMs: 20000 });
+    const c = await capped.run(`post(honest({ changed: [{ path: "/work/out.txt", data: new Uint8Array([1]) }, { path: "/work/ro/log", data: new Uint8Array(8000) }, { path: "/work/ro", data: new Uint8Array(8000) }] }));`, { timeoutMs: 20000 });
     await capped.close();
     return {
       error: r.error, files: r.files, grew, list, before, ro: { error: ro.error, files: ro.files, stderr: ro.stderr },
@@ -162,6 +163,7 @@ test(`${B}: hostile done: a file over maxFileBytes refuses the changes before an
   assert.equal(out.capped.error, null, JSON.stringify(out.capped));
   assert.deepEqual(out.capped.files, { created: ["/work/out.txt"], changed: [], deleted: [] });
   assert.match(out.capped.stderr, /"\/work\/ro\/log" was not kept: it is read-only/);
+  assert.match(out.capped.stderr, /"\/work\/ro" was not kept: it is read-only/);
   assert.equal(out.ro.error, null, JSON.stringify(out.ro));
   assert.deepEqual(out.ro.files, { created: ["/work/ok.txt"], changed: [], deleted: [] });
   assert.match(out.ro.stderr, /"\/work\/ro\/data\.csv" was not kept: it is read-only/);

@@ -60,6 +60,10 @@ test(`${BROWSER}: the time spent waiting for an answer does not count against th
   // Python's own time still counts: a loop after the answer is stopped by the timeout.
   const t = await ask("input()\nwhile True: pass", ["go"], { timeoutMs: 600 });
   assert.equal(t.error?.kind, "timeout");
+  // A run that made a worker of its own (which goes on computing meanwhile): the wait counts
+  // at a tenth, as without isolation (4.5 s: 450 ms of a 300 ms timeout).
+  const w = await ask("import js\njs.eval(\"globalThis.w = new Worker(URL.createObjectURL(new Blob(['let n = 0; for (;;) n++'])))\")\ninput('answer whenever: ')", ["x"], { timeoutMs: 300, delayMs: 4500 });
+  assert.equal(w.error?.kind, "timeout", JSON.stringify(w.error));
 });
 
 test(`${BROWSER}: end of input, a failing or wrong handler, and multi-line answers`, async () => {

@@ -164,7 +164,7 @@ pub fn done(msg: &JsValue, id: u32, limits: &ReplyLimits) -> Result<Done, ReplyE
             let raw = String::from(&path);
             let kept = normalize_file_path(&raw)
                 .ok()
-                .filter(|p| !limits.read_only.covers(p));
+                .filter(|p| !limits.read_only.guards_file(p));
             if let (Some(p), None) = (kept, &too_big) {
                 too_big = Some((p, len as u64));
             }

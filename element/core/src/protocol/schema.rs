@@ -327,6 +327,22 @@ const INPUT_FIELDS: &[Field] = &[
     ),
 ];
 
+/// A worker's `input`: the host's fields, and whether the run made workers of its own.
+const WORKER_INPUT_FIELDS: &[Field] = &[
+    run_id("The run."),
+    f(
+        "prompt",
+        Ty::Str,
+        "The prompt `input()` was given (already printed to stdout), cut to 4096 chars.",
+    ),
+    opt(
+        "workers",
+        Ty::Bool,
+        "The run made workers of its own, which may go on computing while this one waits: the \
+         wait then counts against the timeout as without isolation.",
+    ),
+];
+
 /// What the host found in a JavaScript run's code (`foxden_core::javascript::Prepared`).
 pub const JS_CODE: Shape = Shape {
     name: "JsCode",
@@ -1020,7 +1036,7 @@ pub static WORKER_TO_DEN: Hop = Hop {
             channel: Channel::Keyed,
             when: "`input()` in an interactive run; then the worker waits on the input buffer, or \
                    without one, Python is suspended (JSPI) until `input-reply`",
-            fields: INPUT_FIELDS,
+            fields: WORKER_INPUT_FIELDS,
         },
         Message {
             name: "Done",

@@ -1570,6 +1570,26 @@ test(`${B}: element lifecycle edges: a fresh ready on re-insertion, close() wins
     out.earlyErrors = earlyErrors;
     out.earlyDenUrl = early.getAttribute("den-url");
     early.remove();
+    // Not even an object: reported the same way (it once threw inside the module).
+    const early2 = document.implementation.createHTMLDocument("").createElement("foxden-den");
+    early2.setAttribute("name", "life-2b");
+    early2.runtime = "iframe";
+    host.append(early2);
+    out.earlyPrimitive = await settled(early2.ready);
+    early2.remove();
+    // A failed element closed in the same task as a change that keeps its den's attributes
+    // stays failed: a later change's ready rejects with the failure, not "closed".
+    const fe = document.createElement("foxden-den");
+    fe.name = "life-8";
+    fe.runtime = { start() { throw new Error("no start"); }, close() {}, run: () => ({}) };
+    host.append(fe);
+    out.failed = await settled(fe.ready);
+    fe.setAttribute("timeout", "5000");
+    fe.close();
+    await sleep(0);
+    fe.setAttribute("timeout", "6000");
+    out.failedLater = await settled(fe.ready);
+    fe.remove();
     // 5, 6. A listener that closes the element: the controls say "Closed", nothing to stop.
     const f = make("life-5", { controls: "" });
     f.addEventListener("run", (e) => { if (e.detail.phase === "start") f.close(); });
@@ -1611,6 +1631,9 @@ test(`${B}: element lifecycle edges: a fresh ready on re-insertion, close() wins
   assert.equal(r.early, "DenError bad-option");
   assert.deepEqual(r.earlyErrors, ["DenError bad-option"]);
   assert.match(r.earlyDenUrl, /\/den\/den\.html$/);
+  assert.equal(r.earlyPrimitive, "DenError bad-option");
+  assert.match(r.failed, /^DenLoadError/);
+  assert.equal(r.failedLater, r.failed);
   assert.deepEqual(r.closedInRun, { status: "Closed", stopDisabled: true, runDisabled: true });
   assert.deepEqual(r.closedInReady, { status: "Closed", runDisabled: true });
   assert.equal(r.lazyRunBefore, false);

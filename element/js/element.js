@@ -18,6 +18,9 @@ let nextRuntimeId = 1;
 export function runtimeOf(el) {
   const r = runtimes.get(el);
   if (r === undefined) return [null, 0];
+  // A value set before the upgrade is kept unchecked: what is no object is no adapter (Rust
+  // reports it), and has no id (a WeakMap takes only objects).
+  if (Object(r) !== r) return [r, 0];
   if (!runtimeIds.has(r)) runtimeIds.set(r, nextRuntimeId++);
   return [r, runtimeIds.get(r)];
 }

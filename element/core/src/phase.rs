@@ -81,6 +81,18 @@ impl<O, L> Phase<O, L> {
         }
     }
 
+    /// The key of the phase's attributes, whatever the phase (none when detached or invalid).
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Phase::Failed { key }
+            | Phase::Waiting { key }
+            | Phase::Opening { key, .. }
+            | Phase::Live { key, .. }
+            | Phase::Closed { key } => Some(key),
+            Phase::Detached | Phase::Invalid => None,
+        }
+    }
+
     /// The key of the den that is open or opening.
     pub fn active_key(&self) -> Option<&str> {
         match self {

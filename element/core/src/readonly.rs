@@ -82,6 +82,16 @@ impl ReadOnlyPaths {
             .any(|e| is_within(path, e) || is_within(e, path))
     }
 
+    /// Why [`Self::guards_file`] holds for `path`, for a note: "it is read-only", or that
+    /// read-only paths lie inside it.
+    pub fn why_guarded(&self, path: &str) -> &'static str {
+        if self.covers(path) {
+            "it is read-only (readOnlyPaths)"
+        } else {
+            "read-only paths (readOnlyPaths) lie inside it"
+        }
+    }
+
     /// No read-only paths.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()

@@ -68,8 +68,9 @@ impl SyncState {
         let mut guard = |r: &mut Returned, what: &str, path: &str| {
             guarded += 1;
             if guarded <= MAX_READ_ONLY_NOTES {
+                let why = read_only.why_guarded(path);
                 r.notes.push_str(&format!(
-                    "foxden: {what}{path:?} was not kept: it is read-only (readOnlyPaths); the den's version is back before the next run\n"
+                    "foxden: {what}{path:?} was not kept: {why}; the den's version is back before the next run\n"
                 ));
             }
         };
@@ -470,8 +471,9 @@ mod tests {
         assert!(files.check(r.ops.clone(), 1 << 20).is_ok());
         assert_eq!(r.ops.len(), 1);
         assert!(
-            r.notes
-                .contains("\"/work/data\" was not kept: it is read-only"),
+            r.notes.contains(
+                "\"/work/data\" was not kept: read-only paths (readOnlyPaths) lie inside it"
+            ),
             "{}",
             r.notes
         );

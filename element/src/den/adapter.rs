@@ -847,9 +847,8 @@ fn read_reply(
         };
         let guarded = |notes: &mut Vec<String>, unkept: &mut usize| {
             if notes.len() < MAX_NOTES {
-                notes.push(format!(
-                    "foxden: {path:?} was not kept: it is read-only (readOnlyPaths)\n"
-                ));
+                let why = inner.opts.read_only.why_guarded(&path);
+                notes.push(format!("foxden: {path:?} was not kept: {why}\n"));
             } else {
                 *unkept += 1;
             }

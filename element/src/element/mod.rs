@@ -340,16 +340,20 @@ impl ElementHandle {
         // reopen it. Other phases stay as they are. With a reconcile still to come (an
         // insertion or a change in this task), what it would open is what is closed: the
         // element stays closed until a later change.
-        let pending = match (
-            s.scheduled.get() && s.connected.get(),
-            s.host.borrow().as_ref(),
-        ) {
-            (true, Some(h)) => parse_config(h)
-                .ok()
-                .map(|c| foxden_core::phase::Phase::Closed { key: c.key }),
+        // (Only a key the reconcile would open: for the same key it keeps the phase, which
+        // `closed()` then decides, e.g. a failed opening stays failed.)
+        let host = s.host.borrow().clone();
+        let pending = match (s.scheduled.get() && s.connected.get(), host) {
+            (true, Some(h)) => parse_config(&h).ok().map(|c| c.key),
             _ => None,
         };
-        let next = pending.or_else(|| s.phase.borrow().closed());
+        let current = s.phase.borrow().key().map(str::to_owned);
+        let next = match pending {
+            Some(key) if current.as_deref() != Some(key.as_str()) => {
+                Some(foxden_core::phase::Phase::Closed { key })
+            }
+            _ => s.phase.borrow().closed(),
+        };
         match next {
             Some(closed) => s.shut(closed),
             None => {

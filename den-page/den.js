@@ -700,19 +700,6 @@
       // One question at a time, from a run that may ask (not while being interrupted or
       // stopped: such a run waits, unanswered, until the kill; a question would pause the clock).
       const buf = /** @type {RunWorker} */ (worker).input;
-      if (buf && inflight.interactive && !inflight.asking && (inflight.interrupted || inflight.stopping)) {
-        // Asked as the run was being stopped: answered at once with KeyboardInterrupt (state
-        // 4), which the worker, blocked on its buffer, would otherwise wait for until the kill.
-        // That is the run's KeyboardInterrupt: the signal (set, or about to be) is taken back,
-        // so that it is raised once, where the code waited.
-        const sig = /** @type {RunWorker} */ (worker).interrupt;
-        if (sig) Atomics.store(sig, 0, 0);
-        clearTimeout(inflight.sigint);
-        Atomics.store(buf, 1, 0);
-        Atomics.store(buf, 0, 4);
-        Atomics.notify(buf, 0);
-        return;
-      }
       if ((!buf && !jspi) || !inflight.interactive || inflight.asking || inflight.interrupted || inflight.stopping || typeof msg.prompt !== "string") return;
       inflight.asking = true;
       // A run with workers of its own goes on computing while this one waits: its wait counts

@@ -301,6 +301,7 @@ fn on_fetch(this: &Rc<RefCell<RunFetches>>, msg: &JsValue) {
             },
         );
     };
+    let body_bytes = body.as_ref().map_or(0, |b| u64::from(b.length()));
     {
         let me = this.borrow();
         if me.closed || me.pending.contains_key(&req_no) {
@@ -314,7 +315,6 @@ fn on_fetch(this: &Rc<RefCell<RunFetches>>, msg: &JsValue) {
             );
             return refuse(this, r, false);
         }
-        let body_bytes = body.as_ref().map_or(0, |b| u64::from(b.length()));
         let held: u64 = me.pending.iter().map(|(_, p)| p.body_bytes).sum();
         if held + body_bytes > MAX_HELD_BODY_BYTES {
             drop(me);
@@ -346,7 +346,7 @@ fn on_fetch(this: &Rc<RefCell<RunFetches>>, msg: &JsValue) {
             url: checked.url.href(),
             method: checked.method,
             started: js::now_ms(),
-            body_bytes: body.as_ref().map_or(0, |b| u64::from(b.length())),
+            body_bytes,
         },
     );
     let weak = Rc::downgrade(this);

@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { launch, openPage, openQuickDen, BROWSER, marker, readLog } from "../lib.mjs";
+import { launch, openPage, openQuickDen, BROWSER, marker, readLog, sleep } from "../lib.mjs";
 
 let ctx, page;
 before(async () => {
@@ -218,6 +218,42 @@ test(`${BROWSER}: an HTML display loads nothing: images, stylesheets, CSS url(),
   assert.deepEqual(leaked, [], "an HTML display made requests");
   assert.equal(r.sandbox, "");
   assert.match(r.srcdoc, /^<meta http-equiv="Content-Security-Policy" content="default-src 'none'/);
+});
+
+test(`${BROWSER}: an HTML display cannot navigate: links, a refresh, nested frames and link animations are removed, and a click on it sends nothing`, async () => {
+  const m = marker("htmlnav");
+  const html = [
+    `<a href="http://${m}-link.example/?d=secret" style="position:fixed;inset:0;display:block;font-size:40px">Click to see the chart</a>`,
+    `<svg width="20" height="20"><a href="http://${m}-svg.example/"><rect width="10" height="10"/></a><a xlink:href="http://${m}-xlink.example/"><text>t</text></a><a><set attributeName="href" to="http://${m}-set.example/"/></a></svg>`,
+    `<math href="http://${m}-math.example/"><mi>x</mi></math>`,
+    `<meta http-equiv="refresh" content="1;url=http://${m}-refresh.example/">`,
+    `<iframe srcdoc="<a href='http://${m}-inner.example/'>inner</a>"></iframe>`,
+    `<form action="http://${m}-form.example/"><button formaction="http://${m}-formaction.example/">go</button></form>`,
+    `<a href="#here">in the page</a><p id="here">kept text</p>`,
+  ].join("");
+  const srcdoc = await page.evaluate(async (html) => {
+    const el = window.makeElement({ name: "disp-nav", controls: "" });
+    await el.ready;
+    const run = await el.run("import foxden\nfoxden.display(" + JSON.stringify(html) + ", mime='text/html')");
+    if (run.error) return JSON.stringify(run.error);
+    window.__navEl = el;
+    const frame = el.shadowRoot.querySelector("iframe[part=display-html]");
+    frame.scrollIntoView();
+    return frame.getAttribute("srcdoc");
+  }, html);
+  assert.ok(!srcdoc.includes(m), `the display still holds a way out: ${srcdoc}`);
+  assert.match(srcdoc, /href="#here"/);
+  assert.match(srcdoc, /kept text/);
+  assert.match(srcdoc, /Click to see the chart/);
+  // A reader clicks the big link (the frame's centre), then the refresh would have fired.
+  const frame = await page.evaluateHandle(() => window.__navEl.shadowRoot.querySelector("iframe[part=display-html]"));
+  await sleep(500);
+  const box = await frame.boundingBox();
+  await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  await sleep(2000);
+  await page.evaluate(() => window.__navEl.remove());
+  const leaked = (readLog("proxy") + readLog("server")).split("\n").filter((l) => l.includes(m));
+  assert.deepEqual(leaked, [], "the HTML display navigated");
 });
 
 test(`${BROWSER}: the controls' output keeps one span per run of a stream, and follows the end of long output`, async () => {

@@ -1493,6 +1493,101 @@ test(`${B}: review mends 5: code set by property keeps its editor; edits survive
   assert.equal(r.rejoinedStopDisabled, true);
 });
 
+test(`${B}: review mends 6: typing sends the page no input event; hidden runs stay out of run()'s callbacks; a vetoed run gives no verdict; Reset stops a run waiting in input(); callbacks and on/off properties are checked`, async () => {
+  // 1. The browser's own input events (typing in the input line) are composed: they must not
+  //    reach the page as the element's `input` event, which is the input() request.
+  const typer = await page.evaluateHandle(() => {
+    window.__m6inputs = [];
+    const el = window.makeLab({ name: "m6-type", controls: "" });
+    el.addEventListener("input", (e) => window.__m6inputs.push(e instanceof CustomEvent ? "request" : e.constructor.name));
+    return el;
+  });
+  await page.evaluate((el) => el.ready, typer);
+  const line = await waitForDeep(page, 'foxden-den[name="m6-type"] >>> [part~="stdin"]');
+  await line.click();
+  await page.keyboard.type("abc");
+  const typed = await page.evaluate((el) => {
+    const value = el.shadowRoot.querySelector('[part~="stdin"]').value;
+    el.remove();
+    return { value, inputs: window.__m6inputs };
+  }, typer);
+  assert.deepEqual(typed, { value: "abc", inputs: [] });
+
+  const r = await page.evaluate(async () => {
+    const make = window.makeLab;
+    const out = {};
+    const tick = (ms = 50) => new Promise((res) => setTimeout(res, ms));
+    const until = async (f, ms = 15000) => {
+      const t = performance.now();
+      while (!f()) {
+        if (performance.now() - t > ms) return false;
+        await tick();
+      }
+      return true;
+    };
+    const part = (el, p) => el.shadowRoot.querySelector(`[part~="${p}"]`);
+    // 2. The hidden setup and check print: run()'s onOutput gets the code's output only; a run
+    //    a `run` listener vetoes gets no verdict (no check event, no ✘).
+    const c = make({ name: "m6-check", controls: "", readonly: "" }, [["setup", "print('setup says')"], ["", "x = 1\nprint('code says')"], ["check", "print('check says')\nassert x == 1"]]);
+    await c.ready;
+    const checks = [];
+    c.addEventListener("check", (e) => checks.push(e.detail.passed));
+    const seen = [];
+    const first = await c.run(undefined, { onOutput: (o) => seen.push(o.text), onDisplay: () => seen.push("display") });
+    out.first = { error: first.error, stdout: first.stdout, seen: seen.join("") };
+    const veto = (e) => e.detail.phase === "start" && e.preventDefault();
+    c.addEventListener("run", veto);
+    const second = await c.run();
+    c.removeEventListener("run", veto);
+    out.second = { type: second.error && second.error.type, checks, checkHidden: part(c, "check").hidden };
+    c.remove();
+    // 3. Reset interpreter while the element's run waits in input(): the run is stopped, and
+    //    the reset goes on (it waited for the den's turn until someone answered).
+    const d = make({ name: "m6-reset", controls: "" });
+    await d.ready;
+    await d.run("kept = 1");
+    const asking = d.run("name = input('Name? ')");
+    out.asked = await until(() => part(d, "status").textContent.includes("Name?"));
+    part(d, "reset-button").click();
+    const ended = await Promise.race([asking, tick(10000).then(() => null)]);
+    out.resetRun = ended && ended.error && ended.error.type;
+    out.resetDone = await until(() => part(d, "status").textContent.startsWith("New interpreter"), 15000);
+    out.afterReset = (await d.run("'kept' in globals()")).result;
+    // 3b. Stop pressed with the focus on it (from the keyboard): when the run ends and Stop is
+    //     disabled, the focus goes to Run, not to the page's body.
+    const sleeping = d.run("import time\ntime.sleep(30)");
+    await until(() => !part(d, "stop-button").disabled);
+    part(d, "stop-button").focus();
+    part(d, "stop-button").click();
+    out.stopped = (await sleeping).error?.type;
+    await tick(100);
+    out.focusAfterStop = d.shadowRoot.activeElement && d.shadowRoot.activeElement.getAttribute("part");
+    d.remove();
+    // 4. A callback option that is not a function is refused (it made the run silently
+    //    non-interactive); an on/off property takes booleans.
+    const e = make({ name: "m6-opts" });
+    await e.ready;
+    out.badCallback = await e.run("1", { onInput: "x" }).then(() => "ran", (err) => `${err.name} ${err.code} ${err.option}`);
+    out.nullCallback = (await e.run("2", { onOutput: null })).result;
+    e.warmStart = false;
+    e.standby = true;
+    out.onOff = [e.getAttribute("warm-start"), e.getAttribute("standby"), e.warmStart];
+    e.remove();
+    return out;
+  });
+  assert.deepEqual(r.first, { error: null, stdout: "code says\n", seen: "code says\n" });
+  assert.deepEqual(r.second, { type: "Stopped", checks: [true], checkHidden: true });
+  assert.equal(r.asked, true, "the input line asked");
+  assert.equal(r.resetRun, "KeyboardInterrupt");
+  assert.equal(r.resetDone, true, "the reset was done");
+  assert.equal(r.afterReset, "False");
+  assert.equal(r.stopped, "KeyboardInterrupt");
+  assert.equal(r.focusAfterStop, "run-button");
+  assert.equal(r.badCallback, "DenError bad-option onInput");
+  assert.equal(r.nullCallback, "2");
+  assert.deepEqual(r.onOff, ["off", "on", "off"]);
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);

@@ -132,6 +132,54 @@ test(`${B}: an entry Pyodide cannot load (right hash, wrong bytes) is rejected a
   assert.equal(again.info.warmStart, "hit");
 });
 
+test(`${B}: a refused entry is dropped at once (the page may close before a new one is made); an entry of another key is neither read nor dropped by an opening`, async () => {
+  if ((await entries()).length !== 1) await visit();
+  const url = (await waitForEntry()).url;
+  const junkHash = await page.evaluate(async (url) => {
+    // As above: well formed, right hash, a junk page; Pyodide refuses it.
+    const junk = new Uint8Array(24 + 8 + 4096).fill(7);
+    const head = new DataView(junk.buffer);
+    junk.set([70, 88, 90, 80, 1, 0, 0, 0]);
+    head.setBigUint64(8, 4096n, true);
+    head.setUint32(16, 4096, true);
+    head.setUint32(20, 1, true);
+    head.setUint32(24, 0, true);
+    head.setUint32(28, 1, true);
+    const hex = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", junk)), (b) => b.toString(16).padStart(2, "0")).join("");
+    const c = await caches.open("foxden-warm-v2");
+    await c.put(url, new Response(junk, { headers: { "x-foxden-sha256": hex, "x-foxden-length": "4096" } }));
+    return hex;
+  }, url);
+  const v = await visit({ standby: false });
+  assert.equal(v.info.warmStart, "rejected");
+  // The page goes away before its maker could offer a new snapshot.
+  await sleep(300);
+  await page.reload({ waitUntil: "load" });
+  await page.waitForFunction(() => window.foxdenLoaded === true);
+  const left = await entries();
+  assert.ok(!left.some((e) => e.hash === junkHash), `the refused entry is still kept: ${JSON.stringify(left)}`);
+
+  // Another foxden's entry (another key): an opening does not read it, use its length, or drop it.
+  const other = "https://foxden.invalid/warm/" + "0".repeat(64);
+  await page.evaluate(async (other) => {
+    await window.foxden.clearWarmCache();
+    const c = await caches.open("foxden-warm-v2");
+    await c.put(other, new Response(new Uint8Array(100).fill(1), { headers: { "x-foxden-sha256": "00", "x-foxden-length": "123456789" } }));
+  }, other);
+  const miss = await visit({ standby: false });
+  assert.equal(miss.info.warmStart, "miss");
+  assert.equal(miss.result, "(42, False, True, 4)", JSON.stringify(miss.error));
+  await page.reload({ waitUntil: "load" });
+  await page.waitForFunction(() => window.foxdenLoaded === true);
+  const kept = await entries();
+  // (Storing this key's snapshot replaces other keys' entries: only that may have dropped it.)
+  assert.ok(kept.some((e) => e.url === other || e.size > 1e6), `another key's entry was dropped on opening: ${JSON.stringify(kept)}`);
+  // Back to a normal state for the tests after.
+  await page.evaluate(() => window.foxden.clearWarmCache());
+  await visit();
+  await waitForEntry();
+});
+
 test(`${B}: after a hit, a snapshot the den page sends later is not kept (only a miss, or a refused entry, takes one)`, async () => {
   const before = await waitForEntry();
   const v = await visit();

@@ -86,15 +86,32 @@ string_enum! {
 }
 
 impl LoadStage {
-    /// A stage named by a den page (which may send anything): unknown names become `Den`.
+    /// A stage named by a den page (which may send anything): unknown names, and the stages
+    /// only the host reports (`assets`, `timeout`, `protocol`, …), become `Den`.
     pub fn from_den_page(s: Option<&str>) -> Self {
-        s.and_then(Self::parse).unwrap_or(LoadStage::Den)
+        s.filter(|s| crate::protocol::schema::DEN_PAGE_STAGES.contains(s))
+            .and_then(Self::parse)
+            .unwrap_or(LoadStage::Den)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_den_page_names_only_its_own_stages() {
+        use crate::protocol::schema::DEN_PAGE_STAGES;
+        for s in DEN_PAGE_STAGES {
+            assert_eq!(LoadStage::from_den_page(Some(s)).as_str(), s);
+        }
+        for s in [
+            "assets", "timeout", "protocol", "den-page", "iframe", "runtime", "nope",
+        ] {
+            assert_eq!(LoadStage::from_den_page(Some(s)), LoadStage::Den, "{s}");
+        }
+        assert_eq!(LoadStage::from_den_page(None), LoadStage::Den);
+    }
 
     /// The values of a `.d.ts` union type written as `readonly <field>: "a" | "b" …;` in a class.
     fn union(dts: &str, class: &str, field: &str) -> Vec<String> {

@@ -153,7 +153,8 @@ pub fn lost_den_error(how: LostDen, timeout_ms: f64, refused: &str) -> RunError 
             ErrorKind::Timeout,
             "TimeoutError",
             format!(
-                "the den page did not answer within {} ms (timeoutMs + {HOST_WATCHDOG_GRACE_MS} ms); {KEPT}",
+                "the den page did not answer within {} ms (timeoutMs {} + {HOST_WATCHDOG_GRACE_MS} ms); {KEPT}",
+                crate::decimal::show(timeout_ms + f64::from(HOST_WATCHDOG_GRACE_MS)),
                 crate::decimal::show(timeout_ms)
             ),
         ),
@@ -250,7 +251,7 @@ mod tests {
         );
         assert!(lost_den_error(LostDen::Silent, 500.0, "")
             .message
-            .contains("within 500 ms (timeoutMs + 3000 ms)"));
+            .contains("within 3500 ms (timeoutMs 500 + 3000 ms)"));
         let refused = lost_den_error(LostDen::Refused, 1.0, "bad id");
         assert_eq!(
             (refused.kind, refused.ty.as_str()),

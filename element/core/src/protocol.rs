@@ -416,7 +416,7 @@ impl ReplyLimits {
         if len as usize > MAX_PATH_BYTES * 4 {
             return Err(ReplyError::Field {
                 field,
-                expected: "a path of at most 1024 bytes",
+                expected: "a path of at most 4096 UTF-16 units",
             });
         }
         *total += u64::from(len);

@@ -299,6 +299,18 @@ fn vars(raw: &JsValue) -> Result<Option<String>, JsValue> {
     Ok(Some(json))
 }
 
+/// A callback option: absent (`undefined`, `null`), or a function; anything else is refused
+/// (`onInput: "x"` would otherwise make a run silently non-interactive).
+fn callback(v: &JsValue, key: &'static str) -> Result<Option<Function>, JsValue> {
+    let raw = opt(v, key)?;
+    if is_absent(&raw) {
+        return Ok(None);
+    }
+    raw.dyn_into::<Function>()
+        .map(Some)
+        .map_err(|_| option_error(key, &format!("{key} must be a function")))
+}
+
 pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
     let javascript = lang(v)?;
     for key in ["stdin", "onInput"] {
@@ -313,18 +325,31 @@ pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
         javascript,
         timeout_ms: number(v, Api::Run, "timeoutMs")?,
         max_output_bytes: number(v, Api::Run, "maxOutputBytes")?,
-        on_output: opt(v, "onOutput")?.dyn_into::<Function>().ok(),
-        on_display: opt(v, "onDisplay")?.dyn_into::<Function>().ok(),
-        on_input: opt(v, "onInput")?.dyn_into::<Function>().ok(),
-        on_request: opt(v, "onRequest")?.dyn_into::<Function>().ok(),
+        on_output: callback(v, "onOutput")?,
+        on_display: callback(v, "onDisplay")?,
+        on_input: callback(v, "onInput")?,
+        on_request: callback(v, "onRequest")?,
         stdin: {
             let raw = opt(v, "stdin")?;
             if is_absent(&raw) {
                 None
             } else {
-                let s = raw
-                    .as_string()
+                let js = raw
+                    .dyn_ref::<js_sys::JsString>()
                     .ok_or_else(|| option_error("stdin", "stdin must be a string"))?;
+                // Each UTF-16 unit is one UTF-8 byte or more: a string of too many units is
+                // refused before it is copied into wasm memory (which never shrinks).
+                if js.length() as usize > limits::MAX_STDIN_BYTES {
+                    return Err(option_error(
+                        "stdin",
+                        &format!(
+                            "stdin is {} UTF-16 units, over the cap of {} bytes",
+                            js.length(),
+                            limits::MAX_STDIN_BYTES
+                        ),
+                    ));
+                }
+                let s = String::from(js);
                 if s.len() > limits::MAX_STDIN_BYTES {
                     return Err(option_error(
                         "stdin",

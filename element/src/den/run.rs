@@ -399,8 +399,16 @@ const NO_ANSWER: &str = "nobody answered input(): a listener of the element's `i
 /// The answer an `onInput` handler gave: a string, `null`/`undefined` (end of input), or a
 /// value of another type (a failure that names it).
 pub(crate) fn answer_from_js(v: &JsValue) -> Answer {
-    if let Some(s) = v.as_string() {
-        Answer::from_handler(Some(s), None)
+    if let Some(s) = v.dyn_ref::<js_sys::JsString>() {
+        // Too many UTF-16 units (each one UTF-8 byte or more) is refused before the copy.
+        if s.length() as usize > foxden_core::input::MAX_ANSWER_BYTES {
+            return Answer::Failed(format!(
+                "the answer to input() is {} UTF-16 units, over the cap of {} bytes",
+                s.length(),
+                foxden_core::input::MAX_ANSWER_BYTES
+            ));
+        }
+        Answer::from_handler(Some(String::from(s)), None)
     } else if v.is_null() || v.is_undefined() {
         Answer::Eof
     } else {

@@ -444,6 +444,10 @@ pub(crate) fn set_prop_value(el: &Element, prop: &str, v: &JsValue) -> Result<()
     if is_absent(v) {
         return el.remove_attribute(a);
     }
+    // An on/off property also takes the library option's booleans (`el.warmStart = false`).
+    if let (Type::OnOff, Some(b)) = (o.ty, v.as_bool()) {
+        return el.set_attribute(a, if b { "on" } else { "off" });
+    }
     let s = match v.as_f64() {
         Some(n) => foxden_core::decimal::show(n),
         // As the platform's reflected attributes: String(v) (a URL, false, 10n, a list; a

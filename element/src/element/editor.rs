@@ -199,7 +199,13 @@ pub(crate) fn lesson_controls(weak: &Weak<State>, ui: &Rc<Ui>, host: &Element) -
         ls.push(Listener::new(b.as_ref(), "click", move |_| {
             let Some(s) = w.upgrade() else { return };
             let Some(den) = s.den() else { return };
-            s.ui_status("Starting a new interpreter…");
+            // A run of this element (one waiting in input(), say) is stopped first: the reset
+            // waits for the den's turn, which the run holds.
+            s.ui_status(if super::stop_run(&s) {
+                "Stopping the run, then starting a new interpreter…"
+            } else {
+                "Starting a new interpreter…"
+            });
             crate::callback::spawn_local(Box::pin(async move {
                 match den.reset_impl().await {
                     // The setup log sees the new interpreter (Den::interpreter).

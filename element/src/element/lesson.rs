@@ -506,8 +506,9 @@ pub(crate) async fn lesson_run(
     let Some(check) = scripts.check.filter(|_| is_own) else {
         return Ok(result);
     };
-    // The element left its den (closed, renamed, removed) during the run: no verdict.
-    if state.generation.get() != generation {
+    // The element left its den (closed, renamed, removed) during the run, or the code was
+    // stopped (Stop, stop(), the signal, a `run` listener's preventDefault()): no verdict.
+    if state.generation.get() != generation || den.run_stopped() {
         return Ok(result);
     }
     let verdict = match run_error(&result) {
@@ -570,8 +571,9 @@ fn with_lang(opts: &JsValue, lang: Option<&str>) -> JsValue {
 fn hidden_opts(opts: &JsValue) -> JsValue {
     let out = with_lang(opts, None);
     if out.is_object() {
-        // (`vars` are for the reader's code; a `signal` stops the setup too.)
-        for key in ["onInput", "vars"] {
+        // (`vars` are for the reader's code; so are `onOutput` and `onDisplay`, as the
+        // element's events carry nothing of hidden runs; a `signal` stops the setup too.)
+        for key in ["onInput", "vars", "onOutput", "onDisplay"] {
             let _ = js_sys::Reflect::delete_property(
                 out.unchecked_ref::<js_sys::Object>(),
                 &key.into(),

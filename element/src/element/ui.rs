@@ -231,7 +231,13 @@ impl Ui {
             .run
             .set_attribute("aria-disabled", if busy { "true" } else { "false" });
         if let Some(b) = by_id(&self.root, "stop") {
+            // Stop pressed from the keyboard ends the run and is disabled: the focus goes to
+            // Run rather than to the page's body.
+            let had_focus = self.root.active_element().is_some_and(|a| a == *b.as_ref());
             let _ = b.toggle_attribute_with_force("disabled", !busy);
+            if had_focus && !busy {
+                let _ = self.run.focus();
+            }
         }
     }
 
@@ -309,7 +315,8 @@ impl Ui {
     /// of it. PNG and JPEG become `<img>` from blob URLs; SVG becomes `<img>` from a `data:` URL
     /// (an SVG in `<img>` runs no script, but a blob URL has this page's origin, so "open image
     /// in new tab" would run its scripts as this page; a `data:` document's origin is opaque);
-    /// HTML goes into an `<iframe sandbox="">` (no scripts, an opaque origin); other types are
+    /// HTML goes into an `<iframe sandbox="">` (no scripts, an opaque origin), without its links
+    /// ([`without_navigation`]); other types are
     /// shown as text.
     pub(crate) fn append_display(&self, display: &Display) {
         let Some(doc) = self.root.owner_document() else {
@@ -353,6 +360,11 @@ impl Ui {
                 img
             }
             ("text/html", DisplayData::Text(html)) => {
+                let Some(html) = without_navigation(html) else {
+                    // Not made safe in a few passes (a parser quirk): shown as text.
+                    self.show_text(&doc, html);
+                    return;
+                };
                 let frame = doc.create_element("iframe").ok();
                 if let Some(f) = &frame {
                     // No token: no scripts, no forms, no popups, an opaque origin. A sandbox
@@ -365,10 +377,10 @@ impl Ui {
                 }
                 frame
             }
-            (_, DisplayData::Text(s)) => doc.create_element("span").ok().inspect(|span| {
-                span.set_class_name("display");
-                span.set_text_content(Some(&format!("{s}\n")));
-            }),
+            (_, DisplayData::Text(s)) => {
+                self.show_text(&doc, s);
+                return;
+            }
             (_, DisplayData::Bytes(_)) => None,
         };
         if let Some(node) = node {
@@ -376,6 +388,91 @@ impl Ui {
             self.scroll_soon();
         }
     }
+
+    /// A display shown as its text.
+    fn show_text(&self, doc: &web_sys::Document, text: &str) {
+        if let Ok(span) = doc.create_element("span") {
+            span.set_class_name("display");
+            span.set_text_content(Some(&format!("{text}\n")));
+            let _ = self.output.append_child(&span);
+            self.scroll_soon();
+        }
+    }
+}
+
+/// An HTML display without anything that navigates its frame. The sandbox (no token) and the
+/// policy stop scripts, forms, popups and loads, but not the frame following a link or a
+/// refresh: one click on a link the code made (`https://…/?d=<the den's data>`) would carry
+/// data out. So links (`href` on `a`, `area` and MathML elements, but in-page `#` ones),
+/// refreshes (`meta`), `base`, nested frames and objects, SVG animations that could set a link
+/// later, `srcdoc`, `ping`, `action` and `formaction` go. Parsed, cleaned and written out again
+/// until a parse of the text finds nothing to remove (a quirk of the parser could make a second
+/// parse differ from the first); `None` when that takes more than three passes.
+fn without_navigation(html: &str) -> Option<String> {
+    const MATHML: &str = "http://www.w3.org/1998/Math/MathML";
+    let parser = web_sys::DomParser::new().ok()?;
+    let mut text = html.to_owned();
+    for _ in 0..3 {
+        let doc = parser
+            .parse_from_string(&text, web_sys::SupportedType::TextHtml)
+            .ok()?;
+        let all = doc.query_selector_all("*").ok()?;
+        let mut changed = false;
+        for i in 0..all.length() {
+            let Some(el) = all.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else {
+                continue;
+            };
+            let tag = el.local_name().to_ascii_lowercase();
+            let animates_link = matches!(tag.as_str(), "set" | "animate")
+                && el
+                    .get_attribute("attributeName")
+                    .is_some_and(|a| a.to_ascii_lowercase().contains("href"));
+            if animates_link
+                || matches!(
+                    tag.as_str(),
+                    "meta"
+                        | "base"
+                        | "iframe"
+                        | "frame"
+                        | "frameset"
+                        | "object"
+                        | "embed"
+                        | "portal"
+                        | "fencedframe"
+                )
+            {
+                el.remove();
+                changed = true;
+                continue;
+            }
+            let link = matches!(tag.as_str(), "a" | "area")
+                || el.namespace_uri().as_deref() == Some(MATHML);
+            for name in el.get_attribute_names().iter() {
+                let Some(name) = name.as_string() else {
+                    continue;
+                };
+                let lower = name.to_ascii_lowercase();
+                let navigates = match lower.as_str() {
+                    "srcdoc" | "ping" | "action" | "formaction" => true,
+                    "href" | "xlink:href" => {
+                        link && !el.get_attribute(&name).is_some_and(|v| {
+                            v.trim_start_matches(|c: char| c <= ' ').starts_with('#')
+                        })
+                    }
+                    _ => false,
+                };
+                if navigates {
+                    let _ = el.remove_attribute(&name);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return Some(text);
+        }
+        text = doc.document_element()?.outer_html();
+    }
+    None
 }
 
 /// Builds or removes the UI to match the `controls` attribute.
@@ -406,6 +503,12 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
     show_code(&ui, state, host);
     let weak = Rc::downgrade(state);
     let mut ls = Vec::new();
+    // The browser's own `input` events (typing in the editor or the input line, picking a
+    // file) are composed: they would reach the page as the element's `input` event, which is
+    // the input() request (a CustomEvent with `prompt` and `respond`). They stop at the root.
+    ls.push(Listener::new(ui.root.as_ref(), "input", |e| {
+        e.stop_propagation()
+    }));
     {
         let w = weak.clone();
         ls.push(Listener::new(ui.run.as_ref(), "click", move |_| {

@@ -28,18 +28,19 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
     let deadline = opts.load_timeout_ms;
     let hello_seen = Rc::new(std::cell::Cell::new(false));
     let warm_on = opts.warm_start && warm::available();
+    // The entry for exactly these assets (their pinned SHA-256s) and this foxden.
+    let key = warm_on.then(warm::key);
     // The warm cache entry's unpacked length, from its headers (before its body is read).
     let hint = std::cell::Cell::new(0u32);
     // An entry was handed over: if the den then never becomes ready, the entry goes too.
     let entry_handed = std::cell::Cell::new(false);
     let work = async {
         // Three things at once: the den page loads and says hello; the host fetches the assets;
-        // the warm cache's entry is read and verified (reading it does not need its key).
+        // the warm cache's entry is read and verified.
         let cached = async {
-            if warm_on {
-                warm::read_current(&hint).await
-            } else {
-                warm::Current::Nothing
+            match &key {
+                Some(k) => warm::load(k, &hint).await,
+                None => None,
             }
         };
         // The wasm goes to the den page as a stream right after `hello`, so that it compiles
@@ -77,18 +78,11 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
             let ready = send_boot(&conn, wasm, stdlib, &lock, opts, hint.get())?;
             Ok::<_, JsValue>((conn, ready, lock, digests, assets_ms, hello_ms, booting))
         };
-        let (handed, cached) = futures::future::join(handed_over, cached).await;
+        let (handed, snapshot) = futures::future::join(handed_over, cached).await;
         let (mut conn, ready, lock, digests, assets_ms, hello_ms, booting) = handed?;
         // The den boots while its assets are checked against Pyodide's pinned SHA-256; a
         // mismatch fails the opening at once, before the den is ready (no code runs on it).
         let verified = verify_assets(digests.0, digests.1, &lock, &opts.pyodide_url);
-        let key = warm_on.then(warm::key);
-        // Only an entry made for exactly these assets (and this foxden) is handed over.
-        let snapshot = match (&key, cached) {
-            (Some(k), warm::Current::One(url, packed)) if url == warm::url_for(k) => Some(packed),
-            (Some(k), warm::Current::Several) => warm::load(k).await,
-            _ => None,
-        };
         let handed = snapshot.is_some();
         entry_handed.set(handed);
         let warm_ms = js::now_ms() - booting;
@@ -100,15 +94,19 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         // replace the entry. And only once its assets passed the check above.
         conn.shared.borrow_mut().warm_key = key.clone().filter(|_| !handed);
         if handed && sent.is_ok() && conn.warm.get() == "rejected" {
-            conn.shared.borrow_mut().warm_key = key;
+            // Dropped now (the den page may never offer a new one: closed before its maker
+            // ends, say), and the new one is taken when it comes.
+            if let Some(k) = key.clone() {
+                crate::callback::spawn_local(Box::pin(async move { warm::drop_entry(&k).await }));
+            }
+            conn.shared.borrow_mut().warm_key = key.clone();
         }
         // A den whose interpreter failed to start from the entry drops it: the next visit makes
         // a new one. (Other failures, e.g. a load timeout, say nothing about the entry.)
         let boot_failed = |e: &JsValue| den_stage(e) == LoadStage::Pyodide;
-        if handed && sent.as_ref().err().is_some_and(boot_failed) {
-            crate::callback::spawn_local(Box::pin(async {
-                let _ = warm::clear().await;
-            }));
+        if let (true, Some(k)) = (handed && sent.as_ref().err().is_some_and(boot_failed), &key) {
+            let k = k.clone();
+            crate::callback::spawn_local(Box::pin(async move { warm::drop_entry(&k).await }));
         }
         let (den_ms, boot_ms) = sent?;
         conn.stages = LoadStages {
@@ -127,10 +125,8 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         None => {
             // A den page that never became ready from a warm entry may hang on it at every
             // visit: it is dropped (the next visit boots from scratch and makes a new one).
-            if entry_handed.get() {
-                wasm_bindgen_futures::spawn_local(async {
-                    let _ = warm::clear().await;
-                });
+            if let (true, Some(k)) = (entry_handed.get(), key.clone()) {
+                wasm_bindgen_futures::spawn_local(async move { warm::drop_entry(&k).await });
             }
             let msg = if !hello_seen.get() {
                 diagnose_den_page(&opts.den_url).await

@@ -13,7 +13,9 @@
 //!   version. Other asset sets (an upgrade) get another key; older entries are deleted.
 //! - Integrity: the entry carries the snapshot's SHA-256, checked before the bytes are handed to
 //!   the den page; a mismatch (a corrupt or altered entry) deletes it, and the den boots normally
-//!   and makes a new one. A snapshot Pyodide refuses to load is dropped the same way.
+//!   and makes a new one. A snapshot Pyodide refuses to load is dropped the same way (at once,
+//!   whether or not the den page later offers a new one), and so is one a den never became
+//!   ready from. Only this key's entry is ever read or dropped on opening.
 //! - Origin: the snapshot is made by the den page's *maker* worker, which boots with Pyodide's
 //!   snapshot options and never runs user code; the den page offers it once. A worker that runs
 //!   user code has no way to send one (see docs/architecture.md).
@@ -151,47 +153,21 @@ pub struct Packed {
     pub total: u32,
 }
 
-/// What the cache holds, read before the assets' key is known.
-pub enum Current {
-    /// Its one entry (the store keeps one): the entry's URL and its snapshot, checked.
-    One(String, Packed),
-    /// No usable entry (none, unreadable, or corrupt: a corrupt one is deleted).
-    Nothing,
-    /// Several entries: look the key up once it is known ([`load`]).
-    Several,
-}
-
-/// Reads the cache's entry, whatever its key, and checks it (SHA-256, then its layout). The
-/// cache keeps one entry (`store` deletes the others), so this read can run beside the asset
-/// fetch and the hashing of the key; the caller uses the bytes only if the URL names that key.
-/// `hint` gets the entry's unpacked length as soon as its headers are read (before the body).
-pub async fn read_current(hint: &std::cell::Cell<u32>) -> Current {
-    let Some(cache) = cache().await else {
-        return Current::Nothing;
-    };
-    let Ok(keys) = call(&cache, "keys", &[]).await else {
-        return Current::Nothing;
-    };
-    let keys = Array::from(&keys);
-    match keys.length() {
-        0 => Current::Nothing,
-        1 => {
-            let Some(url) = get(&keys.get(0), "url").as_string() else {
-                return Current::Nothing;
-            };
-            match read_verified(&cache, &url, hint).await {
-                Some(p) => Current::One(url, p),
-                None => Current::Nothing,
-            }
-        }
-        _ => Current::Several,
-    }
-}
-
-/// The cached snapshot for `key`, checked; `None` when absent or bad.
-pub async fn load(key: &str) -> Option<Packed> {
+/// The cached snapshot for `key` (the one entry of this foxden and these assets), checked;
+/// `None` when absent or bad. Entries of other keys (another foxden on this origin) are not
+/// read. `hint` gets the entry's unpacked length as soon as its headers are read (before the
+/// body), so that the den page can start instantiating Pyodide for it.
+pub async fn load(key: &str, hint: &std::cell::Cell<u32>) -> Option<Packed> {
     let cache = cache().await?;
-    read_verified(&cache, &url_for(key), &std::cell::Cell::new(0)).await
+    read_verified(&cache, &url_for(key), hint).await
+}
+
+/// Deletes the entry of `key` (one Pyodide refused, or that a den never became ready from),
+/// and only that one.
+pub async fn drop_entry(key: &str) {
+    if let Some(cache) = cache().await {
+        let _ = call(&cache, "delete", &[url_for(key).into()]).await;
+    }
 }
 
 /// The entry at `url`, checked against its SHA-256 and unpackable; a corrupt one is deleted.

@@ -1552,6 +1552,11 @@ test(`${B}: review mends 6: typing sends the page no input event; hidden runs st
     const ended = await Promise.race([asking, tick(10000).then(() => null)]);
     out.resetRun = ended && ended.error && ended.error.type;
     out.resetDone = await until(() => part(d, "status").textContent.startsWith("New interpreter"), 15000);
+    if (!out.resetDone) {
+      // (Its run still holds the den: anything more would wait for it.)
+      d.remove();
+      return out;
+    }
     out.afterReset = (await d.run("'kept' in globals()")).result;
     // 3b. Stop pressed with the focus on it (from the keyboard): when the run ends and Stop is
     //     disabled, the focus goes to Run, not to the page's body.

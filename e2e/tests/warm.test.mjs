@@ -312,3 +312,41 @@ test(`${B}: an entry the den page never becomes ready from is dropped at the loa
   assert.equal(v.result, "(42, False, True, 4)");
   await waitForEntry();
 });
+
+test(`${B}: a den page reloaded while the den opens (its container moved) fails the opening at once and keeps the warm entry`, async () => {
+  if ((await entries()).length !== 1) await visit();
+  const before = await waitForEntry();
+  await page.reload({ waitUntil: "load" });
+  await page.waitForFunction(() => window.foxdenLoaded === true);
+  const r = await page.evaluate(async () => {
+    const { openDen, iframeRuntime } = window.foxden;
+    const panel = document.createElement("div");
+    document.body.append(panel);
+    const t0 = performance.now();
+    // Moved just after the iframe's first load, in which the host posts `connect`: the page
+    // that got it is replaced by a fresh load that was never connected.
+    new MutationObserver((_, obs) => {
+      const f = panel.querySelector("iframe");
+      if (!f) return;
+      obs.disconnect();
+      f.addEventListener("load", () => setTimeout(() => document.body.prepend(panel), 30), { once: true });
+    }).observe(panel, { childList: true });
+    try {
+      const den = await openDen({ name: "moved", runtime: iframeRuntime({ container: panel, loadTimeoutMs: 20000 }) });
+      const ok = (await den.run("1 + 1")).result;
+      await den.close();
+      return { opened: true, ok, ms: performance.now() - t0 };
+    } catch (e) {
+      return { opened: false, name: e.name, stage: e.stage, message: e.message, ms: performance.now() - t0 };
+    }
+  });
+  if (r.opened) {
+    console.log(`# ${B}: the den page was ready before the move: the den opened`);
+    assert.equal(r.ok, "2");
+  } else {
+    assert.deepEqual([r.name, r.stage], ["DenLoadError", "iframe"], JSON.stringify(r));
+    assert.ok(r.ms < 10000, `it failed only after ${Math.round(r.ms)} ms`);
+  }
+  const after = await entries();
+  assert.ok(after.some((e) => e.hash === before.hash), `the warm entry was dropped: ${JSON.stringify(after)}`);
+});

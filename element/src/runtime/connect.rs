@@ -190,6 +190,7 @@ async fn first_word(
     hello_seen: &std::cell::Cell<bool>,
 ) -> Result<Option<JsValue>, JsValue> {
     let hello = wait_loader(conn).await;
+    reloaded(conn)?;
     hello_seen.set(true);
     if js::get_tag(&hello, "t", 16).as_deref() == Some(DenToHost::Hello.as_str()) {
         check_protocol(&hello)?;
@@ -256,6 +257,10 @@ pub(super) fn send_boot(
             .into(),
         )
         .map_err(|e| {
+            // A den page reloaded meanwhile says so (not a message that failed).
+            if let Err(r) = reloaded(conn) {
+                return r;
+            }
             load_error(
                 crate::errors::LoadStage::Message,
                 &format!(
@@ -293,6 +298,10 @@ pub(super) async fn send_warm(
     conn.link
         .post_message_with_transferable(&msg, &transfer)
         .map_err(|e| {
+            // A den page reloaded meanwhile says so (not a message that failed).
+            if let Err(r) = reloaded(conn) {
+                return r;
+            }
             load_error(
                 crate::errors::LoadStage::Message,
                 &format!(
@@ -302,6 +311,7 @@ pub(super) async fn send_warm(
             )
         })?;
     let ready = ready.await.unwrap_or(JsValue::UNDEFINED);
+    reloaded(conn)?;
     match js::get_tag(&ready, "t", 16).as_deref() {
         Some(t) if t == DenToHost::Ready.as_str() => {
             conn.interruptible
@@ -428,6 +438,19 @@ pub(super) fn load_error_from(msg: &JsValue, isolation: Isolation) -> JsValue {
         text = format!("isolation check failed ({}): {text}", isolation.as_str());
     }
     load_error(stage, &text)
+}
+
+/// The den page that got `connect` was replaced while the den opened (its iframe moved in the
+/// document, and so reloaded): the new page was never connected and answers nothing, so the
+/// opening fails at once (not at its load timeout, which would also drop a good warm entry).
+fn reloaded(conn: &Connection) -> Result<(), JsValue> {
+    if !conn.is_lost() {
+        return Ok(());
+    }
+    Err(load_error(
+        crate::errors::LoadStage::Iframe,
+        "the den page was reloaded while the den opened (its iframe was moved in the document)",
+    ))
 }
 
 pub(super) async fn wait_loader(conn: &Connection) -> JsValue {

@@ -129,10 +129,12 @@ struct Shared {
 }
 
 impl Shared {
-    /// Ends every pending run and reset (their futures see the channel closed).
+    /// Ends every pending run and reset, and an opening's wait for `hello` or `ready` (their
+    /// futures see the channel closed).
     fn cancel_pending(&mut self) {
         self.runs.clear();
         self.resets.clear();
+        self.loader = None;
     }
 }
 

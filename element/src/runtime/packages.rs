@@ -81,6 +81,10 @@ pub fn from_js(v: &JsValue) -> Result<Vec<PackageSource>, JsValue> {
         ));
     }
     let mut out = Vec::new();
+    // The caller's own bytes so far: each wheel's size is added before it is copied, so that
+    // 64 wheels of 64 MiB are refused at the wheel that passes the budget, not after 4 GiB of
+    // copies.
+    let mut given = 0u64;
     for i in 0..length as u32 {
         let item = js_sys::Reflect::get_u32(&list, i)?;
         if let Some(s) = item.as_string() {
@@ -106,8 +110,11 @@ pub fn from_js(v: &JsValue) -> Result<Vec<PackageSource>, JsValue> {
         let sha256 = core::parse_sha256(&wheel.name, &sha).map_err(|e| package_error(&e))?;
         let raw = js::opt(&item, "bytes")?;
         // The size as JavaScript has it, checked before the copy.
-        let check_size =
-            || core::add_bytes(0, &wheel, js::byte_len(&raw) as u64).map_err(|e| package_error(&e));
+        let mut check_size = || {
+            given = core::add_bytes(given, &wheel, js::byte_len(&raw) as u64)
+                .map_err(|e| package_error(&e))?;
+            Ok::<_, JsValue>(())
+        };
         let bytes = if let Some(u) = raw.dyn_ref::<Uint8Array>() {
             check_size()?;
             u.slice(0, u.length())

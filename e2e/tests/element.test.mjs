@@ -1593,6 +1593,82 @@ test(`${B}: review mends 6: typing sends the page no input event; hidden runs st
   assert.deepEqual(r.onOff, ["off", "on", "off"]);
 });
 
+test(`${B}: the setup scripts of a lazy lesson run in document order, whichever cell the reader needs first`, async () => {
+  const r = await page.evaluate(async () => {
+    const spacers = [];
+    const cells = ["base = 10", null, "derived = base + 1"].map((setup) => {
+      const spacer = document.createElement("div");
+      spacer.style.height = "5000px";
+      document.body.append(spacer);
+      spacers.push(spacer);
+      const el = document.createElement("foxden-den");
+      el.setAttribute("env", "lazy-order");
+      el.loading = "lazy";
+      if (setup) el.innerHTML = `<script type="text/x-python" setup>${setup}<\/script>`;
+      document.body.append(el);
+      return el;
+    });
+    // The reader comes to the third cell first (a link to it): its setup needs the first's.
+    const run = await cells[2].run("derived");
+    const out = { result: run.result, error: run.error && `${run.error.type}: ${run.error.message}` };
+    for (const el of cells) el.remove();
+    for (const sp of spacers) sp.remove();
+    return out;
+  });
+  assert.deepEqual(r, { result: "11", error: null });
+});
+
+test(`${B}: a run waiting for another cell's run says so, and Stop ends the wait`, async () => {
+  const r = await page.evaluate(async () => {
+    const make = window.makeLab;
+    const tick = (ms = 50) => new Promise((res) => setTimeout(res, ms));
+    const until = async (f, ms = 15000) => {
+      const t = performance.now();
+      while (!f()) {
+        if (performance.now() - t > ms) return false;
+        await tick();
+      }
+      return true;
+    };
+    const part = (el, p) => el.shadowRoot.querySelector(`[part~="${p}"]`);
+    const a = make({ env: "queue-env", controls: "" });
+    const b = make({ env: "queue-env", controls: "" }, [["", "print('b ran')"]]);
+    await Promise.all([a.ready, b.ready]);
+    const out = {};
+    // A's run holds the den: it waits for an answer in A's input line.
+    const holding = a.run("x = input('Name? ')");
+    out.asked = await until(() => part(a, "status").textContent.includes("Name?"));
+    // The reader presses B's Run: B waits, says so, and its Stop is on.
+    part(b, "run-button").click();
+    await tick(200);
+    out.waiting = { status: part(b, "status").textContent, stopOff: part(b, "stop-button").disabled, runBusy: part(b, "run-button").getAttribute("aria-disabled") };
+    part(b, "stop-button").click();
+    out.stoppedStatus = await until(() => part(b, "status").textContent.startsWith("Stopped before it started"), 5000);
+    out.afterStop = { stopOff: part(b, "stop-button").disabled, runBusy: part(b, "run-button").getAttribute("aria-disabled") };
+    // run() waiting the same way rejects at stop().
+    const queued = b.run("print('never')").then(() => "ran", (e) => `${e.name}: ${e.message}`);
+    await tick(100);
+    out.stopCall = await b.stop();
+    out.queued = await Promise.race([queued, tick(5000).then(() => "still waiting")]);
+    out.aStillAsks = part(a, "status").textContent.includes("Name?");
+    a.stop();
+    out.aEnded = (await holding).error?.type;
+    out.bOutput = part(b, "output").textContent;
+    a.remove();
+    b.remove();
+    return out;
+  });
+  assert.equal(r.asked, true);
+  assert.deepEqual(r.waiting, { status: "Waiting for the run in progress to end…", stopOff: false, runBusy: "true" });
+  assert.equal(r.stoppedStatus, true, "B's status after Stop");
+  assert.deepEqual(r.afterStop, { stopOff: true, runBusy: "false" });
+  assert.equal(r.stopCall, true);
+  assert.match(r.queued, /^AbortError: the run was stopped before it started/);
+  assert.equal(r.aStillAsks, true, "A's run was not stopped by B's Stop");
+  assert.equal(r.aEnded, "KeyboardInterrupt");
+  assert.equal(r.bOutput, "", "B's code never ran");
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   assert.deepEqual(errors, []);

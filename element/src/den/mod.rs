@@ -589,6 +589,11 @@ impl Den {
         self.inner.run_stopped.get()
     }
 
+    /// Someone holds the den's turn (a run, a file operation): a new call waits for it.
+    pub(crate) fn turn_taken(&self) -> bool {
+        self.inner.busy.get()
+    }
+
     /// Runs `code` tagged `tag` (see [`Self::run_tag`]); `opts` as `run()` takes them.
     /// A run of the element's (`tag`: see `foxden_core::lesson::RunTag`), in a turn the caller
     /// took with [`Den::turn`].

@@ -85,14 +85,28 @@ impl Router {
         }
     }
 
-    /// The setup scripts of every element using the den, in the order they joined.
+    /// The setup scripts of every element using the den, in document order (lazy cells join in
+    /// the order they are needed: the reader may come to the third first, whose setup uses
+    /// what the first one's makes); elements in no common document, in the order they joined.
     fn setup_scripts(&self) -> Vec<String> {
         let members = self.members.borrow();
-        let hosts: Vec<_> = members
+        let mut hosts: Vec<_> = members
             .iter()
             .filter_map(|m| m.1.upgrade()?.host.borrow().clone())
             .collect();
         drop(members);
+        foxden_core::order::sort_by(&mut hosts, &|a, b| {
+            let pos = a.compare_document_position(b);
+            if pos & web_sys::Node::DOCUMENT_POSITION_DISCONNECTED != 0 {
+                std::cmp::Ordering::Equal
+            } else if pos & web_sys::Node::DOCUMENT_POSITION_FOLLOWING != 0 {
+                std::cmp::Ordering::Less
+            } else if pos & web_sys::Node::DOCUMENT_POSITION_PRECEDING != 0 {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
         hosts
             .iter()
             .filter_map(|h| lesson_scripts(h).setup)
@@ -421,12 +435,26 @@ pub(crate) async fn lesson_run(
     let signal = crate::js::opt(&opts, "signal")
         .ok()
         .and_then(|s| s.dyn_into::<web_sys::AbortSignal>().ok());
-    let _turn = den.turn_unless_aborted(signal.as_ref()).await?;
+    // Busy (Stop on, Run off) from now on: the wait for the turn (another cell's run may hold
+    // it: Stop ends the wait) and the hidden setup and check are part of the run.
+    let _busy = Busy::new(&state);
+    if den.turn_taken() {
+        state.ui_status("Waiting for the run in progress to end…");
+    }
+    let (stop_tx, stop_rx) = futures::channel::oneshot::channel::<()>();
+    state.queued.borrow_mut().push(stop_tx);
+    let waiting = Box::pin(den.turn_unless_aborted(signal.as_ref()));
+    let _turn = match futures::future::select(waiting, stop_rx).await {
+        futures::future::Either::Left((turn, _)) => turn?,
+        futures::future::Either::Right((Ok(()), _)) => return Err(stopped_before_start()),
+        // The element let go of its queue (it is being dropped): the wait goes on.
+        futures::future::Either::Right((Err(_), waiting)) => waiting.await?,
+    };
+    // Its stop sender is of no use now (and the list must not grow with every run).
+    state.queued.borrow_mut().retain(|tx| !tx.is_canceled());
     if state.generation.get() != generation {
         return Err(closed_error(&state));
     }
-    // Busy (Stop on, Run off) for the whole turn: the hidden setup and check are runs too.
-    let _busy = Busy::new(&state);
     // Every element's setup in a shared environment: a cell may use what another's setup made.
     for setup in router.setup_scripts() {
         let setup = setup.as_str();
@@ -546,6 +574,23 @@ pub(crate) async fn lesson_run(
         .into(),
     );
     Ok(result)
+}
+
+/// Why a run through the element that Stop ended while it waited for the den's turn rejects:
+/// an `AbortError`, as for a run whose `signal` aborts before it starts.
+fn stopped_before_start() -> JsValue {
+    web_sys::DomException::new_with_message_and_name(
+        "the run was stopped before it started (it waited for the run in progress to end)",
+        "AbortError",
+    )
+    .map_or_else(|e| e, JsValue::from)
+}
+
+/// Whether `e` is [`stopped_before_start`]'s error.
+pub(crate) fn is_stopped_before_start(e: &JsValue) -> bool {
+    e.dyn_ref::<web_sys::DomException>().is_some_and(|d| {
+        d.name() == "AbortError" && d.message().starts_with("the run was stopped before")
+    })
 }
 
 /// A copy of run options with `lang` set (`None`: removed, Python). Non-object options are

@@ -103,6 +103,9 @@ pub(crate) struct State {
     /// The Run button's (or Ctrl-Enter's) run is under way, hidden setup and check included:
     /// the element's `generation` when it started (a run of an earlier den blocks nothing).
     pub(crate) script_running: Cell<Option<u32>>,
+    /// Runs through the element still waiting for the den's turn (another cell's run holds
+    /// it): Stop ends them at once ([`super::stop_run`]).
+    pub(crate) queued: RefCell<Vec<futures::channel::oneshot::Sender<()>>>,
     /// The attribute errors last reported (as `error` events), while the attributes are bad.
     pub(crate) reported: RefCell<Option<Vec<String>>>,
     /// Why the last opening failed (while the phase is `Failed`).
@@ -697,8 +700,13 @@ pub(crate) fn run_script(state: &Rc<State>) {
         if s.script_running.get() == Some(generation) {
             s.script_running.set(None);
         }
-        if let Err(e) = r {
-            s.emit_error(&e);
+        match r {
+            // Stop while it waited for another cell's run: nothing ran, nothing is wrong.
+            Err(e) if super::lesson::is_stopped_before_start(&e) => {
+                s.ui_status("Stopped before it started: files and variables kept")
+            }
+            Err(e) => s.emit_error(&e),
+            Ok(_) => {}
         }
     }));
 }

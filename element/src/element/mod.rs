@@ -87,12 +87,18 @@ impl Default for ElementHandle {
 /// end then says it was stopped). In a shared environment the den may be running another
 /// element's code: that is not this element's to stop.
 pub(crate) fn stop_run(state: &State) -> bool {
+    // Its runs still waiting for the den's turn (behind another cell's run) end at once.
+    let queued = std::mem::take(&mut *state.queued.borrow_mut());
+    let mut stopped = false;
+    for tx in queued {
+        stopped |= tx.send(()).is_ok();
+    }
     let Some(den) = state.den() else {
-        return false;
+        return stopped;
     };
     let member = state.lease.borrow().as_ref().map(|l| l.member);
     let running = foxden_core::lesson::RunTag::decode(den.run_tag()).map(|t| t.member);
-    member.is_some() && running == member && den.stop_impl()
+    (member.is_some() && running == member && den.stop_impl()) || stopped
 }
 
 pub(crate) async fn live_den(state: Rc<State>) -> Result<Den, JsValue> {
@@ -145,6 +151,7 @@ impl ElementHandle {
                 runs_active: Cell::new(0),
                 lesson_busy: Cell::new(0),
                 script_running: Cell::new(None),
+                queued: RefCell::new(Vec::new()),
                 reported: RefCell::new(None),
                 failure: RefCell::new(None),
                 carried: RefCell::new(None),

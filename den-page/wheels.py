@@ -3,8 +3,10 @@
 # checked against their SHA-256 pins. No network and no pip: each wheel is read as a zip.
 #
 # install(wheels, site) checks EVERY wheel fully before writing anything:
-#   - it opens as a zip, has one {name}-{version}.dist-info with WHEEL (Root-Is-Purelib: true,
-#     Wheel-Version 1.x), METADATA (whose Name matches the file name) and RECORD;
+#   - it opens as a zip of at most MAX_FILES files (counted from its end records before zipfile
+#     reads its central directory), has one {name}-{version}.dist-info, and no other .dist-info or
+#     .egg-info, with WHEEL (Root-Is-Purelib: true, Wheel-Version 1.x), METADATA (whose Name
+#     matches the file name) and RECORD;
 #   - RECORD lists every file of the zip, and every file's sha256 and size match its RECORD line;
 #   - no path escapes site-packages (absolute, "..", backslashes, drive letters are refused);
 #   - the files' sizes (as the zip declares them) add up to at most MAX_UNPACKED_BYTES for all
@@ -13,7 +15,7 @@
 #   - no two wheels write the same file;
 #   - each Requires-Dist whose environment marker holds on Pyodide (extra == markers are false:
 #     extras are never installed) names a project among the given wheels, at a version its
-#     specifier allows; Requires-Python allows this Python.
+#     specifier allows (not a direct URL); Requires-Python allows this Python.
 # Then it writes them all (purelib and platlib data go to site-packages; scripts, headers and
 # data are skipped: a den has no bin/ or include/). A failure while writing removes what was
 # written. Errors are WheelError(package, message): the host turns them into DenLoadError
@@ -29,6 +31,7 @@ import io
 import os
 import platform
 import re
+import struct
 import sys
 import zipfile
 
@@ -172,6 +175,12 @@ def default_environment():
 
 _TOKEN = re.compile(r"\s*(?:(\()|(\))|(===|==|!=|<=|>=|~=|<|>|not\s+in\b|in\b)|(and\b|or\b)|('[^']*'|\"[^\"]*\")|([A-Za-z_][A-Za-z0-9_.]*))")
 _VERSION_VARS = {"python_version", "python_full_version", "implementation_version"}
+# The names of PEP 345 (and older metadata), which packaging, so pip, still reads.
+_LEGACY_VARS = {
+    "os.name": "os_name", "sys.platform": "sys_platform", "platform.version": "platform_version",
+    "platform.machine": "platform_machine", "platform.python_implementation": "platform_python_implementation",
+    "python_implementation": "platform_python_implementation",
+}
 
 
 def marker_holds(marker, env):
@@ -208,6 +217,7 @@ def marker_holds(marker, env):
         if kind == "str":
             return ("str", text[1:-1])
         if kind == "var":
+            text = _LEGACY_VARS.get(text, text)
             if text == "extra":
                 return ("var", "extra", "")
             if text not in env:
@@ -258,17 +268,39 @@ def marker_holds(marker, env):
     return result
 
 
-_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(?:\(([^)]*)\)|([^;@]*))?\s*(?:;(.*))?$")
+# Longest Requires-Dist line read (a real one is a few dozen characters).
+MAX_REQUIREMENT = 4096
+# Name, [extras], the rest: no two parts can match the same characters, and the rest matches
+# anything, so the match never backtracks (a pattern whose optional parts could all take the same
+# spaces took a minute to refuse "a", 400 spaces and "@").
+_REQ = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)", re.S)
 
 
 def parse_requirement(text):
-    """(normalised name, specifier, marker or None) of a Requires-Dist line."""
-    m = _REQ.match(text)
+    """(normalised name, specifier, marker or None) of a Requires-Dist line; the specifier of a
+    direct URL reference (name @ url) is "@ " and its URL."""
+    if len(text) > MAX_REQUIREMENT:
+        raise ValueError("a requirement longer than %d characters" % MAX_REQUIREMENT)
+    # No ; before the marker but in a URL, which is refused anyway (a marker's strings may hold one).
+    head, _, marker = text.partition(";")
+    m = _REQ.match(head.strip())
     if not m:
-        raise ValueError("unreadable requirement %r" % text)
-    name, _extras, spec_paren, spec_bare, marker = m.groups()
-    spec = (spec_paren if spec_paren is not None else spec_bare or "").strip()
-    return normalize(name), spec, (marker.strip() if marker and marker.strip() else None)
+        raise ValueError("unreadable requirement %r" % text[:200])
+    name, _extras, rest = m.groups()
+    if rest.startswith("@"):
+        url = rest[1:].strip()
+        if not url or len(url.split()) != 1:
+            raise ValueError("unreadable requirement %r" % text[:200])
+        spec = "@ " + url
+    elif rest.startswith("("):
+        spec = rest[1:-1].strip()
+        if not rest.endswith(")") or "(" in spec or ")" in spec:
+            raise ValueError("unreadable requirement %r" % text[:200])
+    elif "@" in rest:
+        raise ValueError("unreadable requirement %r" % text[:200])
+    else:
+        spec = rest
+    return normalize(name), spec, marker.strip() or None
 
 
 # --- one wheel ---
@@ -280,6 +312,14 @@ def _parse_wheel_name(file):
     return normalize(parts[0]), parts[1]
 
 
+def _project_of(file):
+    """The normalised project name a wheel's file name gives (what errors name), else the file name."""
+    try:
+        return _parse_wheel_name(str(file))[0]
+    except WheelError:
+        return str(file)
+
+
 def _safe(path):
     """A zip member path that stays inside site-packages, or None."""
     if not path or "\\" in path or path.startswith("/") or "\x00" in path or re.match(r"^[A-Za-z]:", path):
@@ -288,6 +328,11 @@ def _safe(path):
     if any(p in ("", ".", "..") for p in parts[:-1]) or parts[-1] in (".", ".."):
         return None
     return path
+
+
+def _is_metadata(top):
+    """Whether importlib.metadata takes a top-level name in site-packages for a project's metadata."""
+    return top.lower().endswith((".dist-info", ".egg-info"))
 
 
 # Members that hold compiled code (CPython extensions, shared libraries, WebAssembly).
@@ -301,6 +346,48 @@ def _canonical_version(v):
     return (key, _local(v)) if key is not None else v.strip().lower()
 
 
+# Most files a wheel may hold.
+MAX_FILES = 50000
+
+
+def _zip_refusal(data):
+    """Why the zip `data` is refused before zipfile reads its central directory, or None (then
+    zipfile reads it, or refuses it). zipfile builds an object for every entry, over a million in
+    a 64 MiB zip, before anything can count them, and it reads as many entries as the directory's
+    declared size holds, whatever count the end records declare."""
+    # The end record where zipfile finds it: the last 22 bytes when there is no comment, else the
+    # last signature in the 64 KiB a comment may take.
+    end = len(data) - 22
+    if end < 0:
+        return None
+    if data[end:end + 4] != b"PK\x05\x06" or data[end + 20:end + 22] != b"\0\0":
+        end = data.rfind(b"PK\x05\x06", max(end - 0x10000, 0))
+        if end < 0 or end + 22 > len(data):
+            return None
+    counts = list(struct.unpack_from("<2H", data, end + 8))  # on this disk, in all
+    (size,) = struct.unpack_from("<L", data, end + 12)
+    locator = end - 20
+    if locator >= 0 and data[locator:locator + 4] == b"PK\x06\x07":
+        # A zip64 end record, whose counts and size zipfile then reads: CPython 3.11 looks for it
+        # right before the locator, 3.14 first where the locator points; both are counted.
+        (pointed,) = struct.unpack_from("<Q", data, locator + 8)
+        records = [at for at in {locator - 56, pointed} if 0 <= at <= locator - 56 and data[at:at + 4] == b"PK\x06\x06"]
+        if not records:
+            return "not a readable zip file (its zip64 end record is missing)"
+        counts = [c for c in counts if c != 0xFFFF]  # 0xFFFF: see the zip64 record
+        for at in records:
+            counts += struct.unpack_from("<2Q", data, at + 24)
+            size = min(size, struct.unpack_from("<Q", data, at + 40)[0])
+    if max(counts, default=0) > MAX_FILES:
+        return "more than %d files" % MAX_FILES
+    if len(set(counts)) > 1 or max(counts, default=0) * 46 > size:
+        return "not a readable zip file (its end records disagree on its files)"
+    # Every entry zipfile would read starts with this signature, before the end record.
+    if data.count(b"PK\x01\x02", 0, end) > MAX_FILES:
+        return "more than %d files" % MAX_FILES
+    return None
+
+
 def _record_digest(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
@@ -312,13 +399,16 @@ class _Wheel:
         name, version = _parse_wheel_name(file)
         self.file, self.name, self.version = file, name, version
         fail = lambda msg: WheelError(name, "%s: %s" % (file, msg))
+        refusal = _zip_refusal(data)
+        if refusal is not None:
+            raise fail(refusal)
         try:
             zf = zipfile.ZipFile(io.BytesIO(data))
             infos = zf.infolist()
         except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as e:
             raise fail("not a readable zip file (%s)" % e)
-        if len(infos) > 50000:
-            raise fail("more than 50000 files")
+        if len(infos) > MAX_FILES:
+            raise fail("more than %d files" % MAX_FILES)
         members = {}
         self.contents = {}  # what the check read, kept so that the install does not read it again
         for info in infos:
@@ -344,12 +434,14 @@ class _Wheel:
         if self.unpacked > budget:
             raise fail("its files unpack to %d bytes, which takes the den's wheels past %d MiB unpacked in all"
                        % (self.unpacked, MAX_UNPACKED_BYTES >> 20))
-        dist_infos = {p.split("/", 1)[0] for p in members if p.split("/", 1)[0].endswith(".dist-info")}
-        mine = [d for d in dist_infos if normalize(d[: -len(".dist-info")].rsplit("-", 1)[0]) == name]
-        if len(mine) != 1 or len(dist_infos) != 1:
-            # Another project's .dist-info would make importlib.metadata report a package
-            # that is not there (pip refuses such wheels too).
-            raise fail("expected one .dist-info folder, %s-<version>.dist-info, found %s" % (name, sorted(dist_infos) or "none"))
+        # importlib.metadata reads any top-level .dist-info or .egg-info, in any case, folder or
+        # file: another project's would make it report a package that is not there (pip refuses
+        # another .dist-info too).
+        metadata = sorted({p.split("/", 1)[0] for p in members if _is_metadata(p.split("/", 1)[0])})
+        mine = [d for d in metadata if d.endswith(".dist-info") and normalize(d[: -len(".dist-info")].rsplit("-", 1)[0]) == name]
+        if len(mine) != 1 or len(metadata) != 1:
+            raise fail("expected one .dist-info folder, %s-<version>.dist-info, and no other .dist-info or .egg-info, found %s"
+                       % (name, [d[:100] for d in metadata[:10]] or "none"))
         self.dist_info = di = mine[0]
         folder_version = di[: -len(".dist-info")].rsplit("-", 1)[-1]
         if _canonical_version(folder_version) != _canonical_version(version):
@@ -428,9 +520,9 @@ class _Wheel:
                 kind, _, rest = path[len(data_dir):].partition("/")
                 if kind in ("purelib", "platlib") and rest:
                     top = rest.split("/", 1)[0]
-                    if top.lower().endswith(".dist-info") and top != di:
+                    if _is_metadata(top) and top != di:
                         # importlib.metadata would list a project that is not there.
-                        raise fail("%s would install another .dist-info folder (%s)" % (path[:200], top[:100]))
+                        raise fail("%s would install another .dist-info or .egg-info (%s)" % (path[:200], top[:100]))
                     self.targets.append((path, rest))
                 # scripts, headers, data: nowhere to go in a den
             else:
@@ -440,36 +532,48 @@ class _Wheel:
 
 def _check_needs(wheels, env):
     by_name = {w.name: w for w in wheels}
-    here = env["python_full_version"]
     for w in wheels:
-        if w.requires_python:
-            try:
-                ok = version_ok(here, w.requires_python)
-            except ValueError as e:
-                raise WheelError(w.name, "%s: Requires-Python %r: %s" % (w.file, w.requires_python, e))
-            if not ok:
-                raise WheelError(w.name, "%s needs Python %s; the den runs %s" % (w.file, w.requires_python, here))
-        for line in w.requires:
-            try:
-                dep, spec, marker = parse_requirement(line)
-                if marker is not None and not marker_holds(marker, env):
-                    continue
-            except RecursionError:
-                raise WheelError(w.name, "%s: Requires-Dist %r: its marker is nested too deeply" % (w.file, line[:200]))
-            except ValueError as e:
-                raise WheelError(w.name, "%s: Requires-Dist %r: %s" % (w.file, line, e))
-            have = by_name.get(dep)
-            if have is None:
-                raise WheelError(w.name, "%s requires %s%s, which is not among the given wheels (%s): add its wheel" % (
-                    w.file, dep, spec, ", ".join(sorted(by_name)) or "none"))
-            try:
-                fits = not spec or version_ok(have.version, spec)
-            except ValueError as e:
-                raise WheelError(w.name, "%s: Requires-Dist %r: %s" % (w.file, line, e))
-            if not fits:
-                if version_key(have.version) is None:
-                    raise WheelError(have.name, "%s: its version %r is not a PEP 440 version, so %s's requirement %s%s cannot be checked" % (have.file, have.version, w.name, dep, spec))
-                raise WheelError(w.name, "%s requires %s%s, but %s %s was given" % (w.file, dep, spec, dep, have.version))
+        try:
+            _check_wheel_needs(w, by_name, env)
+        except WheelError:
+            raise
+        except Exception as e:  # a check that failed in a way it did not foresee: still a refusal, of this wheel
+            raise WheelError(w.name, "%s: its requirements could not be checked (%s: %s)" % (w.file, type(e).__name__, str(e)[:200]))
+
+
+def _check_wheel_needs(w, by_name, env):
+    here = env["python_full_version"]
+    if w.requires_python:
+        try:
+            ok = version_ok(here, w.requires_python)
+        except ValueError as e:
+            raise WheelError(w.name, "%s: Requires-Python %r: %s" % (w.file, w.requires_python, e))
+        if not ok:
+            raise WheelError(w.name, "%s needs Python %s; the den runs %s" % (w.file, w.requires_python, here))
+    for line in w.requires:
+        try:
+            dep, spec, marker = parse_requirement(line)
+            if marker is not None and not marker_holds(marker, env):
+                continue
+        except RecursionError:
+            raise WheelError(w.name, "%s: Requires-Dist %r: its marker is nested too deeply" % (w.file, line[:200]))
+        except ValueError as e:
+            raise WheelError(w.name, "%s: Requires-Dist %r: %s" % (w.file, line[:200], e))
+        if spec.startswith("@"):
+            # Only when its marker holds: what an extra or another platform needs is never fetched.
+            raise WheelError(w.name, "%s: Requires-Dist %r names a direct URL; foxden installs only the given wheels" % (w.file, line[:200]))
+        have = by_name.get(dep)
+        if have is None:
+            raise WheelError(w.name, "%s requires %s%s, which is not among the given wheels (%s): add its wheel" % (
+                w.file, dep, spec[:200], ", ".join(sorted(by_name)) or "none"))
+        try:
+            fits = not spec or version_ok(have.version, spec)
+        except ValueError as e:
+            raise WheelError(w.name, "%s: Requires-Dist %r: %s" % (w.file, line[:200], e))
+        if not fits:
+            if version_key(have.version) is None:
+                raise WheelError(have.name, "%s: its version %r is not a PEP 440 version, so %s's requirement %s%s cannot be checked" % (have.file, have.version, w.name, dep, spec[:200]))
+            raise WheelError(w.name, "%s requires %s%s, but %s %s was given" % (w.file, dep, spec[:200], dep, have.version))
 
 
 def install(wheels, site, env=None, verify=True, written_out=None):
@@ -487,7 +591,7 @@ def install(wheels, site, env=None, verify=True, written_out=None):
         except WheelError:
             raise
         except Exception as e:  # a check that failed in a way it did not foresee: still a refusal
-            raise WheelError(str(file).split("-", 1)[0], "%s could not be checked (%s: %s)" % (file, type(e).__name__, str(e)[:200]))
+            raise WheelError(_project_of(file), "%s could not be checked (%s: %s)" % (file, type(e).__name__, str(e)[:200]))
         if w.name in seen:
             raise WheelError(w.name, "given twice (%s and %s)" % (seen[w.name], file))
         seen[w.name] = file
@@ -581,13 +685,18 @@ def _foxden_install(items, verify):
     or [package, message]."""
     import sysconfig
     written = []
+    # What a MemoryError names: the wheel whose bytes were being copied (install names the wheel
+    # it is checking or writing itself).
+    file = ""
     try:
         # Inside the try: a MemoryError copying the bytes is a refusal of the wheels too.
-        wheels = [(str(it.file), it.data.to_bytes()) for it in items]
+        wheels = []
+        for it in items:
+            file = str(it.file)
+            wheels.append((file, it.data.to_bytes()))
         install(wheels, sysconfig.get_path("purelib"), verify=bool(verify), written_out=written)
         return [None, written]
     except WheelError as e:
         return [e.package, e.message]
     except MemoryError:
-        first = str(items[0].file).split("-", 1)[0] if len(items) else ""
-        return [first, "the wheels do not fit in the worker's memory (maxMemoryBytes)"]
+        return [_project_of(file) if file else "", "the wheels do not fit in the worker's memory (maxMemoryBytes)"]

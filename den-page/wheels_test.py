@@ -5,8 +5,10 @@ import base64
 import hashlib
 import io
 import os
+import struct
 import sys
 import tempfile
+import time
 import unittest
 import zipfile
 
@@ -52,6 +54,18 @@ def make_wheel(name, version, files, requires=(), requires_python=None, purelib=
 
 def whl(name, version):
     return "%s-%s-py3-none-any.whl" % (name.replace("-", "_"), version)
+
+
+def with_zip64(data, count=None):
+    """A zip (without a comment) with zip64 end records added, declaring `count` entries (its own
+    by default); the plain end record then defers to them (0xFFFF entries)."""
+    end = len(data) - 22
+    entries, cd_size, cd_offset = struct.unpack_from("<H2L", data, end + 10)
+    n = entries if count is None else count
+    z64 = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, n, n, cd_size, cd_offset)
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, end, 1)
+    eocd = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    return data[:end] + z64 + locator + eocd
 
 
 class Install(unittest.TestCase):
@@ -271,6 +285,126 @@ class Install(unittest.TestCase):
         files = {"fx/__init__.py": "", "fx-1.0.data/purelib/other-9.0.dist-info/METADATA": "Name: other\n"}
         self.refuse([(whl("fx", "1.0"), make_wheel("fx", "1.0", files))], "fx", "another .dist-info")
 
+    def test_other_projects_metadata_is_refused_whatever_its_case(self):
+        # importlib.metadata takes any top-level name ending in .dist-info or .egg-info, in any
+        # case, folder or file, for a project's metadata.
+        for extra in [{"Requests-99.0.DIST-INFO/METADATA": "Name: requests\nVersion: 99.0\n"},
+                      {"six-77.egg-info": "Metadata-Version: 1.1\nName: six\nVersion: 77\n"},
+                      {"Six-77.EGG-INFO/PKG-INFO": "Name: six\nVersion: 77\n"}]:
+            bad = make_wheel("fx-d", "1", dict(extra, **{"fx_d.py": ""}))
+            self.refuse([(whl("fx-d", "1"), bad)], "fx-d", "one .dist-info folder")
+        for extra in [{"fx_d-1.data/purelib/six-77.egg-info": "Name: six\nVersion: 77\n"},
+                      {"fx_d-1.data/platlib/Six-77.EGG-INFO/PKG-INFO": "Name: six\n"},
+                      {"fx_d-1.data/purelib/Requests-99.0.DIST-INFO/METADATA": "Name: requests\n"}]:
+            bad = make_wheel("fx-d", "1", dict(extra, **{"fx_d.py": ""}))
+            self.refuse([(whl("fx-d", "1"), bad)], "fx-d", "another .dist-info")
+
+    def test_a_zip_with_too_many_entries_is_refused_before_zipfile_parses_it(self):
+        # zipfile builds an object per central directory entry (a 64 MiB zip holds over a million):
+        # the end records, and the entry signatures before them, are counted first.
+        small = make_wheel("fx-many", "1", {"fx_many.py": ""})
+        end = len(small) - 22
+        declared = small[:end + 8] + struct.pack("<2H", 60000, 60000) + small[end + 12:]
+        # zipfile reads as many entries as the directory's size holds, whatever the count says.
+        local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0, 0, 0, 0, 1, 0) + b"a"
+        entry = struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0) + b"a"
+        directory = entry * 50001
+        lying = local + directory + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, len(directory), len(local), 0)
+        disagreeing = small[:end + 8] + struct.pack("<2H", 1, 2) + small[end + 12:]
+        no_zip64_record = small[:end] + struct.pack("<4sLQL", b"PK\x06\x07", 0, 0, 1) + small[end:]
+
+        class Unparsed(Exception):
+            pass
+
+        def unparsed(*args, **kwargs):
+            raise Unparsed("zipfile was asked to parse the central directory")
+
+        real = wheels.zipfile.ZipFile
+        wheels.zipfile.ZipFile = unparsed
+        try:
+            for data in (declared, with_zip64(small, 60000), lying):
+                start = time.monotonic()
+                self.refuse([(whl("fx-many", "1"), data)], "fx-many", "more than 50000 files")
+                self.assertLess(time.monotonic() - start, 1.0)
+            for data in (disagreeing, no_zip64_record):
+                self.refuse([(whl("fx-many", "1"), data)], "fx-many", "not a readable zip file")
+        finally:
+            wheels.zipfile.ZipFile = real
+        # A zip64 wheel that tells the truth installs.
+        wheels.install([(whl("fx-many", "1"), with_zip64(small))], self.site, PYODIDE_ENV)
+        self.assertIn("fx_many.py", self.installed())
+
+    def test_a_long_or_pathological_requires_dist_is_refused_at_once(self):
+        # "a" + 400 spaces + "@" took the old pattern a minute to refuse, verify or not.
+        for verify in (True, False):
+            for line, text in [("a" + " " * 4000 + "@", "unreadable requirement"), ("a" + " " * 5000 + ">=1", "longer than 4096")]:
+                w = make_wheel("fx", "1.0", {"fx/__init__.py": ""}, requires=[line])
+                start = time.monotonic()
+                with self.assertRaises(wheels.WheelError) as cm:
+                    wheels.install([(whl("fx", "1.0"), w)], self.site, PYODIDE_ENV, verify=verify)
+                self.assertLess(time.monotonic() - start, 1.0)
+                self.assertEqual(cm.exception.package, "fx")
+                self.assertIn(text, cm.exception.message)
+                self.assertLess(len(cm.exception.message), 1000)
+                self.assertEqual(self.installed(), [])
+
+    def test_a_url_requirement_is_refused_only_when_its_marker_holds(self):
+        for line in ["fx-dep @ https://example.org/fx_dep-1.0-py3-none-any.whl",
+                     "fx-dep @ https://example.org/fx_dep-1.0-py3-none-any.whl ; python_version >= '3'"]:
+            bad = make_wheel("fx-u", "1.0", {"fx_u.py": ""}, requires=[line])
+            self.refuse([(whl("fx-u", "1.0"), bad)], "fx-u", "direct URL")
+        ok = make_wheel("fx-u", "1.0", {"fx_u.py": ""}, requires=[
+            'fx-dep @ https://example.org/fx_dep-1.0-py3-none-any.whl ; extra == "dev"',
+            'fx-win[x] @ https://example.org/w.whl ; sys_platform == "win32"',
+            # Marker names from before PEP 508, which packaging still reads.
+            'colorama; os.name == "nt"', 'fx-pypy; platform.python_implementation == "PyPy"',
+            'fx-cpy; python_implementation != "CPython"'])
+        wheels.install([(whl("fx-u", "1.0"), ok)], self.site, PYODIDE_ENV)
+        self.assertIn("fx_u.py", self.installed())
+
+    def test_unforeseen_failures_name_the_normalized_project_that_failed(self):
+        # A check that fails in a way it did not foresee names the wheel by its project's
+        # normalized name (Fx_Odd.Name-... is fx-odd-name), as every other refusal does.
+        odd = make_wheel("fx-odd-name", "1.0", {"fx_odd_name.py": ""})
+        real_digest = wheels._record_digest
+        wheels._record_digest = lambda data: 1 / 0
+        try:
+            self.refuse([("Fx_Odd.Name-1.0-py3-none-any.whl", odd)], "fx-odd-name", "could not be checked")
+        finally:
+            wheels._record_digest = real_digest
+        # ... and when the requirements' check fails, the wheel whose requirements failed.
+        a = make_wheel("fx-a", "1", {"fx_a.py": ""})
+        b = make_wheel("fx-b", "1", {"fx_b.py": ""}, requires_python=">=3")
+        real_version_ok = wheels.version_ok
+
+        def broken(*args):
+            raise TypeError("broken")
+
+        wheels.version_ok = broken
+        try:
+            self.refuse([(whl("fx-a", "1"), a), (whl("fx-b", "1"), b)], "fx-b", "TypeError")
+        finally:
+            wheels.version_ok = real_version_ok
+
+    def test_running_out_of_memory_names_the_wheel_being_copied(self):
+        class Data:
+            def __init__(self, data):
+                self.data = data
+
+            def to_bytes(self):
+                if self.data is None:
+                    raise MemoryError()
+                return self.data
+
+        class Item:
+            def __init__(self, file, data):
+                self.file, self.data = file, Data(data)
+
+        a = make_wheel("fx-a", "1", {"fx_a.py": ""})
+        got = wheels._foxden_install([Item("Fx_A-1-py3-none-any.whl", a), Item("Fx.B-1-py3-none-any.whl", None)], True)
+        self.assertEqual(got[0], "fx-b")
+        self.assertIn("memory", got[1])
+
     def test_metadata_name_may_have_surrounding_spaces(self):
         wheels.install([(whl("fx", "1.0"), make_wheel("fx", "1.0", {"fx/__init__.py": ""}, meta_name="fx "))],
                        self.site, PYODIDE_ENV)
@@ -318,12 +452,46 @@ class Markers(unittest.TestCase):
         ]:
             self.assertEqual(wheels.version_ok(v, spec), want, (v, spec))
 
+    def test_legacy_marker_names(self):
+        # packaging reads the dotted names of PEP 345 (and python_implementation) too.
+        env = PYODIDE_ENV
+        for marker, want in [
+            ("os.name == 'posix'", True), ("sys.platform == 'emscripten'", True),
+            ("platform.version == '#1'", True), ("platform.machine == 'wasm32'", True),
+            ("platform.python_implementation == 'CPython'", True), ("python_implementation == 'PyPy'", False),
+            ("os.name == 'nt' or sys.platform == 'win32'", False),
+        ]:
+            self.assertEqual(wheels.marker_holds(marker, env), want, marker)
+        with self.assertRaises(ValueError):
+            wheels.marker_holds("platform.release == '1'", env)  # not one of them
+
+    def test_requirement_parsing_is_linear(self):
+        # The old pattern let several parts match the same spaces: "a" + 400 spaces + "@" took
+        # about a minute to refuse. Each input here is parsed or refused at once.
+        for text in ["a" + " " * 4000 + "@", "a" + "\t" * 4000 + "@", "a[" + "x" * 4000 + "@",
+                     "a" + " " * 2000 + "(" + " " * 2000, "a" + " " * 4000 + "b", "a" + " " * 4000 + ";",
+                     "a" + " " * 2000 + "@" + " " * 2000 + "x"]:
+            start = time.monotonic()
+            try:
+                wheels.parse_requirement(text)
+            except ValueError:
+                pass
+            self.assertLess(time.monotonic() - start, 0.5, repr(text[:3]))
+        for bad in ["a" + " " * 4000 + "@", "a @", "a @ x y", "a (>=1", "a (>=1) (<2)", "[x] a", "a >=1 @ b"]:
+            with self.assertRaises(ValueError, msg=bad):
+                wheels.parse_requirement(bad)
+        with self.assertRaisesRegex(ValueError, "longer than 4096"):
+            wheels.parse_requirement("a>=1" + " " * 5000)
+
     def test_requirements(self):
         self.assertEqual(wheels.parse_requirement("mpmath<1.4,>=1.1.0"), ("mpmath", "<1.4,>=1.1.0", None))
         self.assertEqual(wheels.parse_requirement("six >=1.5"), ("six", ">=1.5", None))
         self.assertEqual(wheels.parse_requirement("Soupsieve (>1.2)"), ("soupsieve", ">1.2", None))
         self.assertEqual(wheels.parse_requirement("lxml ; extra == 'lxml'"), ("lxml", "", "extra == 'lxml'"))
         self.assertEqual(wheels.parse_requirement("pytest[cov]>=7; extra == \"dev\""), ("pytest", ">=7", "extra == \"dev\""))
+        self.assertEqual(wheels.parse_requirement("requests [socks] ( >=2.0 ) ;python_version>'3'"), ("requests", ">=2.0", "python_version>'3'"))
+        self.assertEqual(wheels.parse_requirement("Foo.Bar[x] @ https://x/y.whl ; extra == 'dev'"),
+                         ("foo-bar", "@ https://x/y.whl", "extra == 'dev'"))
 
 
 if __name__ == "__main__":

@@ -415,3 +415,78 @@ test(`${B}: an adapter's display of bytes past 4 GiB throws a RangeError (the le
   assert.deepEqual(r.huge, { result: "'huge'", displays: ["text/plain"], truncated: true });
   assert.equal(r.next, "'next'");
 });
+
+test(`${B}: an adapter's promise whose own then() throws or settles at once, a revoked Proxy display and a fake AbortSignal are errors, and the den goes on`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen } = window.foxden;
+    const tick = (ms) => new Promise((res) => setTimeout(res, ms));
+    const within = (p, ms = 5000) => Promise.race([p.then((v) => ({ v }), (e) => ({ e: `${e.name}: ${e.code || ""} ${e.message}` })), tick(ms).then(() => ({ pending: true }))]);
+    const out = {};
+    // run() answers a native promise with a then() of its own that throws, then one whose
+    // then() resolves synchronously.
+    let mode = "throws";
+    const adapter = window.makeAdapter({
+      run(request) {
+        const p = new Promise(() => {});
+        if (mode === "throws") p.then = () => { throw new Error("then threw"); };
+        else if (mode === "sync") p.then = (res) => res({ stdout: "sync then\n" });
+        else if (mode === "display") {
+          const { proxy, revoke } = Proxy.revocable({}, {});
+          revoke();
+          try { request.display(proxy); } catch (e) { out.displayThrew = `${e.name}`; }
+          return Promise.resolve({ stdout: "after display\n" });
+        } else return Promise.resolve({ stdout: "plain\n" });
+        return p;
+      },
+    });
+    const den = await openDen({ name: "then-den", runtime: adapter });
+    out.throws = await within(den.run("x", { timeoutMs: 500 }));
+    out.write = await within(den.writeFile("/work/x.txt", "1"));
+    mode = "sync";
+    out.sync = await within(den.run("x", { timeoutMs: 500 }));
+    mode = "display";
+    out.display = await within(den.run("x"));
+    mode = "plain";
+    out.fakeSignal = await within(den.run("x", { signal: Object.create(AbortSignal.prototype) }));
+    out.plain = await within(den.run("x"));
+    await den.close();
+    // start() answering such a promise: the opening fails, and the name is free again.
+    const p = new Promise(() => {});
+    p.then = () => { throw new Error("start's then threw"); };
+    out.start = await within(openDen({ name: "then-start", runtime: window.makeAdapter({ start: () => p }) }));
+    const again = await within(openDen({ name: "then-start", runtime: window.makeAdapter() }));
+    out.again = again.v ? "opened" : again;
+    if (again.v) await again.v.close();
+    return out;
+  });
+  assert.equal(r.throws.v?.error?.kind, "crashed", JSON.stringify(r.throws));
+  assert.match(r.throws.v.error.message, /then threw/);
+  assert.deepEqual(r.write.v?.created, ["/work/x.txt"], JSON.stringify(r.write));
+  assert.equal(r.sync.v?.stdout, "sync then\n", JSON.stringify(r.sync));
+  assert.equal(r.displayThrew, "TypeError");
+  assert.equal(r.display.v?.stdout, "after display\n", JSON.stringify(r.display));
+  assert.match(r.fakeSignal.e ?? "", /^DenError: bad-option signal must be an AbortSignal/, JSON.stringify(r.fakeSignal));
+  assert.equal(r.plain.v?.stdout, "plain\n");
+  assert.match(r.start.e ?? "", /^DenLoadError: .*start's then threw/, JSON.stringify(r.start));
+  assert.equal(r.again, "opened");
+});
+
+test(`${B}: an adapter that gives back files as the den has them changes nothing of theirs (no write, same mtime)`, async () => {
+  const r = await page.evaluate(async () => {
+    const { openDen } = window.foxden;
+    const den = await openDen({ name: "same-files", runtime: window.makeAdapter(), maxWritesPerMinute: 3 });
+    await den.writeFile("/work/a.txt", "same");
+    await den.writeFile("/work/c.txt", "also same");
+    const before = (await den.list()).map((f) => [f.path, f.mtime]);
+    await new Promise((res) => setTimeout(res, 20));
+    const reply = { stdout: "", files: { "/work/a.txt": "same", "/work/c.txt": "also same", "/work/b.txt": "new" } };
+    const run = await den.run(JSON.stringify({ reply }));
+    const after = (await den.list()).map((f) => [f.path, f.mtime]);
+    await den.close();
+    return { files: run.files, error: run.error, before, after };
+  });
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(r.files, { created: ["/work/b.txt"], changed: [], deleted: [] });
+  const mtimes = Object.fromEntries(r.after);
+  for (const [p, m] of r.before) assert.equal(mtimes[p], m, `${p}'s mtime moved`);
+});

@@ -29,6 +29,29 @@ pub fn settled(r: Result<JsValue, JsValue>) -> Promise {
     }
 }
 
+/// A future of a value the page's code handed over (a value, a promise, any thenable), taken
+/// in through a fresh promise's resolve function, which never throws: a thenable's `then` runs
+/// in a later job, where what it throws (or a `then` that settles at once, twice) only settles
+/// that promise. (`Promise.resolve(p)` hands a native promise back as it is, and awaiting it
+/// calls its own `then` at once: one that throws would unwind through the wasm module, leaving
+/// the den's turn held for good.)
+pub fn adopt(v: &JsValue) -> wasm_bindgen_futures::JsFuture {
+    let p = Promise::new(&mut |resolve, _| {
+        let _ = resolve.call1(&JsValue::UNDEFINED, v);
+    });
+    wasm_bindgen_futures::JsFuture::from(p)
+}
+
+/// `Array.isArray(v)`; what it throws (for a revoked Proxy) is an error, not an unwind through
+/// the wasm module.
+pub fn is_array(v: &JsValue) -> Result<bool, JsValue> {
+    // (`get` reads objects only; `Array` is a function.)
+    let f: js_sys::Function = Reflect::get(&js_sys::global(), &"Array".into())
+        .and_then(|a| Reflect::get(&a, &"isArray".into()))?
+        .dyn_into()?;
+    Reflect::apply(&f, &JsValue::UNDEFINED, &Array::of1(v)).map(|r| r.is_truthy())
+}
+
 thread_local! {
     /// The JS strings of the property names foxden reads and writes, each made once: making a
     /// JS string from Rust decodes it from wasm memory, and a run reads and writes dozens.

@@ -59,7 +59,7 @@ impl Adapter {
     ) -> Option<Result<JsValue, JsValue>> {
         use futures::future::{select, Either};
         let settled = match f.call1(&self.this, arg) {
-            Ok(v) => wasm_bindgen_futures::JsFuture::from(Promise::resolve(&v)),
+            Ok(v) => js::adopt(&v),
             Err(e) => return Some(Err(e)),
         };
         let mut settled = std::pin::pin!(settled);
@@ -104,6 +104,11 @@ impl Adapter {
     }
 
     /// `reset({ den })`, if the adapter has one.
+    /// The adapter has a `reset()`.
+    pub(crate) fn can_reset(&self) -> bool {
+        self.reset.is_some()
+    }
+
     pub(crate) async fn reset(&self, den: &str, timeout_ms: f64) -> Result<JsValue, JsValue> {
         let Some(reset) = &self.reset else {
             return Err(den_error(
@@ -139,7 +144,7 @@ impl Adapter {
         if let Ok(p) = self.close.call1(&self.this, &named(den)) {
             // Awaited only so that a rejection is handled (it would surface on the page).
             crate::callback::spawn_local(Box::pin(async move {
-                let _ = wasm_bindgen_futures::JsFuture::from(Promise::resolve(&p)).await;
+                let _ = js::adopt(&p).await;
             }));
         }
     }
@@ -548,7 +553,9 @@ fn show_displays(
 /// adapter gives, or why it is not one. Its size is checked when it is kept.
 fn display_message(bundle: &JsValue) -> Result<JsValue, String> {
     let shape = "it must be an object of MIME types to data, e.g. { \"text/plain\": \"hi\" }";
-    if !bundle.is_object() || Array::is_array(bundle) || bundle.is_function() {
+    let array = js::is_array(bundle)
+        .map_err(|e| format!("it could not be read ({})", js::describe_bounded(&e)))?;
+    if !bundle.is_object() || array || bundle.is_function() {
         return Err(shape.to_owned());
     }
     let keys = js_sys::Reflect::own_keys(bundle.unchecked_ref())
@@ -925,6 +932,21 @@ fn read_reply(
             }
         };
         let bytes = js::shared_bytes(&view).map_err(|e| e.to_string())?;
+        // A file given back as the den has it (an adapter that answers every file) is no
+        // change: not a write (maxWritesPerMinute, IndexedDB), and its mtime stays, as with the
+        // iframe runtime. (An earlier key of this answer for the same path is undone too.)
+        let unchanged = inner
+            .files
+            .borrow()
+            .get(&path)
+            .is_some_and(|e| e.data[..] == bytes[..]);
+        if unchanged {
+            total -= sizes.remove(&path).unwrap_or(0.0);
+            ops.retain(
+                |op| !matches!(op, Op::Put { path: p, .. } | Op::Delete { path: p } if *p == path),
+            );
+            continue;
+        }
         ops.push(Op::Put {
             path,
             entry: FileEntry::new(bytes, js::wall_ms()),

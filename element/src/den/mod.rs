@@ -76,6 +76,22 @@ pub(crate) struct Inner {
     broker: RefCell<foxden_core::net::Broker>,
 }
 
+/// A den that goes without `close()` (its `Den` object was garbage-collected, with no run or
+/// operation of it left) frees its name, and an adapter's `close()` is called, as `close()`
+/// does: its name was held for the life of the page. (Its iframe and its IndexedDB handle and
+/// Web Lock go with their own values.)
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if self.closed.replace(true) {
+            return;
+        }
+        if let Some(a) = &self.opts.adapter {
+            a.close(&self.opts.name);
+        }
+        release_name(&self.opts.name);
+    }
+}
+
 /// An open den. See the README for the API.
 #[wasm_bindgen]
 pub struct Den {
@@ -869,8 +885,11 @@ impl Den {
                 .unless_interrupted(a.reset(&inner.opts.name, inner.opts.runtime.load_timeout_ms))
                 .await
                 .ok();
-            // A new interpreter, as far as the den can tell (the lesson's setup runs again).
-            inner.sync.borrow_mut().reset();
+            // A new interpreter, as far as the den can tell (the lesson's setup runs again),
+            // once the adapter's reset() was called: without one, nothing was reset.
+            if a.can_reset() {
+                inner.sync.borrow_mut().reset();
+            }
             inner.check_open()?;
             return r.unwrap_or_else(|| Err(inner.closed_error()));
         }

@@ -266,7 +266,8 @@ fn vars(raw: &JsValue) -> Result<Option<String>, JsValue> {
         return Ok(None);
     }
     let bad = |why: &str| option_error("vars", &format!("vars {why}"));
-    if !raw.is_object() || js_sys::Array::is_array(raw) {
+    // (A revoked Proxy throws from Array.isArray: that is the reason.)
+    if !raw.is_object() || crate::js::is_array(raw)? {
         return Err(bad(
             "must be an object of names to JSON values: { rows: [...], n: 3 }",
         ));
@@ -370,9 +371,14 @@ pub(crate) fn run_options(v: &JsValue) -> Result<RunOptions, JsValue> {
             if is_absent(&raw) {
                 None
             } else {
+                let not_signal = || option_error("signal", "signal must be an AbortSignal");
+                // `instanceof` only looks at the prototype chain: an object made from
+                // AbortSignal.prototype is none, and its `aborted` getter throws (read here
+                // through Reflect, which catches, rather than later by the run).
+                js_sys::Reflect::get(&raw, &"aborted".into()).map_err(|_| not_signal())?;
                 Some(
                     raw.dyn_into::<web_sys::AbortSignal>()
-                        .map_err(|_| option_error("signal", "signal must be an AbortSignal"))?,
+                        .map_err(|_| not_signal())?,
                 )
             }
         },

@@ -342,7 +342,7 @@ impl Den {
                 let called = f.call1(&JsValue::UNDEFINED, &req);
                 Box::pin(async move {
                     let v = match called {
-                        Ok(v) => wasm_bindgen_futures::JsFuture::from(Promise::resolve(&v)).await,
+                        Ok(v) => js::adopt(&v).await,
                         Err(e) => Err(e),
                     };
                     match v {

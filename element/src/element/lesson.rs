@@ -434,6 +434,8 @@ pub(crate) async fn lesson_run(
     // `signal` is refused by the run's own options, below.)
     let signal = crate::js::opt(&opts, "signal")
         .ok()
+        // (An object made from AbortSignal.prototype is none: its `aborted` getter throws.)
+        .filter(|s| js_sys::Reflect::get(s, &"aborted".into()).is_ok())
         .and_then(|s| s.dyn_into::<web_sys::AbortSignal>().ok());
     // Busy (Stop on, Run off) from now on: the wait for the turn (another cell's run may hold
     // it: Stop ends the wait) and the hidden setup and check are part of the run.

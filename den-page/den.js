@@ -30,7 +30,7 @@
  */
 /**
  * The run the worker is executing.
- * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, waitCounts?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, paused?: boolean, pausedAt?: number, rate?: number, interactive?: boolean, network?: boolean, python?: boolean, onInterrupted?: () => void, sigint?: number, stopping?: boolean, stoppedEarly?: boolean, fetches?: number}} Inflight
+ * @typedef {{id: number, timer: number, timeoutMs: number, cap: number, used: number, truncated: boolean, started: boolean, interrupted?: boolean, waitCounts?: boolean, displayed?: number, displays?: number, dropped?: boolean, deadline?: number, left?: number, onTimeout?: () => void, asking?: boolean, paused?: boolean, pausedAt?: number, rate?: number, interactive?: boolean, network?: boolean, python?: boolean, onInterrupted?: () => void, sigint?: number, stopping?: boolean, stoppedEarly?: boolean, fetches?: number, asked?: number}} Inflight
  */
 /** A `done` for the host, before the den page acts on the worker's `leftover`. @typedef {DenToHostDone & {leftover?: boolean}} CheckedDone */
 (() => {
@@ -76,6 +76,7 @@
   const PROTOCOL = 13;
   const MAX_FILES = 10000; // files in one reply (changed, deleted)
   const MAX_PATH = 4096; // UTF-16 units, as the host reads them (it applies the path rules after: a longer path is noted, not kept)
+  const MAX_FETCHES_PER_RUN = 1000; // foxden_core::net::MAX_RECORDS_PER_RUN: the host records (and answers) no more
   const STREAMS = ["stdout", "stderr"];
   const MAX_OUT_PARTS = 1024; // foxden_core::protocol::MAX_OUT_PARTS: parts of one `out` message
   const ERROR_KINDS = ["python", "timeout", "crashed", "storage", "javascript"];
@@ -720,6 +721,15 @@
       if (typeof req === "string") {
         /** @type {import("./protocol").DenToWorkerFetchReply} */
         const no = { t: "fetch-reply", id: inflight.id, req: msg.req, status: null, headers: [], body: null, refused: "bad-request", message: req };
+        /** @type {RunWorker} */ (worker).w.postMessage(no);
+        return;
+      }
+      // Past MAX_FETCHES_PER_RUN asks the host would refuse each (unrecorded) anyway: answered
+      // here, so that a loop of requests costs the host page nothing.
+      inflight.asked = (inflight.asked || 0) + 1;
+      if (inflight.asked > MAX_FETCHES_PER_RUN) {
+        /** @type {import("./protocol").DenToWorkerFetchReply} */
+        const no = { t: "fetch-reply", id: inflight.id, req: msg.req, status: null, headers: [], body: null, refused: "rate", message: `more than ${MAX_FETCHES_PER_RUN} requests in one run` };
         /** @type {RunWorker} */ (worker).w.postMessage(no);
         return;
       }

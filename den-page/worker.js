@@ -348,6 +348,37 @@ const PY_HELPERS = `
 import ast, asyncio, inspect, io, sys, textwrap, traceback, os
 from pyodide.code import should_quiet
 
+class _FoxdenBytesOf:
+    """sys.stdin.buffer of a stdin that is no file (none given, or asked line by line): its text
+    as UTF-8 bytes (sys.stdin.buffer.readline and .read, as competitive-programming code uses)."""
+    def __init__(self, text):
+        self._text = text
+        self._rest = b""
+    def readable(self):
+        return True
+    def _more(self):
+        line = self._text.readline()
+        self._rest += line.encode("utf-8", "surrogatepass")
+        return bool(line)
+    def readline(self, size=-1):
+        while b"\\n" not in self._rest and (size < 0 or len(self._rest) < size) and self._more():
+            pass
+        end = self._rest.find(b"\\n") + 1 or len(self._rest)
+        if size >= 0:
+            end = min(end, size)
+        out, self._rest = self._rest[:end], self._rest[end:]
+        return out
+    def read(self, size=-1):
+        while (size < 0 or len(self._rest) < size) and self._more():
+            pass
+        end = len(self._rest) if size < 0 else size
+        out, self._rest = self._rest[:end], self._rest[end:]
+        return out
+    def readlines(self):
+        return list(iter(self.readline, b""))
+    def __iter__(self):
+        return iter(self.readline, b"")
+
 class _FoxdenNoStdin(io.TextIOBase):
     """sys.stdin of a run given no stdin: reading it says how to give some."""
     _why = ("this run has no stdin: pass it with den.run(code, { stdin: '3\\\\n4\\\\n' }) "
@@ -358,6 +389,9 @@ class _FoxdenNoStdin(io.TextIOBase):
         raise EOFError(self._why)
     def readline(self, size=-1):
         raise EOFError(self._why)
+    @property
+    def buffer(self):
+        return _FoxdenBytesOf(self)
 
 _FOXDEN_REPRS = (
     ("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"), ("image/svg+xml", "_repr_svg_"),
@@ -611,6 +645,12 @@ class _FoxdenAskStdin(io.TextIOBase):
     def readline(self, size=-1):
         _foxden_flush()
         return self._line("")
+    @property
+    def buffer(self):
+        b = getattr(self, "_bytes", None)
+        if b is None:
+            b = self._bytes = _FoxdenBytesOf(self)
+        return b
     def read(self, size=-1):
         lines = []
         while True:
@@ -647,7 +687,10 @@ builtins.input = _foxden_input
 def _foxden_stdin(text, interactive=False):
     # A fresh stdin per run: nothing one run left unread reaches the next.
     if isinstance(text, str):
-        sys.stdin = io.StringIO(text)
+        # A text file as a terminal's: sys.stdin.buffer reads its bytes, and "\\r\\n" reads
+        # as "\\n".
+        sys.stdin = io.TextIOWrapper(io.BytesIO(text.encode("utf-8", "surrogatepass")),
+                                     encoding="utf-8", errors="surrogatepass")
     elif interactive and _foxden_can_ask:
         sys.stdin = _FoxdenAskStdin()
     elif interactive:
@@ -948,7 +991,7 @@ let fatal = null; // set when Pyodide failed fatally: every later run reports "c
 const known = new Map();
 
 // --- output capture: batched, capped, streamed to the den page as it is printed ---
-/** @type {{id: number, used: number, cap: number, truncated: boolean, parts: import("./protocol").OutputPart[], held: number, last: number, displayed: number, displays: number, displayCut: boolean, network: boolean, stopped?: boolean} | null} */
+/** @type {{id: number, used: number, cap: number, truncated: boolean, parts: import("./protocol").OutputPart[], held: number, last: number, window: number, sent: number, displayed: number, displays: number, displayCut: boolean, network: boolean, stopped?: boolean} | null} */
 let current = null; // {id, used, cap, truncated, parts (held output, in print order), held (its UTF-16 length), last, network (the den may fetch)}
 const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 const encoder = new TextEncoder();
@@ -956,6 +999,8 @@ const encoder = new TextEncoder();
 // Held output goes in one message: one part per change of stream, so that output switching
 // between stdout and stderr at every character costs a message per 1 024 switches, not two.
 const MAX_OUT_PARTS = 1024; // foxden_core::protocol::MAX_OUT_PARTS
+/** Output messages a run may send at once in any 15 ms (more are batched). */
+const OUT_BURST = 16;
 
 // Output held back while the worker is free (Python awaits, a JS timer is pending) goes
 // after 15 ms: a timer of this script's own (not a run's leftover).
@@ -1216,9 +1261,19 @@ function capture(stream, bytes) {
   if (last && last.stream === stream) last.text += text;
   else if (text) current.parts.push({ stream, text });
   current.held += text.length;
+  // Sent at once, up to OUT_BURST messages in any 15 ms: a print before code that then computes
+  // without pause (no timer fires meanwhile) is not held, and is not lost when a timeout or Stop
+  // kills the worker. Only a flood's tail waits (for the timer, the next print, or a wait).
   // Cut: nothing more comes, so what is held goes now (a run killed later would lose it).
-  if (current.truncated || current.held > 8192 || current.parts.length >= MAX_OUT_PARTS || performance.now() - current.last > 15) flushOutput();
-  else if (!flushTimer && current.parts.length) flushTimer = realSetTimeout(flushOutput, 16);
+  const now = performance.now();
+  if (now - current.window > 15) {
+    current.window = now;
+    current.sent = 0;
+  }
+  if (current.truncated || current.held > 8192 || current.parts.length >= MAX_OUT_PARTS || current.sent < OUT_BURST) {
+    current.sent++;
+    flushOutput();
+  } else if (!flushTimer && current.parts.length) flushTimer = realSetTimeout(flushOutput, 16);
   return bytes.length;
 }
 
@@ -1537,7 +1592,9 @@ const underRoots = (path) => ROOTS.some((r) => path === r || path.startsWith(r +
 // A UTF-16 code unit of a surrogate pair standing alone (with the u flag, a pair is one
 // astral code point and does not match).
 const LONE_SURROGATE = /\p{Cs}/u;
-/** @type {Set<string>} files with such names, noted once and never sent */
+/** Longest path a reply may name (den.js MAX_PATH; the host then keeps at most 1 024 bytes). */
+const MAX_PATH_UNITS = 4096;
+/** @type {Set<string>} files with such names (or longer paths), noted once and never sent */
 const badNames = new Set();
 
 // Most files in one reply's changed or deleted list (den.js MAX_FILES; a den holds at most
@@ -1571,9 +1628,11 @@ function scanChanges(runStart) {
    */
   const report = (path, st, force) => {
     if (sent.has(path) || (seen.has(path) && !force)) return;
-    if (LONE_SURROGATE.test(path)) {
-      // Only JS makes such names (Python's are UTF-8); the host's are UTF-8 strings, where two of
-      // them would become one name. Not sent, not known (so never reported deleted), noted once.
+    // A lone surrogate: only JS makes such names (Python's are UTF-8); the host's are UTF-8
+    // strings, where two of them would become one name. A path over 4 096 UTF-16 units (folders
+    // nest without limit here): a reply holding one is refused whole, with the run's other
+    // files. Either is not sent, not known (so never reported deleted), and noted once.
+    if (path.length > MAX_PATH_UNITS || LONE_SURROGATE.test(path)) {
       if (!badNames.has(path)) {
         badNames.add(path);
         unnamed.push(path);
@@ -2459,7 +2518,7 @@ async function run(msg) {
   }
   const runStart = Date.now();
   // last = 0: the first chunk of a run is sent at once; later ones at most every 15 ms or 8 KiB.
-  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, parts: [], held: 0, last: 0, displayed: 0, displays: 0, displayCut: false, network: msg.network === true };
+  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, parts: [], held: 0, last: 0, window: 0, sent: 0, displayed: 0, displays: 0, displayCut: false, network: msg.network === true };
   decoders.stdout = new TextDecoder();
   decoders.stderr = new TextDecoder();
   clipped = false;
@@ -2524,17 +2583,18 @@ async function run(msg) {
   }
   /** @type {ReturnType<typeof scanChanges> | null} */
   let scan = null;
-  if (!fatal) {
-    try {
-      scan = asOwner(() => scanChanges(runStart));
-    } catch (e) {
-      // E.g. a file too big to copy out of the sandbox. The output is still sent below; this
-      // worker's files are unknown now, so it is replaced and the host re-sends its files.
-      const why = `the run's file changes were not kept: they could not be read (${errorText(e)}); the worker was restarted`;
-      if (reply.error === null) reply.error = { kind: "storage", type: "StorageError", message: why, traceback: "" };
-      else capture("stderr", encoder.encode(`foxden: ${why}\n`));
-    }
+  // Also after a fatal error of the interpreter: the file system is plain JavaScript state, and
+  // what the run wrote before it failed is kept (this worker is replaced all the same).
+  try {
+    scan = asOwner(() => scanChanges(runStart));
+  } catch (e) {
+    // E.g. a file too big to copy out of the sandbox. The output is still sent below; this
+    // worker's files are unknown now, so it is replaced and the host re-sends its files.
+    const why = `the run's file changes were not kept: they could not be read (${errorText(e)}); the worker was restarted`;
+    if (reply.error === null) reply.error = { kind: "storage", type: "StorageError", message: why, traceback: "" };
+    else capture("stderr", encoder.encode(`foxden: ${why}\n`));
   }
+  if (fatal) reply.leftover = true;
   const transfer = [];
   if (!scan) {
     reply.leftover = true;
@@ -2550,7 +2610,9 @@ async function run(msg) {
     transfer.push(...scan.transfer);
   }
   for (const path of scan ? scan.unnamed : []) {
-    capture("stderr", encoder.encode(`foxden: ${JSON.stringify(path)} was not kept: its name is not valid Unicode (a lone surrogate)\n`));
+    const why = path.length > MAX_PATH_UNITS ? `its path is ${path.length} characters long (a den path is at most 1024 bytes)` : "its name is not valid Unicode (a lone surrogate)";
+    const named = path.length > 200 ? `${JSON.stringify(path.slice(0, 200))}…` : JSON.stringify(path);
+    capture("stderr", encoder.encode(`foxden: ${named} was not kept: ${why}\n`));
   }
   flushOutput();
   reply.truncated = current.truncated || current.displayCut || clipped;
@@ -2616,8 +2678,29 @@ function onBoot(msg) {
     }
   });
 }
-// An interrupted async run can leave a rejected promise behind; it must not go unhandled.
-self.addEventListener("unhandledrejection", (e) => e.preventDefault());
+// A promise rejected with nothing to handle it during a run (a JavaScript run's `main()` called
+// without await, an async Python function a JS timer called) is the run's error output, as an
+// uncaught exception is; it does not reach the console. An interrupted async run can leave a
+// rejected promise of its own behind (KeyboardInterrupt): that one is not the code's error.
+self.addEventListener("unhandledrejection", (e) => {
+  e.preventDefault();
+  if (!py || !current || current.stopped) return;
+  const reason = e.reason;
+  let type = "";
+  try {
+    type = reason && typeof reason === "object" ? String(reason.type || "") : "";
+  } catch {
+    /* a getter of the code's that throws */
+  }
+  if (type === "KeyboardInterrupt") return;
+  let name = "";
+  try {
+    name = reason instanceof Error && reason.name !== "PythonError" ? `${reason.name}: ` : "";
+  } catch {
+    /* as above */
+  }
+  capture("stderr", encoder.encode(`Uncaught (in promise) ${name}${errorText(reason)}\n`));
+});
 // An exception nothing caught (a timer's or callback's, in JavaScript or through Python's js
 // module) once the interpreter is up is the run's error output, not a crash of this worker
 // (the den page would restart it and the run's files and variables would be lost). Before
@@ -2625,5 +2708,6 @@ self.addEventListener("unhandledrejection", (e) => e.preventDefault());
 self.addEventListener("error", (e) => {
   if (!py) return;
   e.preventDefault();
-  if (current) capture("stderr", encoder.encode(`Uncaught ${e.message || "error"}\n`));
+  // (Chromium's message starts with "Uncaught " already.)
+  if (current) capture("stderr", encoder.encode(`Uncaught ${String(e.message || "error").replace(/^Uncaught /, "")}\n`));
 });

@@ -264,3 +264,12 @@ test(`${BROWSER}: <script type="text/x-foxden-javascript"> in the element runs i
   assert.deepEqual(errs, []);
   await p.close();
 });
+
+test(`${BROWSER}: a promise rejected with nothing to handle it during a run is the run's error output, not silence`, async () => {
+  const r = await js("async function main() { await null; throw new Error('boom in main') }\nmain();\nawait new Promise((res) => setTimeout(res, 50));\n'after'");
+  assert.equal(r.result, '"after"');
+  assert.match(r.stderr, /^Uncaught \(in promise\) Error: boom in main\n/m, JSON.stringify(r));
+  const py = await page.evaluate(() => window.dens.js.run("import js, asyncio\nfrom pyodide.ffi import create_once_callable\nasync def late():\n    raise ValueError('late one')\njs.setTimeout(create_once_callable(late), 0)\nawait asyncio.sleep(0.1)\n'done'"));
+  assert.equal(py.result, "'done'");
+  assert.match(py.stderr, /Uncaught \(in promise\) .*ValueError: late one/s, JSON.stringify(py));
+});

@@ -52,3 +52,14 @@ test(`${BROWSER}: bad stdin options are refused before the run`, async () => {
   });
   assert.deepEqual(r, Array(3).fill("DenError:bad-option:stdin"));
 });
+
+test(`${BROWSER}: sys.stdin is a text file as a terminal's: sys.stdin.buffer reads bytes, and \\r\\n reads as \\n`, async () => {
+  const r = await run("import sys\nfirst = sys.stdin.buffer.readline().split()\nsecond = input()\n(first, second)", { stdin: "3 4\r\nyes\r\nz é\n" });
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.equal(r.result, "([b'3', b'4'], 'yes')");
+  const all = await run("import sys\nsys.stdin.buffer.read().split()", { stdin: "1 2\nz é\n" });
+  assert.equal(all.result, "[b'1', b'2', b'z', b'\\xc3\\xa9']");
+  const none = await run("import sys\nsys.stdin.buffer.readline()");
+  assert.equal(none.error?.type, "EOFError");
+  assert.match(none.error.message, /this run has no stdin/);
+});

@@ -324,6 +324,20 @@ run_js(r"""(FS) => {
   assert.match(js.error.message, /not valid Unicode \(a lone surrogate\)/);
 });
 
+test(`${B}: a path longer than a reply may name is noted and not kept; the run's other files are`, async () => {
+  const r = await run(`
+import os
+deep = "/work/deep/" + "/".join(["d" * 250] * 17)
+os.makedirs(deep)
+open(deep + "/x.txt", "w").write("deep")
+open("/work/next-to-it.txt", "w").write("kept")`);
+  assert.equal(r.error, null, JSON.stringify(r.error));
+  assert.deepEqual(sorted(r), { created: ["/work/next-to-it.txt"], changed: [], deleted: [] });
+  assert.match(r.stderr, /^foxden: "\/work\/deep\/d+"… was not kept: its path is \d+ characters long \(a den path is at most 1024 bytes\)$/m, r.stderr);
+  assert.equal((await files())["/work/next-to-it.txt"], "kept");
+  await run("import shutil\nshutil.rmtree('/work/deep')\nimport os\nos.remove('/work/next-to-it.txt')");
+});
+
 test(`${B}: interpreters resumed from the memory snapshot draw different random numbers`, async () => {
   const r = await page.evaluate(async () => {
     const den = window.dens.track;

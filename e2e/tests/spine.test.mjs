@@ -480,6 +480,18 @@ test(`${B}: bad paths throw PathError naming the path and the rule`, async () =>
   assert.ok(e.isPathError);
 });
 
+test(`${B}: what a run printed just before it computed without pause reaches the host, though a timeout then kills the worker`, async () => {
+  const r = await page.evaluate(async () => {
+    const den = window.dens.notes;
+    const chunks = [];
+    const run = await den.run("print('loading')\nprint('training...')\nwhile True:\n    pass", { timeoutMs: 1500, onOutput: (c) => chunks.push(c.text) });
+    return { stdout: run.stdout, kind: run.error && run.error.kind, streamed: chunks.join(""), interruptible: den.info.interruptible };
+  });
+  assert.equal(r.kind, "timeout");
+  assert.equal(r.streamed, "loading\ntraining...\n", JSON.stringify(r));
+  assert.ok(r.stdout.startsWith("loading\ntraining...\n"), JSON.stringify(r));
+});
+
 test(`${B}: no page errors`, async () => {
   await sleep(100);
   // Firefox reports "uncaught exception: undefined" when a worker is terminated while Pyodide

@@ -1516,16 +1516,7 @@ test(`${B}: review mends 6: typing sends the page no input event; hidden runs st
   const r = await page.evaluate(async () => {
     const make = window.makeLab;
     const out = {};
-    const tick = (ms = 50) => new Promise((res) => setTimeout(res, ms));
-    const until = async (f, ms = 15000) => {
-      const t = performance.now();
-      while (!f()) {
-        if (performance.now() - t > ms) return false;
-        await tick();
-      }
-      return true;
-    };
-    const part = (el, p) => el.shadowRoot.querySelector(`[part~="${p}"]`);
+    const { tick, until, part } = window.labKit;
     // 2. The hidden setup and check print: run()'s onOutput gets the code's output only; a run
     //    a `run` listener vetoes gets no verdict (no check event, no ✘).
     const c = make({ name: "m6-check", controls: "", readonly: "" }, [["setup", "print('setup says')"], ["", "x = 1\nprint('code says')"], ["check", "print('check says')\nassert x == 1"]]);
@@ -1621,16 +1612,7 @@ test(`${B}: the setup scripts of a lazy lesson run in document order, whichever 
 test(`${B}: a run waiting for another cell's run says so, and Stop ends the wait`, async () => {
   const r = await page.evaluate(async () => {
     const make = window.makeLab;
-    const tick = (ms = 50) => new Promise((res) => setTimeout(res, ms));
-    const until = async (f, ms = 15000) => {
-      const t = performance.now();
-      while (!f()) {
-        if (performance.now() - t > ms) return false;
-        await tick();
-      }
-      return true;
-    };
-    const part = (el, p) => el.shadowRoot.querySelector(`[part~="${p}"]`);
+    const { tick, until, part } = window.labKit;
     const a = make({ env: "queue-env", controls: "" });
     const b = make({ env: "queue-env", controls: "" }, [["", "print('b ran')"]]);
     await Promise.all([a.ready, b.ready]);

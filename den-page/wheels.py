@@ -281,8 +281,13 @@ def parse_requirement(text):
     direct URL reference (name @ url) is "@ " and its URL."""
     if len(text) > MAX_REQUIREMENT:
         raise ValueError("a requirement longer than %d characters" % MAX_REQUIREMENT)
-    # No ; before the marker but in a URL, which is refused anyway (a marker's strings may hold one).
-    head, _, marker = text.partition(";")
+    # The marker follows the first ";", but for a direct URL reference the first ";" after
+    # whitespace (PEP 508: a URL may hold ";", and must be followed by a space before its marker).
+    if "@" in text.partition(";")[0]:
+        cut = re.search(r"\s;", text)
+        head, marker = (text[:cut.start()], text[cut.end():]) if cut else (text, "")
+    else:
+        head, _, marker = text.partition(";")
     m = _REQ.match(head.strip())
     if not m:
         raise ValueError("unreadable requirement %r" % text[:200])

@@ -492,6 +492,11 @@ class Markers(unittest.TestCase):
         self.assertEqual(wheels.parse_requirement("requests [socks] ( >=2.0 ) ;python_version>'3'"), ("requests", ">=2.0", "python_version>'3'"))
         self.assertEqual(wheels.parse_requirement("Foo.Bar[x] @ https://x/y.whl ; extra == 'dev'"),
                          ("foo-bar", "@ https://x/y.whl", "extra == 'dev'"))
+        # A URL may hold ";": the marker follows whitespace (PEP 508).
+        self.assertEqual(wheels.parse_requirement('foo @ https://x.example/a;v=1/foo.whl ; extra == "test"'),
+                         ("foo", "@ https://x.example/a;v=1/foo.whl", 'extra == "test"'))
+        self.assertEqual(wheels.parse_requirement("foo @ https://x.example/a;v=1/foo.whl"),
+                         ("foo", "@ https://x.example/a;v=1/foo.whl", None))
 
 
 if __name__ == "__main__":

@@ -991,7 +991,7 @@ let fatal = null; // set when Pyodide failed fatally: every later run reports "c
 const known = new Map();
 
 // --- output capture: batched, capped, streamed to the den page as it is printed ---
-/** @type {{id: number, used: number, cap: number, truncated: boolean, parts: import("./protocol").OutputPart[], held: number, last: number, window: number, sent: number, displayed: number, displays: number, displayCut: boolean, network: boolean, stopped?: boolean} | null} */
+/** @type {{id: number, used: number, cap: number, truncated: boolean, parts: import("./protocol").OutputPart[], held: number, last: number, wrote: number, sent: number, displayed: number, displays: number, displayCut: boolean, network: boolean, stopped?: boolean} | null} */
 let current = null; // {id, used, cap, truncated, parts (held output, in print order), held (its UTF-16 length), last, network (the den may fetch)}
 const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 const encoder = new TextEncoder();
@@ -999,7 +999,7 @@ const encoder = new TextEncoder();
 // Held output goes in one message: one part per change of stream, so that output switching
 // between stdout and stderr at every character costs a message per 1 024 switches, not two.
 const MAX_OUT_PARTS = 1024; // foxden_core::protocol::MAX_OUT_PARTS
-/** Output messages a run may send at once in any 15 ms (more are batched). */
+/** Output messages sent at once after a quiet spell (15 ms without output); more are batched. */
 const OUT_BURST = 16;
 
 // Output held back while the worker is free (Python awaits, a JS timer is pending) goes
@@ -1265,12 +1265,12 @@ function capture(stream, bytes) {
   // without pause (no timer fires meanwhile) is not held, and is not lost when a timeout or Stop
   // kills the worker. Only a flood's tail waits (for the timer, the next print, or a wait).
   // Cut: nothing more comes, so what is held goes now (a run killed later would lose it).
+  // A burst starts after 15 ms without output; a flood gets one message per 15 ms after its
+  // first OUT_BURST.
   const now = performance.now();
-  if (now - current.window > 15) {
-    current.window = now;
-    current.sent = 0;
-  }
-  if (current.truncated || current.held > 8192 || current.parts.length >= MAX_OUT_PARTS || current.sent < OUT_BURST) {
+  if (now - current.wrote > 15) current.sent = 0;
+  current.wrote = now;
+  if (current.truncated || current.held > 8192 || current.parts.length >= MAX_OUT_PARTS || current.sent < OUT_BURST || now - current.last > 15) {
     current.sent++;
     flushOutput();
   } else if (!flushTimer && current.parts.length) flushTimer = realSetTimeout(flushOutput, 16);
@@ -2517,8 +2517,9 @@ async function run(msg) {
     return;
   }
   const runStart = Date.now();
-  // last = 0: the first chunk of a run is sent at once; later ones at most every 15 ms or 8 KiB.
-  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, parts: [], held: 0, last: 0, window: 0, sent: 0, displayed: 0, displays: 0, displayCut: false, network: msg.network === true };
+  // The first OUT_BURST chunks after a quiet spell are sent at once; under a flood, at most one
+  // message every 15 ms or 8 KiB.
+  current = { id: msg.id, used: 0, cap: msg.maxOutputBytes, truncated: false, parts: [], held: 0, last: 0, wrote: 0, sent: 0, displayed: 0, displays: 0, displayCut: false, network: msg.network === true };
   decoders.stdout = new TextDecoder();
   decoders.stderr = new TextDecoder();
   clipped = false;
@@ -2609,6 +2610,7 @@ async function run(msg) {
     reply.deleted = scan.deleted;
     transfer.push(...scan.transfer);
   }
+  await reportUnhandled();
   for (const path of scan ? scan.unnamed : []) {
     const why = path.length > MAX_PATH_UNITS ? `its path is ${path.length} characters long (a den path is at most 1024 bytes)` : "its name is not valid Unicode (a lone surrogate)";
     const named = path.length > 200 ? `${JSON.stringify(path.slice(0, 200))}…` : JSON.stringify(path);
@@ -2682,10 +2684,30 @@ function onBoot(msg) {
 // without await, an async Python function a JS timer called) is the run's error output, as an
 // uncaught exception is; it does not reach the console. An interrupted async run can leave a
 // rejected promise of its own behind (KeyboardInterrupt): that one is not the code's error.
+// Reported when the run ends, unless a handler came meanwhile (`rejectionhandled`: a promise
+// awaited later in a loop, say).
+/** @type {Map<Promise<unknown>, unknown>} */
+const unhandled = new Map();
+self.addEventListener("rejectionhandled", (e) => {
+  unhandled.delete(e.promise);
+});
 self.addEventListener("unhandledrejection", (e) => {
   e.preventDefault();
-  if (!py || !current || current.stopped) return;
-  const reason = e.reason;
+  if (!py || !current || current.stopped || unhandled.size >= 100) return;
+  unhandled.set(e.promise, e.reason);
+});
+/** Writes the run's rejections that nothing handled to its stderr (see above), after a task:
+ * `rejectionhandled` for a handler the run's last step added comes as a task of its own. */
+async function reportUnhandled() {
+  if (!unhandled.size) return;
+  await new Promise((res) => realSetTimeout(res, 1));
+  const reasons = [...unhandled.values()];
+  unhandled.clear();
+  if (!current || current.stopped) return;
+  for (const reason of reasons) reportRejection(reason);
+}
+/** @param {any} reason */
+function reportRejection(reason) {
   let type = "";
   try {
     type = reason && typeof reason === "object" ? String(reason.type || "") : "";
@@ -2700,7 +2722,7 @@ self.addEventListener("unhandledrejection", (e) => {
     /* as above */
   }
   capture("stderr", encoder.encode(`Uncaught (in promise) ${name}${errorText(reason)}\n`));
-});
+}
 // An exception nothing caught (a timer's or callback's, in JavaScript or through Python's js
 // module) once the interpreter is up is the run's error output, not a crash of this worker
 // (the den page would restart it and the run's files and variables would be lost). Before

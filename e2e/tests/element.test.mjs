@@ -1512,6 +1512,20 @@ test(`${B}: review mends 6: typing sends the page no input event; hidden runs st
     return { value, inputs: window.__m6inputs };
   }, typer);
   assert.deepEqual(typed, { value: "abc", inputs: [] });
+  // A field the page slotted into the element is the page's: its input events go on.
+  const slotted = await page.evaluateHandle(() => {
+    window.__m6slotted = [];
+    const el = window.makeLab({ name: "m6-slot", controls: "" });
+    const field = document.createElement("input");
+    field.id = "m6-field";
+    el.append(field);
+    document.addEventListener("input", (e) => e.target === field && window.__m6slotted.push(e.constructor.name));
+    return el;
+  });
+  await page.evaluate((el) => el.ready, slotted);
+  await page.click("#m6-field");
+  await page.keyboard.type("xy");
+  assert.deepEqual(await page.evaluate((el) => { el.remove(); return window.__m6slotted; }, slotted), ["InputEvent", "InputEvent"]);
 
   const r = await page.evaluate(async () => {
     const make = window.makeLab;

@@ -272,4 +272,8 @@ test(`${BROWSER}: a promise rejected with nothing to handle it during a run is t
   const py = await page.evaluate(() => window.dens.js.run("import js, asyncio\nfrom pyodide.ffi import create_once_callable\nasync def late():\n    raise ValueError('late one')\njs.setTimeout(create_once_callable(late), 0)\nawait asyncio.sleep(0.1)\n'done'"));
   assert.equal(py.result, "'done'");
   assert.match(py.stderr, /Uncaught \(in promise\) .*ValueError: late one/s, JSON.stringify(py));
+  // One that gets its handler later in the run (awaited in a loop after a pause) is no error.
+  const later = await js("const ps = [Promise.reject(new Error('handled later'))];\nawait new Promise((res) => setTimeout(res, 30));\nlet caught = 0;\nfor (const p of ps) { try { await p } catch { caught++ } }\ncaught");
+  assert.equal(later.result, "1");
+  assert.equal(later.stderr, "", JSON.stringify(later));
 });

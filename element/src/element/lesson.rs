@@ -447,7 +447,14 @@ pub(crate) async fn lesson_run(
     state.queued.borrow_mut().push(stop_tx);
     let waiting = Box::pin(den.turn_unless_aborted(signal.as_ref()));
     let _turn = match futures::future::select(waiting, stop_rx).await {
-        futures::future::Either::Left((turn, _)) => turn?,
+        // (A Stop that came as the turn was handed over still holds: nothing runs.)
+        futures::future::Either::Left((turn, mut stop)) => {
+            let turn = turn?;
+            if let Ok(Some(())) = stop.try_recv() {
+                return Err(stopped_before_start());
+            }
+            turn
+        }
         futures::future::Either::Right((Ok(()), _)) => return Err(stopped_before_start()),
         // The element let go of its queue (it is being dropped): the wait goes on.
         futures::future::Either::Right((Err(_), waiting)) => waiting.await?,

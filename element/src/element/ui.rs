@@ -403,9 +403,10 @@ impl Ui {
 /// An HTML display without anything that navigates its frame. The sandbox (no token) and the
 /// policy stop scripts, forms, popups and loads, but not the frame following a link or a
 /// refresh: one click on a link the code made (`https://…/?d=<the den's data>`) would carry
-/// data out. So links (`href` on `a`, `area` and MathML elements, but in-page `#` ones),
-/// refreshes (`meta`), `base`, nested frames and objects, SVG animations that could set a link
-/// later, `srcdoc`, `ping`, `action` and `formaction` go. Parsed, cleaned and written out again
+/// data out. So links (`href` on `a`, `area` and MathML elements), refreshes (`meta`), `base`,
+/// `link` (a preconnect names a host without a click), `template` (one with `shadowrootmode`
+/// becomes a shadow root only in the frame's parser), nested frames and objects, SVG animations
+/// that could set a link later, `srcdoc`, `ping`, `action` and `formaction` go. Parsed, cleaned and written out again
 /// until a parse of the text finds nothing to remove (a quirk of the parser could make a second
 /// parse differ from the first); `None` when that takes more than three passes.
 fn without_navigation(html: &str) -> Option<String> {
@@ -427,11 +428,16 @@ fn without_navigation(html: &str) -> Option<String> {
                 && el
                     .get_attribute("attributeName")
                     .is_some_and(|a| a.to_ascii_lowercase().contains("href"));
+            // (`template`: its content is not in this document's tree, and one with
+            // `shadowrootmode` becomes a shadow root in the frame's parser, not in this one's;
+            // `link`: a preconnect or DNS prefetch names a host without a click.)
             if animates_link
                 || matches!(
                     tag.as_str(),
                     "meta"
                         | "base"
+                        | "link"
+                        | "template"
                         | "iframe"
                         | "frame"
                         | "frameset"
@@ -452,13 +458,11 @@ fn without_navigation(html: &str) -> Option<String> {
                     continue;
                 };
                 let lower = name.to_ascii_lowercase();
+                // (Even an in-page `#` link: in a srcdoc frame it resolves against the host
+                // page's address, and loads that page into the frame.)
                 let navigates = match lower.as_str() {
-                    "srcdoc" | "ping" | "action" | "formaction" => true,
-                    "href" | "xlink:href" => {
-                        link && !el.get_attribute(&name).is_some_and(|v| {
-                            v.trim_start_matches(|c: char| c <= ' ').starts_with('#')
-                        })
-                    }
+                    "srcdoc" | "ping" | "action" | "formaction" | "shadowrootmode" => true,
+                    "href" | "xlink:href" => link,
                     _ => false,
                 };
                 if navigates {
@@ -506,8 +510,17 @@ pub(crate) fn sync_ui(state: &Rc<State>, host: &HtmlElement) {
     // The browser's own `input` events (typing in the editor or the input line, picking a
     // file) are composed: they would reach the page as the element's `input` event, which is
     // the input() request (a CustomEvent with `prompt` and `respond`). They stop at the root.
-    ls.push(Listener::new(ui.root.as_ref(), "input", |e| {
-        e.stop_propagation()
+    // (Only those of the UI's own fields: a field the page slotted into the element is the
+    // page's, and its events go on.)
+    let root: web_sys::Node = ui.root.clone().into();
+    ls.push(Listener::new(ui.root.as_ref(), "input", move |e| {
+        let inside = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Node>().ok())
+            .is_some_and(|n| n.get_root_node() == root);
+        if inside {
+            e.stop_propagation();
+        }
     }));
     {
         let w = weak.clone();

@@ -711,28 +711,24 @@
     } else if (msg.t === "fetch") {
       if (typeof msg.req !== "number" || !Number.isInteger(msg.req) || msg.req < 0 || msg.req > 0xffffffff) return;
       const req = inflight.interrupted || inflight.stopping ? null : checkFetch(msg);
-      if (req === null) {
-        // The run is being stopped (or timed out): no new request is made for it. (`interrupted`
-        // is the worker's own reason, as for a request the stop ended: not one the host sends.)
-        const no = /** @type {import("./protocol").DenToWorkerFetchReply} */ (/** @type {unknown} */ ({ t: "fetch-reply", id: inflight.id, req: msg.req, status: null, headers: [], body: null, refused: "interrupted", message: "the run is being stopped: no new request is made" }));
+      const id = inflight.id;
+      /**
+       * Answers the worker's fetch here, refused (the host never sees it).
+       * @param {string} refused
+       * @param {string} message
+       */
+      const refuse = (refused, message) => {
+        const no = /** @type {import("./protocol").DenToWorkerFetchReply} */ (/** @type {unknown} */ ({ t: "fetch-reply", id, req: msg.req, status: null, headers: [], body: null, refused, message }));
         /** @type {RunWorker} */ (worker).w.postMessage(no);
-        return;
-      }
-      if (typeof req === "string") {
-        /** @type {import("./protocol").DenToWorkerFetchReply} */
-        const no = { t: "fetch-reply", id: inflight.id, req: msg.req, status: null, headers: [], body: null, refused: "bad-request", message: req };
-        /** @type {RunWorker} */ (worker).w.postMessage(no);
-        return;
-      }
+      };
+      // The run is being stopped (or timed out): no new request is made for it. (`interrupted`
+      // is the worker's own reason, as for a request the stop ended: not one the host sends.)
+      if (req === null) return refuse("interrupted", "the run is being stopped: no new request is made");
+      if (typeof req === "string") return refuse("bad-request", req);
       // Past MAX_FETCHES_PER_RUN asks the host would refuse each (unrecorded) anyway: answered
       // here, so that a loop of requests costs the host page nothing.
       inflight.asked = (inflight.asked || 0) + 1;
-      if (inflight.asked > MAX_FETCHES_PER_RUN) {
-        /** @type {import("./protocol").DenToWorkerFetchReply} */
-        const no = { t: "fetch-reply", id: inflight.id, req: msg.req, status: null, headers: [], body: null, refused: "rate", message: `more than ${MAX_FETCHES_PER_RUN} requests in one run` };
-        /** @type {RunWorker} */ (worker).w.postMessage(no);
-        return;
-      }
+      if (inflight.asked > MAX_FETCHES_PER_RUN) return refuse("rate", `more than ${MAX_FETCHES_PER_RUN} requests in one run`);
       inflight.fetches = (inflight.fetches || 0) + 1;
       send(req, req.body ? [req.body.buffer] : []);
     } else if (msg.t === "done") {

@@ -1261,12 +1261,11 @@ function capture(stream, bytes) {
   if (last && last.stream === stream) last.text += text;
   else if (text) current.parts.push({ stream, text });
   current.held += text.length;
-  // Sent at once, up to OUT_BURST messages in any 15 ms: a print before code that then computes
-  // without pause (no timer fires meanwhile) is not held, and is not lost when a timeout or Stop
-  // kills the worker. Only a flood's tail waits (for the timer, the next print, or a wait).
-  // Cut: nothing more comes, so what is held goes now (a run killed later would lose it).
-  // A burst starts after 15 ms without output; a flood gets one message per 15 ms after its
-  // first OUT_BURST.
+  // The first OUT_BURST chunks after 15 ms without output go at once: a print before code that
+  // then computes without pause (no timer fires meanwhile) is not held, nor lost when a timeout
+  // or Stop kills the worker. A flood then gets one message per 15 ms (or 8 KiB); only its tail
+  // waits (for the timer, the next print, or a wait). Cut: nothing more comes, so what is held
+  // goes now (a run killed later would lose it).
   const now = performance.now();
   if (now - current.wrote > 15) current.sent = 0;
   current.wrote = now;

@@ -588,18 +588,17 @@ pub(crate) async fn lesson_run(
 /// Why a run through the element that Stop ended while it waited for the den's turn rejects:
 /// an `AbortError`, as for a run whose `signal` aborts before it starts.
 fn stopped_before_start() -> JsValue {
-    web_sys::DomException::new_with_message_and_name(
-        "the run was stopped before it started (it waited for the run in progress to end)",
-        "AbortError",
-    )
-    .map_or_else(|e| e, JsValue::from)
+    web_sys::DomException::new_with_message_and_name(STOPPED_BEFORE_START, "AbortError")
+        .map_or_else(|e| e, JsValue::from)
 }
+
+const STOPPED_BEFORE_START: &str =
+    "the run was stopped before it started (it waited for the run in progress to end)";
 
 /// Whether `e` is [`stopped_before_start`]'s error.
 pub(crate) fn is_stopped_before_start(e: &JsValue) -> bool {
-    e.dyn_ref::<web_sys::DomException>().is_some_and(|d| {
-        d.name() == "AbortError" && d.message().starts_with("the run was stopped before")
-    })
+    e.dyn_ref::<web_sys::DomException>()
+        .is_some_and(|d| d.name() == "AbortError" && d.message() == STOPPED_BEFORE_START)
 }
 
 /// A copy of run options with `lang` set (`None`: removed, Python). Non-object options are

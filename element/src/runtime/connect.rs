@@ -96,8 +96,8 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         if handed && sent.is_ok() && conn.warm.get() == "rejected" {
             // Dropped now (the den page may never offer a new one: closed before its maker
             // ends, say), and the new one is taken when it comes.
-            if let Some(k) = key.clone() {
-                crate::callback::spawn_local(Box::pin(async move { warm::drop_entry(&k).await }));
+            if let Some(k) = &key {
+                warm::drop_entry(k);
             }
             conn.shared.borrow_mut().warm_key = key.clone();
         }
@@ -105,8 +105,7 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         // a new one. (Other failures, e.g. a load timeout, say nothing about the entry.)
         let boot_failed = |e: &JsValue| den_stage(e) == LoadStage::Pyodide;
         if let (true, Some(k)) = (handed && sent.as_ref().err().is_some_and(boot_failed), &key) {
-            let k = k.clone();
-            crate::callback::spawn_local(Box::pin(async move { warm::drop_entry(&k).await }));
+            warm::drop_entry(k);
         }
         let (den_ms, boot_ms) = sent?;
         conn.stages = LoadStages {
@@ -125,8 +124,8 @@ pub async fn start(opts: &RuntimeOptions, progress: Progress) -> Result<Connecti
         None => {
             // A den page that never became ready from a warm entry may hang on it at every
             // visit: it is dropped (the next visit boots from scratch and makes a new one).
-            if let (true, Some(k)) = (entry_handed.get(), key.clone()) {
-                wasm_bindgen_futures::spawn_local(async move { warm::drop_entry(&k).await });
+            if let (true, Some(k)) = (entry_handed.get(), &key) {
+                warm::drop_entry(k);
             }
             let msg = if !hello_seen.get() {
                 diagnose_den_page(&opts.den_url).await

@@ -163,11 +163,14 @@ pub async fn load(key: &str, hint: &std::cell::Cell<u32>) -> Option<Packed> {
 }
 
 /// Deletes the entry of `key` (one Pyodide refused, or that a den never became ready from),
-/// and only that one.
-pub async fn drop_entry(key: &str) {
-    if let Some(cache) = cache().await {
-        let _ = call(&cache, "delete", &[url_for(key).into()]).await;
-    }
+/// and only that one, in the background.
+pub fn drop_entry(key: &str) {
+    let url = url_for(key);
+    wasm_bindgen_futures::spawn_local(async move {
+        if let Some(cache) = cache().await {
+            let _ = call(&cache, "delete", &[url.into()]).await;
+        }
+    });
 }
 
 /// The entry at `url`, checked against its SHA-256 and unpackable; a corrupt one is deleted.
